@@ -1,0 +1,313 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// items makes one item per key letter: "aab" is three items, keys a, a, b.
+func items(keys string) []Item {
+	out := make([]Item, len(keys))
+	for i, k := range keys {
+		out[i] = Item{ID: fmt.Sprint(i), Key: string(k)}
+	}
+	return out
+}
+
+// outcomes parses "s f -" as Succeeded, Failed, NotAttempted.
+func outcomes(s string) []Outcome {
+	out := make([]Outcome, len(s))
+	for i, c := range s {
+		switch c {
+		case 's':
+			out[i] = Succeeded
+		case 'f':
+			out[i] = Failed
+		case '-':
+			out[i] = NotAttempted
+		}
+	}
+	return out
+}
+
+func TestReport(t *testing.T) {
+	tests := []struct {
+		name     string
+		policy   Policy
+		keys     string
+		outcomes string
+		want     []int
+	}{
+		{"independent all ok", Independent, "abcd", "ssss", nil},
+		{"independent every failure and unattempted", Independent, "abcd", "fsf-", []int{0, 2, 3}},
+		{"ordered reports failure and everything after", Ordered, "abab", "sf--", []int{1, 2, 3}},
+		{"ordered later success after failure still reported", Ordered, "abab", "sfss", []int{1, 2, 3}},
+		{"ordered all ok", Ordered, "abab", "ssss", nil},
+		{"per group reports only the failed group onwards", OrderedPerGroup, "abab", "sf-s", []int{1, 2, 3}},
+		{"per group two groups fail", OrderedPerGroup, "abab", "fs-f", []int{0, 2, 3}},
+		{"stream reports the first failure only", Stream, "aaaa", "ssf-", []int{2}},
+		{"stream first record failed", Stream, "aaaa", "f---", []int{0}},
+		{"stream not attempted is reported", Stream, "aaaa", "ss--", []int{2}},
+		{"stream per key lowest non-success", StreamPerKey, "abab", "sfsf", []int{1}},
+		{"stream per key unattempted below failure", StreamPerKey, "abab", "s-sf", []int{1}},
+		{"partition reports failed and later of that partition", PerPartition, "aabb", "f-sf", []int{0, 1, 3}},
+		{"partition later success in failed partition reported", PerPartition, "aaab", "sfss", []int{1, 2}},
+		{"empty", Stream, "", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Report(tt.policy, items(tt.keys), outcomes(tt.outcomes))
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("Report(%v, %q) = %v, want %v", tt.policy, tt.outcomes, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	base := errors.New("boom")
+	tests := []struct {
+		name string
+		err  error
+		want Class
+	}{
+		{"nil", nil, ClassNone},
+		{"plain", base, ClassPlain},
+		{"permanent", Permanent(base), ClassPermanent},
+		{"transient", Transient(base), ClassTransient},
+		{"wrapped transient", fmt.Errorf("call: %w", Transient(base)), ClassTransient},
+		{"permanent wins over transient", Permanent(Transient(base)), ClassPermanent},
+		{"permanent inside transient still permanent", Transient(Permanent(base)), ClassPermanent},
+		{"decode error", &DecodeError{ID: "1", Err: base}, ClassPermanent},
+		{"panic", &PanicError{Value: "x"}, ClassPlain},
+		{"joined", errors.Join(base, Transient(base)), ClassTransient},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify(tt.err); got != tt.want {
+				t.Fatalf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+	if Permanent(nil) != nil || Transient(nil) != nil {
+		t.Fatal("Permanent(nil) and Transient(nil) must be nil")
+	}
+	if !errors.Is(Permanent(base), base) {
+		t.Fatal("Permanent must wrap its error")
+	}
+}
+
+// failOn returns a process func failing the listed indexes and recording calls.
+func failOn(fail ...int) (Process, *[]int) {
+	var mu sync.Mutex
+	calls := []int{}
+	return func(ctx context.Context, w, i int) error {
+		mu.Lock()
+		calls = append(calls, i)
+		mu.Unlock()
+		if slices.Contains(fail, i) {
+			return fmt.Errorf("record %d failed", i)
+		}
+		return nil
+	}, &calls
+}
+
+func TestRunPolicies(t *testing.T) {
+	tests := []struct {
+		name        string
+		policy      Policy
+		concurrency int
+		keys        string
+		fail        []int
+		wantCalls   []int // sorted
+		want        string
+		wantReport  []int
+	}{
+		{"stream stops at first failure", Stream, 1, "abcdef", []int{2}, []int{0, 1, 2}, "ssf---", []int{2}},
+		{"ordered stops everything", Ordered, 1, "ababab", []int{1}, []int{0, 1}, "sf----", []int{1, 2, 3, 4, 5}},
+		{"per group skips only failed group", OrderedPerGroup, 1, "ababab", []int{1}, []int{0, 1, 2, 4}, "sfs-s-", []int{1, 3, 5}},
+		{"per group concurrent", OrderedPerGroup, 4, "ababab", []int{1}, []int{0, 1, 2, 4}, "sfs-s-", []int{1, 3, 5}},
+		{"independent runs all", Independent, 1, "abcdef", []int{1, 4}, []int{0, 1, 2, 3, 4, 5}, "sfssfs", []int{1, 4}},
+		{"independent concurrent", Independent, 3, "abcdef", []int{1, 4}, []int{0, 1, 2, 3, 4, 5}, "sfssfs", []int{1, 4}},
+		{"partition stops its partition only", PerPartition, 2, "aabbaa", []int{1}, []int{0, 1, 2, 3}, "sfss--", []int{1, 4, 5}},
+		{"stream per key sequential", StreamPerKey, 1, "abab", []int{1}, []int{0, 1, 2}, "sfs-", []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, calls := failOn(tt.fail...)
+			res := Run(context.Background(), items(tt.keys), Config{Policy: tt.policy, Concurrency: tt.concurrency}, p)
+			got := slices.Sorted(slices.Values(*calls))
+			if !slices.Equal(got, tt.wantCalls) {
+				t.Errorf("calls = %v, want %v", got, tt.wantCalls)
+			}
+			if !slices.Equal(res.Outcomes, outcomes(tt.want)) {
+				t.Errorf("outcomes = %v, want %v", res.Outcomes, outcomes(tt.want))
+			}
+			if !slices.Equal(res.Report, tt.wantReport) {
+				t.Errorf("report = %v, want %v", res.Report, tt.wantReport)
+			}
+			if res.Err != nil {
+				t.Errorf("unexpected function error %v", res.Err)
+			}
+			for i, o := range res.Outcomes {
+				if o != Succeeded && res.Errors[i] == nil {
+					t.Errorf("record %d is %v without an error", i, o)
+				}
+			}
+		})
+	}
+}
+
+func TestRunOrderPerKeyUnderConcurrency(t *testing.T) {
+	const n = 2000
+	its := make([]Item, n)
+	for i := range its {
+		its[i] = Item{ID: fmt.Sprint(i), Key: fmt.Sprint(i % 7)}
+	}
+	for _, policy := range []Policy{OrderedPerGroup, StreamPerKey, PerPartition} {
+		t.Run(policy.String(), func(t *testing.T) {
+			var mu sync.Mutex
+			last := map[string]int{}
+			var inflight sync.Map
+			res := Run(context.Background(), its, Config{Policy: policy, Concurrency: 4}, func(ctx context.Context, w, i int) error {
+				k := its[i].Key
+				if _, busy := inflight.LoadOrStore(k, true); busy {
+					return fmt.Errorf("key %s ran concurrently", k)
+				}
+				defer inflight.Delete(k)
+				mu.Lock()
+				defer mu.Unlock()
+				if prev, ok := last[k]; ok && prev > i {
+					return fmt.Errorf("key %s out of order: %d after %d", k, i, prev)
+				}
+				last[k] = i
+				return nil
+			})
+			if res.Succeeded != n {
+				t.Fatalf("succeeded %d of %d: %v", res.Succeeded, n, res.Err)
+			}
+		})
+	}
+}
+
+func TestRunStreamPerKeyDoesNotStartPastLowestFailure(t *testing.T) {
+	// Key a fails at index 0; key b's records after index 0 need not run.
+	var ran atomic.Int64
+	res := Run(context.Background(), items("abbb"), Config{Policy: StreamPerKey, Concurrency: 1}, func(ctx context.Context, w, i int) error {
+		ran.Add(1)
+		if i == 0 {
+			return errors.New("fail")
+		}
+		return nil
+	})
+	if ran.Load() != 1 {
+		t.Fatalf("ran %d records, want 1", ran.Load())
+	}
+	if res.Err == nil || !errors.Is(res.Err, ErrNoProgress) {
+		t.Fatalf("want ErrNoProgress, got %v", res.Err)
+	}
+}
+
+func TestRunNoProgress(t *testing.T) {
+	p, _ := failOn(0, 1)
+	res := Run(context.Background(), items("ab"), Config{Policy: Independent}, p)
+	if !errors.Is(res.Err, ErrNoProgress) || res.Report != nil {
+		t.Fatalf("all failed: want ErrNoProgress and no report, got %v %v", res.Err, res.Report)
+	}
+	if !strings.Contains(res.Err.Error(), "record 0") {
+		t.Fatalf("error should name the first failed record: %v", res.Err)
+	}
+	res = Run(context.Background(), items("ab"), Config{Policy: Independent, ReportNoProgress: true}, p)
+	if res.Err != nil || !slices.Equal(res.Report, []int{0, 1}) {
+		t.Fatalf("ReportNoProgress: got err %v report %v", res.Err, res.Report)
+	}
+	res = Run(context.Background(), nil, Config{Policy: Stream}, p)
+	if res.Err != nil || len(res.Report) != 0 {
+		t.Fatalf("empty batch: got err %v report %v", res.Err, res.Report)
+	}
+}
+
+func TestRunPanicFailsOnlyThatRecord(t *testing.T) {
+	res := Run(context.Background(), items("abc"), Config{Policy: Independent}, func(ctx context.Context, w, i int) error {
+		if i == 1 {
+			panic("kaboom")
+		}
+		return nil
+	})
+	var pe *PanicError
+	if !errors.As(res.Errors[1], &pe) || pe.Value != "kaboom" || len(pe.Stack) == 0 {
+		t.Fatalf("record 1: want *PanicError with stack, got %#v", res.Errors[1])
+	}
+	if !slices.Equal(res.Report, []int{1}) || res.Succeeded != 2 {
+		t.Fatalf("report %v succeeded %d", res.Report, res.Succeeded)
+	}
+}
+
+func TestRunDeadlineGuard(t *testing.T) {
+	// A fake clock: each record takes 100ms; the deadline leaves room for 3
+	// records before the 250ms margin.
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := base
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	// Translate: the guard compares now() with deadline-margin, so put the
+	// fake clock just 550ms before the real deadline.
+	clock = dl.Add(-550 * time.Millisecond)
+	for _, policy := range []Policy{Stream, Independent, OrderedPerGroup} {
+		t.Run(policy.String(), func(t *testing.T) {
+			mu.Lock()
+			clock = dl.Add(-550 * time.Millisecond)
+			mu.Unlock()
+			var handlerDeadline time.Time
+			res := Run(ctx, items("abcdef"), Config{Policy: policy, Margin: 250 * time.Millisecond, Now: now}, func(c context.Context, w, i int) error {
+				handlerDeadline, _ = c.Deadline()
+				mu.Lock()
+				clock = clock.Add(100 * time.Millisecond)
+				mu.Unlock()
+				return nil
+			})
+			if res.Succeeded != 3 || res.NotAttempted != 3 {
+				t.Fatalf("succeeded %d not attempted %d, want 3 and 3", res.Succeeded, res.NotAttempted)
+			}
+			for i := 3; i < 6; i++ {
+				if !errors.Is(res.Errors[i], ErrDeadline) {
+					t.Fatalf("record %d: want ErrDeadline, got %v", i, res.Errors[i])
+				}
+			}
+			if want := dl.Add(-250 * time.Millisecond); !handlerDeadline.Equal(want) {
+				t.Fatalf("handler deadline %v, want %v", handlerDeadline, want)
+			}
+			wantReport := map[Policy][]int{Stream: {3}, Independent: {3, 4, 5}, OrderedPerGroup: {3, 4, 5}}[policy]
+			if !slices.Equal(res.Report, wantReport) {
+				t.Fatalf("report %v, want %v", res.Report, wantReport)
+			}
+		})
+	}
+	_ = base
+}
+
+func TestRunDeadlineBeforeFirstRecordIsFunctionError(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(100*time.Millisecond))
+	defer cancel()
+	called := false
+	res := Run(ctx, items("ab"), Config{Policy: Stream, Margin: time.Second}, func(context.Context, int, int) error {
+		called = true
+		return nil
+	})
+	if called {
+		t.Fatal("no record may start inside the margin")
+	}
+	if !errors.Is(res.Err, ErrNoProgress) || !errors.Is(res.Err, ErrDeadline) {
+		t.Fatalf("want ErrNoProgress wrapping ErrDeadline, got %v", res.Err)
+	}
+}

@@ -1,0 +1,58 @@
+package batch
+
+import (
+	"context"
+	"runtime/debug"
+)
+
+// A Handler processes one record of type R (a typed record such as
+// handlers.KinesisRecord[Order]).
+//
+// Handle may be called concurrently for records that the source's policy
+// allows to run concurrently (different SQS messages, different Kafka
+// partitions); records that share an ordering key are never handled
+// concurrently, and are handled in order. A nil error means the record is done
+// and will not be reported as failed. A non-nil error fails the record; wrap
+// it with Permanent or Transient to choose how it is retried. A panic fails
+// the record with a *PanicError and does not stop the batch beyond what the
+// policy says. Handle must honour ctx: its deadline is the Lambda deadline
+// minus the configured margin.
+type Handler[R any] interface {
+	Handle(ctx context.Context, r R) error
+}
+
+// HandlerFunc adapts a function to a Handler.
+type HandlerFunc[R any] func(ctx context.Context, r R) error
+
+// Handle calls f(ctx, r).
+func (f HandlerFunc[R]) Handle(ctx context.Context, r R) error { return f(ctx, r) }
+
+// Middleware wraps a Handler with behaviour before and after it.
+type Middleware[R any] func(Handler[R]) Handler[R]
+
+// Chain wraps h with mws; the first middleware is the outermost.
+func Chain[R any](h Handler[R], mws ...Middleware[R]) Handler[R] {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// Recover returns a middleware that turns a panic in the wrapped handler into
+// a *PanicError for that record, with the stack captured at the panic.
+func Recover[R any]() Middleware[R] {
+	return func(next Handler[R]) Handler[R] {
+		return recoverer[R]{next}
+	}
+}
+
+type recoverer[R any] struct{ next Handler[R] }
+
+func (h recoverer[R]) Handle(ctx context.Context, r R) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return h.next.Handle(ctx, r)
+}

@@ -1,0 +1,45 @@
+// Package handlers turns a typed per-record function into a Lambda handler
+// for Kinesis Data Streams, DynamoDB Streams, SQS (standard and FIFO) and
+// Kafka (Amazon MSK and self-managed), with the partial batch response each
+// source needs:
+//
+//	func process(ctx context.Context, r handlers.KinesisRecord[Order]) error { ... }
+//
+//	func main() { lambda.Start(handlers.Kinesis(process)) }
+//
+// Each handler implements aws-lambda-go's lambda.Handler (Invoke(ctx, []byte)),
+// so the event is decoded once, by Sluice, and never by reflection. Each
+// record's payload is decoded into T with a Codec (JSON by default; T of type
+// []byte receives the raw payload). The typed record keeps the record exactly
+// as Lambda delivered it beside the decoded value.
+//
+// # What is reported
+//
+// Kinesis and DynamoDB Streams records are handled in sequence order, and the
+// batch stops at the first failure, whose sequence number alone is reported
+// (Lambda retries the shard from there). WithKeyConcurrency runs different
+// partition keys concurrently, each in order. SQS standard messages run with
+// bounded concurrency and every failure is reported by message id. SQS FIFO
+// messages run in order; a failure reports it and every later message of the
+// batch, or only the later messages of its group with WithSkipGroupOnFailure.
+// Kafka topic-partitions run concurrently, each in offset order; a failure
+// stops its partition and reports {partition, offset} for it and every later
+// record of the partition.
+//
+// A record whose payload cannot be decoded fails alone, permanently, with an
+// error naming it. A panic fails its record. Transient errors are retried in
+// process (twice by default). No record is started when less than the
+// deadline margin (500 ms by default) is left, and a batch in which nothing
+// succeeded returns a function error so BisectBatchOnFunctionError can split
+// it. A response that reports failures never comes with an error.
+//
+// # The mapping contract
+//
+// Lambda ignores a partial batch response unless the event source mapping has
+// FunctionResponseTypes ReportBatchItemFailures: failed records would then
+// count as processed. When the environment says so
+// (SLUICE_REPORT_BATCH_ITEM_FAILURES=false, set by Sluice's CDK constructs),
+// the constructors refuse to build a handler that reports partial failures,
+// unless WithWholeBatchFailures is given, which fails the whole invocation on
+// any failure instead.
+package handlers

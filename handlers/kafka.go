@@ -1,0 +1,185 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/batch"
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// KafkaRecord is one Kafka record from Amazon MSK or a self-managed cluster:
+// the decoded value, the decoded key, and the record exactly as Lambda
+// delivered it (Raw.Key and Raw.Value are still base64).
+type KafkaRecord[T any] struct {
+	Value T
+	Key   []byte
+	// Tombstone is true for a record without a value (a deletion marker on a
+	// compacted topic); Value is then T's zero value.
+	Tombstone bool
+	Raw       events.KafkaRecord
+}
+
+// Topic is the record's topic.
+func (r KafkaRecord[T]) Topic() string { return r.Raw.Topic }
+
+// Partition is the record's partition number.
+func (r KafkaRecord[T]) Partition() int64 { return r.Raw.Partition }
+
+// Offset is the record's offset in its partition.
+func (r KafkaRecord[T]) Offset() int64 { return r.Raw.Offset }
+
+// PartitionKey is "<topic>-<partition>", the key Lambda groups records by.
+func (r KafkaRecord[T]) PartitionKey() string {
+	return sevents.KafkaPartitionKey(r.Raw.Topic, r.Raw.Partition)
+}
+
+// Timestamp is the record's timestamp (see Raw.TimestampType).
+func (r KafkaRecord[T]) Timestamp() time.Time { return r.Raw.Timestamp.Time }
+
+// Header returns the value of the first header named name.
+func (r KafkaRecord[T]) Header(name string) ([]byte, bool) {
+	for _, h := range r.Raw.Headers {
+		if v, ok := h[name]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// KafkaHandler is the Lambda handler for an Amazon MSK or self-managed Kafka
+// event source mapping. It implements lambda.Handler.
+type KafkaHandler[T any] struct {
+	cfg   *config
+	chain batch.Handler[KafkaRecord[T]]
+}
+
+// NewKafka returns a Kafka handler that calls fn for each record. Partial
+// batch responses need the mapping in provisioned mode with
+// ReportBatchItemFailures; in on-demand mode use WithWholeBatchFailures.
+func NewKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) (*KafkaHandler[T], error) {
+	c, err := newConfig(kindKafka, "kafka", opts)
+	if err != nil {
+		return nil, err
+	}
+	h, err := chain(c, fn)
+	if err != nil {
+		return nil, fmt.Errorf("sluice: %s handler: %w", "kafka", err)
+	}
+	return &KafkaHandler[T]{cfg: c, chain: h}, nil
+}
+
+// Kafka is NewKafka that panics on an error, for use in main.
+func Kafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) *KafkaHandler[T] {
+	return must(NewKafka(fn, opts...))
+}
+
+type kafkaEntry struct {
+	rec events.KafkaRecord
+	err error
+}
+
+// decodeKafkaEvent decodes the records of a Kafka event in a stable order:
+// topic-partitions sorted by key, records as delivered (offset order). Like
+// decodeRecordArray it isolates a malformed record when it can.
+func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
+	var loose struct {
+		Records map[string][]json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(payload, &loose); err != nil {
+		return nil, nil, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
+	}
+	keys := make([]string, 0, len(loose.Records))
+	n := 0
+	for k, rs := range loose.Records {
+		keys = append(keys, k)
+		n += len(rs)
+	}
+	slices.Sort(keys)
+	out := make([]kafkaEntry, 0, n)
+	parts := make([]string, 0, n)
+	for _, k := range keys {
+		for j, raw := range loose.Records[k] {
+			var e kafkaEntry
+			if err := json.Unmarshal(raw, &e.rec); err != nil {
+				var off struct {
+					Offset *int64 `json:"offset"`
+				}
+				if json.Unmarshal(raw, &off) != nil || off.Offset == nil {
+					return nil, nil, fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, k, err)
+				}
+				e.rec.Offset = *off.Offset
+				e.err = fmt.Errorf("malformed kafka record: %w", err)
+			}
+			out = append(out, e)
+			parts = append(parts, k)
+		}
+	}
+	return out, parts, nil
+}
+
+// Invoke handles one Kafka event and returns the partial batch response.
+func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	recs, parts, err := decodeKafkaEvent(payload)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]batch.Item, len(recs))
+	for i := range recs {
+		items[i] = batch.Item{
+			ID:      parts[i] + "@" + strconv.FormatInt(recs[i].rec.Offset, 10),
+			Key:     parts[i],
+			Arrival: recs[i].rec.Timestamp.Time,
+		}
+	}
+	res := batch.Run(ctx, items, h.cfg.engine("kafka", batch.PerPartition, h.cfg.concurrency), func(ctx context.Context, w, i int) error {
+		e := &recs[i]
+		if e.err != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: e.err}
+		}
+		r, err := decodeKafkaRecord[T](h.cfg.codec, e.rec)
+		if err != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return h.chain.Handle(ctx, r)
+	})
+	report, err := h.cfg.outcome(res)
+	if err != nil {
+		return nil, err
+	}
+	resp := sevents.KafkaEventResponse{BatchItemFailures: make([]sevents.KafkaBatchItemFailure, len(report))}
+	for n, i := range report {
+		resp.BatchItemFailures[n].ItemIdentifier = sevents.KafkaItemIdentifier{Partition: parts[i], Offset: recs[i].rec.Offset}
+	}
+	return json.Marshal(resp)
+}
+
+func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord) (KafkaRecord[T], error) {
+	r := KafkaRecord[T]{Raw: raw}
+	if raw.Key != "" {
+		k, err := base64.StdEncoding.DecodeString(raw.Key)
+		if err != nil {
+			return r, fmt.Errorf("kafka key is not valid base64: %w", err)
+		}
+		r.Key = k
+	}
+	if raw.Value == "" {
+		r.Tombstone = true
+		return r, nil
+	}
+	v, err := base64.StdEncoding.DecodeString(raw.Value)
+	if err != nil {
+		return r, fmt.Errorf("kafka value is not valid base64: %w", err)
+	}
+	if err := decodeValue(c, v, &r.Value); err != nil {
+		return r, err
+	}
+	return r, nil
+}

@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/batch"
+)
+
+// KinesisRecord is one Kinesis Data Streams record: the decoded payload and
+// the record exactly as Lambda delivered it. Raw.Kinesis.Data holds the
+// base64-decoded payload; do not modify it.
+type KinesisRecord[T any] struct {
+	Value T
+	Raw   events.KinesisEventRecord
+}
+
+// SequenceNumber is the record's sequence number, its batch item identifier.
+func (r KinesisRecord[T]) SequenceNumber() string { return r.Raw.Kinesis.SequenceNumber }
+
+// PartitionKey is the record's partition key.
+func (r KinesisRecord[T]) PartitionKey() string { return r.Raw.Kinesis.PartitionKey }
+
+// ShardID is the shard the record came from, taken from its event id.
+func (r KinesisRecord[T]) ShardID() string {
+	id, _, _ := strings.Cut(r.Raw.EventID, ":")
+	return id
+}
+
+// Data is the record's payload, base64-decoded.
+func (r KinesisRecord[T]) Data() []byte { return r.Raw.Kinesis.Data }
+
+// ArrivalTime is when Kinesis received the record.
+func (r KinesisRecord[T]) ArrivalTime() time.Time {
+	return r.Raw.Kinesis.ApproximateArrivalTimestamp.Time
+}
+
+// KinesisHandler is the Lambda handler for a Kinesis event source mapping. It
+// implements lambda.Handler.
+type KinesisHandler[T any] struct {
+	cfg   *config
+	chain batch.Handler[KinesisRecord[T]]
+}
+
+// NewKinesis returns a Kinesis handler that calls fn for each record, or an
+// error for a bad option or a mapping contract it cannot honour.
+func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) (*KinesisHandler[T], error) {
+	c, err := newConfig(kindStream, "kinesis", opts)
+	if err != nil {
+		return nil, err
+	}
+	h, err := chain(c, fn)
+	if err != nil {
+		return nil, fmt.Errorf("sluice: %s handler: %w", "kinesis", err)
+	}
+	return &KinesisHandler[T]{cfg: c, chain: h}, nil
+}
+
+// Kinesis is NewKinesis for use in main: it panics on an error, so a
+// misconfigured function fails at init, before it takes a batch.
+func Kinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) *KinesisHandler[T] {
+	return must(NewKinesis(fn, opts...))
+}
+
+func must[H any](h H, err error) H {
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// Invoke handles one Kinesis event and returns the partial batch response.
+func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ev, err := decodeKinesisEvent(payload)
+	if err != nil {
+		return nil, err
+	}
+	recs := ev.records
+	items := make([]batch.Item, len(recs))
+	for i := range recs {
+		items[i] = batch.Item{
+			ID:      recs[i].Kinesis.SequenceNumber,
+			Key:     recs[i].Kinesis.PartitionKey,
+			Arrival: recs[i].Kinesis.ApproximateArrivalTimestamp.Time,
+		}
+	}
+	policy, workers := batch.Stream, 1
+	if h.cfg.keyConcurrency > 0 {
+		policy, workers = batch.StreamPerKey, h.cfg.keyConcurrency
+	}
+	scratch := make([]KinesisRecord[T], workers)
+	res := batch.Run(ctx, items, h.cfg.engine("kinesis", policy, workers), func(ctx context.Context, w, i int) error {
+		r := &scratch[w]
+		*r = KinesisRecord[T]{Raw: recs[i]}
+		if ev.dataErrs != nil && ev.dataErrs[i] != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: ev.dataErrs[i]}
+		}
+		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, &r.Value); err != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return h.chain.Handle(ctx, *r)
+	})
+	report, err := h.cfg.outcome(res)
+	if err != nil {
+		return nil, err
+	}
+	return appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID }), nil
+}

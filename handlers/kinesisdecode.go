@@ -1,0 +1,497 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// kinesisEvent is a decoded Kinesis event. Records hold their payload
+// base64-decoded; a record whose data is not valid base64 has a non-nil entry
+// in dataErrs and fails alone.
+type kinesisEvent struct {
+	records  []events.KinesisEventRecord
+	dataErrs []error
+}
+
+// decodeKinesisEvent decodes a Kinesis event. The result shares no memory
+// with payload, which the Lambda runtime reuses for the next invocation.
+//
+// A hand-written scanner handles the shape Lambda sends (known keys, string
+// and number values, plain ASCII strings) without reflection; anything else
+// (unknown or differently cased keys, nulls, escapes in identifiers, invalid
+// JSON) falls back to encoding/json, whose result the scanner must equal
+// (FuzzKinesisDecode checks it).
+func decodeKinesisEvent(payload []byte) (kinesisEvent, error) {
+	if ev, ok := scanKinesisEvent(payload); ok {
+		return ev, nil
+	}
+	return refDecodeKinesisEvent(payload)
+}
+
+type refKinesisEvent struct {
+	Records []refKinesisRecord `json:"Records"`
+}
+
+type refKinesisRecord struct {
+	AwsRegion         string         `json:"awsRegion"`
+	EventID           string         `json:"eventID"`
+	EventName         string         `json:"eventName"`
+	EventSource       string         `json:"eventSource"`
+	EventSourceArn    string         `json:"eventSourceARN"`
+	EventVersion      string         `json:"eventVersion"`
+	InvokeIdentityArn string         `json:"invokeIdentityArn"`
+	Kinesis           refKinesisData `json:"kinesis"`
+}
+
+type refKinesisData struct {
+	ApproximateArrivalTimestamp epochSeconds `json:"approximateArrivalTimestamp"`
+	Data                        string       `json:"data"`
+	EncryptionType              string       `json:"encryptionType"`
+	PartitionKey                string       `json:"partitionKey"`
+	SequenceNumber              string       `json:"sequenceNumber"`
+	KinesisSchemaVersion        string       `json:"kinesisSchemaVersion"`
+}
+
+// refDecodeKinesisEvent is the reference decoder: encoding/json, with the
+// base64 data decoded per record so one bad record does not fail the batch.
+func refDecodeKinesisEvent(payload []byte) (kinesisEvent, error) {
+	var ref refKinesisEvent
+	if err := json.Unmarshal(payload, &ref); err != nil {
+		return kinesisEvent{}, fmt.Errorf("sluice: kinesis: the event is not a Kinesis event: %w", err)
+	}
+	ev := kinesisEvent{records: make([]events.KinesisEventRecord, len(ref.Records))}
+	for i, r := range ref.Records {
+		var data []byte
+		var err error
+		if r.Kinesis.Data != "" {
+			data, err = base64.StdEncoding.DecodeString(r.Kinesis.Data)
+		}
+		if err != nil {
+			if ev.dataErrs == nil {
+				ev.dataErrs = make([]error, len(ref.Records))
+			}
+			ev.dataErrs[i] = fmt.Errorf("kinesis data is not valid base64: %w", err)
+			data = nil
+		}
+		ev.records[i] = events.KinesisEventRecord{
+			AwsRegion:         r.AwsRegion,
+			EventID:           r.EventID,
+			EventName:         r.EventName,
+			EventSource:       r.EventSource,
+			EventSourceArn:    r.EventSourceArn,
+			EventVersion:      r.EventVersion,
+			InvokeIdentityArn: r.InvokeIdentityArn,
+			Kinesis: events.KinesisRecord{
+				ApproximateArrivalTimestamp: events.SecondsEpochTime{Time: r.Kinesis.ApproximateArrivalTimestamp.Time},
+				Data:                        data,
+				EncryptionType:              r.Kinesis.EncryptionType,
+				PartitionKey:                r.Kinesis.PartitionKey,
+				SequenceNumber:              r.Kinesis.SequenceNumber,
+				KinesisSchemaVersion:        r.Kinesis.KinesisSchemaVersion,
+			},
+		}
+	}
+	return ev, nil
+}
+
+// arena hands out byte slices and strings from large chunks, so a batch of
+// records costs a few allocations rather than several per record. Memory is
+// never reused: strings made from it stay valid.
+type arena struct{ buf []byte }
+
+func (a *arena) alloc(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, 2*cap(a.buf), 4096))
+	}
+	l := len(a.buf)
+	a.buf = a.buf[:l+n]
+	return a.buf[l : l+n : l+n]
+}
+
+func (a *arena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	d := a.alloc(len(b))
+	copy(d, b)
+	return unsafe.String(unsafe.SliceData(d), len(d))
+}
+
+// intern returns prev when b spells it, else a copy of b. Most envelope
+// fields repeat on every record of a batch.
+func (a *arena) intern(prev string, b []byte) string {
+	if string(b) == prev {
+		return prev
+	}
+	return a.str(b)
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// tok consumes c after white space.
+func (s *scanner) tok(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// peek returns the next byte after white space, or 0.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// rawString consumes a string and returns its bytes between the quotes. ok
+// is false if there is no well-formed string here.
+func (s *scanner) rawString() (raw []byte, ok bool) {
+	if !s.tok('"') {
+		return nil, false
+	}
+	start := s.i
+	j := start
+	for {
+		k := bytes.IndexByte(s.b[j:], '"')
+		if k < 0 {
+			return nil, false
+		}
+		end := j + k
+		n := 0
+		for p := end - 1; p >= start && s.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			s.i = end + 1
+			return s.b[start:end], true
+		}
+		j = end + 1
+	}
+}
+
+// plainString consumes a string that needs no unescaping or UTF-8 repair:
+// printable ASCII without backslashes.
+func (s *scanner) plainString() ([]byte, bool) {
+	raw, ok := s.rawString()
+	if !ok {
+		return nil, false
+	}
+	for _, c := range raw {
+		if c < 0x20 || c == '\\' || c >= 0x80 {
+			return nil, false
+		}
+	}
+	return raw, true
+}
+
+// number consumes a JSON number and returns its text.
+func (s *scanner) number() ([]byte, bool) {
+	s.ws()
+	b, i := s.b, s.i
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	s.i = i
+	return b[start:i], true
+}
+
+// secondsEpoch converts a JSON number of epoch seconds, such as
+// 1545084650.987, to a time. Plain decimals convert exactly (to the
+// nanosecond); other forms go through float64, as aws-lambda-go's
+// SecondsEpochTime does for all.
+func secondsEpoch(num []byte) (time.Time, bool) {
+	i, neg := 0, false
+	if len(num) > 0 && num[0] == '-' {
+		i, neg = 1, true
+	}
+	var sec, nsec int64
+	digits := 0
+	for ; i < len(num) && num[i] >= '0' && num[i] <= '9'; i++ {
+		sec = sec*10 + int64(num[i]-'0')
+		digits++
+	}
+	exact := digits > 0 && digits <= 18
+	if exact && i < len(num) && num[i] == '.' {
+		i++
+		scale := int64(1e8)
+		for ; i < len(num) && num[i] >= '0' && num[i] <= '9'; i++ {
+			nsec += int64(num[i]-'0') * scale
+			scale /= 10
+		}
+	}
+	if exact && i == len(num) {
+		if neg {
+			sec, nsec = -sec, -nsec
+		}
+		return time.Unix(sec, nsec), true
+	}
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(num), len(num)), 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	s := int64(f)
+	return time.Unix(s, int64((f-float64(s))*1e9)), true
+}
+
+// epochSeconds is the reference decoder's arrival timestamp: a JSON number
+// converted by secondsEpoch; null leaves it zero.
+type epochSeconds struct{ time.Time }
+
+func (e *epochSeconds) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	t, ok := secondsEpoch(b)
+	if !ok {
+		return fmt.Errorf("approximateArrivalTimestamp %s is not a number of seconds", b)
+	}
+	e.Time = t
+	return nil
+}
+
+// scanKinesisEvent is the fast path of decodeKinesisEvent; ok is false when
+// the input needs the reference decoder.
+func scanKinesisEvent(payload []byte) (ev kinesisEvent, ok bool) {
+	s := &scanner{b: payload}
+	if !s.tok('{') {
+		return ev, false
+	}
+	a := &arena{buf: make([]byte, 0, len(payload)/2+64)}
+	seen := false
+	if !s.tok('}') {
+		for {
+			key, ok := s.plainString()
+			if !ok || string(key) != "Records" || seen || !s.tok(':') || !s.tok('[') {
+				return ev, false
+			}
+			seen = true
+			ev.records = make([]events.KinesisEventRecord, 0, len(payload)/600+1)
+			if !s.tok(']') {
+				for {
+					ev.records = append(ev.records, events.KinesisEventRecord{})
+					n := len(ev.records)
+					var prev *events.KinesisEventRecord
+					if n > 1 {
+						prev = &ev.records[n-2]
+					}
+					if !s.record(a, &ev.records[n-1], prev) {
+						return ev, false
+					}
+					if s.tok(']') {
+						break
+					}
+					if !s.tok(',') {
+						return ev, false
+					}
+				}
+			}
+			if s.tok('}') {
+				break
+			}
+			if !s.tok(',') {
+				return ev, false
+			}
+		}
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return ev, false
+	}
+	return ev, true
+}
+
+// record scans one record object into r. prev, the record before, lends its
+// strings when they repeat. A record whose data is not clean base64 makes the
+// scan fail, so the reference decoder reports it.
+func (s *scanner) record(a *arena, r *events.KinesisEventRecord, prev *events.KinesisEventRecord) bool {
+	if prev == nil {
+		prev = &events.KinesisEventRecord{}
+	}
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.tok(':') {
+			return false
+		}
+		if string(key) == "kinesis" {
+			if !s.kinesisData(a, &r.Kinesis, &prev.Kinesis) {
+				return false
+			}
+		} else {
+			v, ok := s.plainString()
+			if !ok {
+				return false
+			}
+			switch string(key) {
+			case "awsRegion":
+				r.AwsRegion = a.intern(prev.AwsRegion, v)
+			case "eventID":
+				r.EventID = a.str(v)
+			case "eventName":
+				r.EventName = a.intern(prev.EventName, v)
+			case "eventSource":
+				r.EventSource = a.intern(prev.EventSource, v)
+			case "eventSourceARN":
+				r.EventSourceArn = a.intern(prev.EventSourceArn, v)
+			case "eventVersion":
+				r.EventVersion = a.intern(prev.EventVersion, v)
+			case "invokeIdentityArn":
+				r.InvokeIdentityArn = a.intern(prev.InvokeIdentityArn, v)
+			default:
+				return false
+			}
+		}
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord) bool {
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.tok(':') {
+			return false
+		}
+		switch string(key) {
+		case "approximateArrivalTimestamp":
+			num, ok := s.number()
+			if !ok {
+				return false
+			}
+			t, ok := secondsEpoch(num)
+			if !ok {
+				return false
+			}
+			k.ApproximateArrivalTimestamp.Time = t
+		case "data":
+			raw, ok := s.rawString()
+			if !ok {
+				return false
+			}
+			dst := a.alloc(base64.StdEncoding.DecodedLen(len(raw)))
+			n, err := base64.StdEncoding.Decode(dst, raw)
+			if err != nil || n != exactDecodedLen(raw) {
+				// An escape, a stray byte or a line break: the reference
+				// decoder settles what it means.
+				return false
+			}
+			k.Data = nil
+			if n > 0 {
+				k.Data = dst[:n:n]
+			}
+		default:
+			v, ok := s.plainString()
+			if !ok {
+				return false
+			}
+			switch string(key) {
+			case "encryptionType":
+				k.EncryptionType = a.intern(prev.EncryptionType, v)
+			case "partitionKey":
+				k.PartitionKey = a.intern(prev.PartitionKey, v)
+			case "sequenceNumber":
+				k.SequenceNumber = a.str(v)
+			case "kinesisSchemaVersion":
+				k.KinesisSchemaVersion = a.intern(prev.KinesisSchemaVersion, v)
+			default:
+				return false
+			}
+		}
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// exactDecodedLen is the decoded length of padded base64 text that has no
+// ignored characters.
+func exactDecodedLen(raw []byte) int {
+	if len(raw)%4 != 0 {
+		return -1
+	}
+	n := len(raw) / 4 * 3
+	if len(raw) > 0 && raw[len(raw)-1] == '=' {
+		n--
+		if raw[len(raw)-2] == '=' {
+			n--
+		}
+	}
+	return n
+}

@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/batch"
+)
+
+// SQSRecord is one SQS message: the decoded body and the message exactly as
+// Lambda delivered it.
+type SQSRecord[T any] struct {
+	Value T
+	Raw   events.SQSMessage
+}
+
+// MessageID is the message's id, its batch item identifier.
+func (r SQSRecord[T]) MessageID() string { return r.Raw.MessageId }
+
+// Body is the message body as delivered.
+func (r SQSRecord[T]) Body() string { return r.Raw.Body }
+
+// ReceiveCount is ApproximateReceiveCount: 1 on the first delivery, and one
+// more on each redelivery. 0 if the attribute is missing.
+func (r SQSRecord[T]) ReceiveCount() int {
+	n, _ := strconv.Atoi(r.Raw.Attributes["ApproximateReceiveCount"])
+	return n
+}
+
+// GroupID is the FIFO message group id ("" on a standard queue).
+func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId"] }
+
+// SentTime is when SQS received the message (SentTimestamp).
+func (r SQSRecord[T]) SentTime() time.Time { return msAttr(r.Raw.Attributes["SentTimestamp"]) }
+
+func msAttr(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// SQSHandler is the Lambda handler for an SQS event source mapping. It
+// implements lambda.Handler.
+type SQSHandler[T any] struct {
+	cfg   *config
+	chain batch.Handler[SQSRecord[T]]
+	fifo  bool
+}
+
+// NewSQS returns an SQS handler that calls fn for each message. A batch from a
+// FIFO queue (its ARN ends in ".fifo") is processed in order, as SQSFIFO does;
+// any other batch with bounded concurrency, reporting every failure.
+func NewSQS[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) (*SQSHandler[T], error) {
+	return newSQS(fn, false, opts)
+}
+
+// NewSQSFIFO returns an SQS handler that always applies the FIFO policy: in
+// order, and after a failure the failed message and every later message (or,
+// with WithSkipGroupOnFailure, every later message of its group) are
+// reported without being processed.
+func NewSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) (*SQSHandler[T], error) {
+	return newSQS(fn, true, opts)
+}
+
+func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts []Option) (*SQSHandler[T], error) {
+	name := "sqs"
+	if fifo {
+		name = "sqs-fifo"
+	}
+	c, err := newConfig(kindSQS, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	h, err := chain(c, fn)
+	if err != nil {
+		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
+	}
+	return &SQSHandler[T]{cfg: c, chain: h, fifo: fifo}, nil
+}
+
+// SQS is NewSQS that panics on an error, for use in main.
+func SQS[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
+	return must(NewSQS(fn, opts...))
+}
+
+// SQSFIFO is NewSQSFIFO that panics on an error, for use in main.
+func SQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
+	return must(NewSQSFIFO(fn, opts...))
+}
+
+// Invoke handles one SQS event and returns the partial batch response.
+func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	recs, decErrs, err := decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	if err != nil {
+		return nil, err
+	}
+	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
+	items := make([]batch.Item, len(recs))
+	for i := range recs {
+		items[i] = batch.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: msAttr(recs[i].Attributes["SentTimestamp"])}
+		if fifo {
+			items[i].Key = recs[i].Attributes["MessageGroupId"]
+		}
+	}
+	policy, workers := batch.Independent, h.cfg.concurrency
+	source := "sqs"
+	if fifo {
+		source = "sqs-fifo"
+		policy, workers = batch.Ordered, 1
+		if h.cfg.skipGroup {
+			policy = batch.OrderedPerGroup
+			if !h.cfg.concurrencySet {
+				workers = 1
+			}
+		}
+	}
+	res := batch.Run(ctx, items, h.cfg.engine(source, policy, workers), func(ctx context.Context, w, i int) error {
+		r := SQSRecord[T]{Raw: recs[i]}
+		if decErrs != nil && decErrs[i] != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
+		}
+		if err := decodeValue(h.cfg.codec, []byte(recs[i].Body), &r.Value); err != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return h.chain.Handle(ctx, r)
+	})
+	report, err := h.cfg.outcome(res)
+	if err != nil {
+		return nil, err
+	}
+	return appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID }), nil
+}
