@@ -208,17 +208,28 @@ func (r *runner) run(ctx context.Context) {
 	}
 	workers := max(r.cfg.Concurrency, 1)
 	switch {
+	case r.cfg.Policy.keyed() && workers == 1:
+		// One at a time: keep batch order across keys, skipping the later
+		// records of a key that failed.
+		var failed map[string]bool
+		for i := 0; i < n; i++ {
+			k := r.items[i].Key
+			if failed[k] {
+				continue
+			}
+			if !r.step(ctx, 0, i) {
+				if r.expired.Load() {
+					return
+				}
+				if failed == nil {
+					failed = map[string]bool{}
+				}
+				failed[k] = true
+			}
+		}
 	case r.cfg.Policy.keyed():
 		lanes := lanesByKey(r.items)
-		if workers > len(lanes) {
-			workers = len(lanes)
-		}
-		if workers == 1 {
-			for _, lane := range lanes {
-				r.lane(ctx, 0, lane)
-			}
-			return
-		}
+		workers = min(workers, len(lanes))
 		var next atomic.Int64
 		r.parallel(workers, func(w int) {
 			for {

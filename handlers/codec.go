@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"encoding/json"
+
+	gojson "github.com/goccy/go-json"
 )
 
 // A Codec decodes a record's payload into a Go value.
@@ -18,8 +20,22 @@ func (f CodecFunc) Unmarshal(data []byte, v any) error { return f(data, v) }
 // StdJSON is encoding/json.
 func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 
-// JSON is the default codec.
-func JSON() Codec { return StdJSON() }
+// JSON is the default codec: github.com/goccy/go-json, which agrees with
+// encoding/json on the inputs we test (FuzzJSONCodecAgrees) and decodes an
+// order-sized document several times faster with a few allocations. Decoded
+// strings share memory with the record's payload instead of being copied;
+// Sluice gives every record its own payload bytes and never reuses them, so
+// this is safe, but a value kept after the invocation keeps its payload
+// alive too.
+func JSON() Codec { return jsonCodec{} }
+
+type jsonCodec struct{}
+
+var noCopy = gojson.DecodeNoCopyString()
+
+func (jsonCodec) Unmarshal(data []byte, v any) error {
+	return gojson.UnmarshalWithOption(data, v, noCopy)
+}
 
 // decodeValue decodes data into v. A *[]byte receives data itself and a
 // *json.RawMessage the same bytes; anything else goes through the codec.
@@ -31,6 +47,9 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 	case *json.RawMessage:
 		*p = data
 		return nil
+	}
+	if _, ok := c.(jsonCodec); ok {
+		return gojson.UnmarshalOf(data, v, noCopy)
 	}
 	return c.Unmarshal(data, v)
 }
