@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/handlers"
+)
+
+// Command is a record's instruction.
+type Command struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+}
+
+// Effect is one line of the effects file.
+type Effect struct {
+	ID  string `json:"id"`
+	Key string `json:"key"`
+}
+
+// ddbItem is the DynamoDB item shape: the command travels in "payload".
+type ddbItem struct {
+	Payload string `dynamodbav:"payload"`
+}
+
+// function holds what a conformance function remembers between records and
+// invocations of one process.
+type function struct {
+	effects string // path of the effects file, or ""
+
+	mu    sync.Mutex
+	calls map[string]int // per id, for transient:<n>
+}
+
+// Sources lists the values SLUICE_SOURCE accepts.
+var Sources = []string{"kinesis", "dynamodb", "sqs", "sqs-fifo", "kafka"}
+
+func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler, error) {
+	f := &function{effects: effects, calls: map[string]int{}}
+	switch source {
+	case "kinesis":
+		return handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[Command]) error {
+			return f.run(ctx, r.Value, r.PartitionKey())
+		}, opts...)
+	case "dynamodb":
+		return handlers.NewDynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[ddbItem]) error {
+			img := r.New
+			if img == nil {
+				img = r.Old
+			}
+			if img == nil {
+				return batch.Permanent(fmt.Errorf("record %s has no image to read the payload from", r.SequenceNumber()))
+			}
+			var c Command
+			if err := json.Unmarshal([]byte(img.Payload), &c); err != nil {
+				return &batch.DecodeError{ID: r.SequenceNumber(), Err: err}
+			}
+			return f.run(ctx, c, keyOf(r))
+		}, opts...)
+	case "sqs", "sqs-fifo":
+		fn := func(ctx context.Context, r handlers.SQSRecord[Command]) error {
+			key := r.GroupID()
+			if key == "" {
+				key = r.MessageID()
+			}
+			return f.run(ctx, r.Value, key)
+		}
+		if source == "sqs-fifo" {
+			return handlers.NewSQSFIFO(fn, opts...)
+		}
+		return handlers.NewSQS(fn, opts...)
+	case "kafka":
+		return handlers.NewKafka(func(ctx context.Context, r handlers.KafkaRecord[Command]) error {
+			return f.run(ctx, r.Value, r.PartitionKey())
+		}, opts...)
+	}
+	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))
+}
+
+func keyOf(r handlers.DynamoDBRecord[ddbItem]) string {
+	b, _ := json.Marshal(r.Keys())
+	return string(b)
+}
+
+// run performs c's action and records the effect on success.
+func (f *function) run(ctx context.Context, c Command, key string) error {
+	if c.ID == "" {
+		return batch.Permanent(errors.New(`payload has no "id"`))
+	}
+	if err := f.act(ctx, c); err != nil {
+		return err
+	}
+	return f.record(Effect{ID: c.ID, Key: key})
+}
+
+func (f *function) act(ctx context.Context, c Command) error {
+	verb, arg, _ := strings.Cut(c.Action, ":")
+	switch verb {
+	case "ok":
+		return nil
+	case "fail":
+		return fmt.Errorf("record %s: asked to fail", c.ID)
+	case "permanent":
+		return batch.Permanent(fmt.Errorf("record %s: asked to fail permanently", c.ID))
+	case "panic":
+		panic(fmt.Sprintf("record %s: asked to panic", c.ID))
+	case "sleep":
+		ms, err := strconv.Atoi(arg)
+		if err != nil || ms < 0 {
+			return batch.Permanent(fmt.Errorf("record %s: bad action %q", c.ID, c.Action))
+		}
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("record %s: sleep interrupted: %w", c.ID, ctx.Err())
+		}
+	case "transient":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			return batch.Permanent(fmt.Errorf("record %s: bad action %q", c.ID, c.Action))
+		}
+		f.mu.Lock()
+		f.calls[c.ID]++
+		call := f.calls[c.ID]
+		f.mu.Unlock()
+		if call <= n {
+			return batch.Transient(fmt.Errorf("record %s: transient failure %d of %d", c.ID, call, n))
+		}
+		return nil
+	}
+	return batch.Permanent(fmt.Errorf("record %s: unknown action %q", c.ID, c.Action))
+}
+
+func (f *function) record(e Effect) error {
+	if f.effects == "" {
+		return nil
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	file, err := os.OpenFile(f.effects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("effects file: %w", err)
+	}
+	if _, err := file.Write(append(line, '\n')); err != nil {
+		file.Close()
+		return fmt.Errorf("effects file: %w", err)
+	}
+	return file.Close()
+}
