@@ -195,6 +195,8 @@ func TestParseKafkaPartitionKey(t *testing.T) {
 		{"orders--1", "orders-", 1, true},
 		{"orders-1a", "", 0, false},
 		{"orders-+1", "", 0, false},
+		{"orders-007", "", 0, false},
+		{"orders-0", "orders", 0, true},
 		{"", "", 0, false},
 	}
 	for _, tt := range tests {

@@ -46,6 +46,9 @@ func ParseKafkaPartitionKey(key string) (topic string, partition int64, err erro
 		return "", 0, fmt.Errorf("%w: %q", ErrBadKafkaPartitionKey, key)
 	}
 	digits := key[i+1:]
+	if len(digits) > 1 && digits[0] == '0' {
+		return "", 0, fmt.Errorf("%w: %q", ErrBadKafkaPartitionKey, key)
+	}
 	for j := 0; j < len(digits); j++ {
 		if digits[j] < '0' || digits[j] > '9' {
 			return "", 0, fmt.Errorf("%w: %q", ErrBadKafkaPartitionKey, key)

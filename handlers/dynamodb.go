@@ -103,7 +103,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 		return h.chain.Handle(ctx, r)
 	})
-	report, err := h.cfg.outcome(res)
+	report, err := h.cfg.outcome(ctx, "dynamodb", items, res)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,7 @@ type config struct {
 	reportNoProgress bool
 	wholeBatch       bool
 	lookupEnv        func(string) (string, bool)
+	onBatch          func(context.Context, BatchReport)
 	errs             []error
 }
 
@@ -138,6 +139,26 @@ func WithWholeBatchFailures() Option {
 	return func(c *config) { c.wholeBatch = true }
 }
 
+// BatchReport tells a WithOnBatch hook what became of one invocation's
+// records: Items[i] had Result.Outcomes[i] and Result.Errors[i].
+type BatchReport struct {
+	Source string
+	Items  []batch.Item
+	Result *batch.Result
+}
+
+// WithOnBatch calls f after each batch, before the handler answers Lambda,
+// for metrics, tracing or a demo. f runs on the invocation's goroutine and
+// must not keep the report after it returns.
+func WithOnBatch(f func(ctx context.Context, r BatchReport)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.errs = append(c.errs, errors.New("WithOnBatch: function is nil"))
+		}
+		c.onBatch = f
+	}
+}
+
 // WithLookupEnv replaces os.LookupEnv for the start-up contract check.
 func WithLookupEnv(f func(string) (string, bool)) Option {
 	return func(c *config) {
@@ -226,7 +247,10 @@ func (c *config) engine(source string, policy batch.Policy, concurrency int) bat
 
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
-func (c *config) outcome(res *batch.Result) ([]int, error) {
+func (c *config) outcome(ctx context.Context, source string, items []batch.Item, res *batch.Result) ([]int, error) {
+	if c.onBatch != nil {
+		c.onBatch(ctx, BatchReport{Source: source, Items: items, Result: res})
+	}
 	if res.Err != nil {
 		return nil, res.Err
 	}

@@ -131,7 +131,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 		return h.chain.Handle(ctx, r)
 	})
-	report, err := h.cfg.outcome(res)
+	report, err := h.cfg.outcome(ctx, source, items, res)
 	if err != nil {
 		return nil, err
 	}

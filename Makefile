@@ -1,0 +1,30 @@
+# Two commands do everything: `make demo` and `make test`. The rest are for
+# working on Sluice itself.
+GO ?= go
+FUZZTIME ?= 30s
+
+.PHONY: demo test lint fuzz bench bench-peers
+
+## demo: run an order-processing function over sample Kinesis and SQS batches
+demo:
+	$(GO) run ./examples/demo
+
+## test: install the servers the tests need, then vet and run every test with -race
+test:
+	scripts/test.sh
+
+## lint: gofmt and go vet only
+lint:
+	scripts/test.sh lint
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+## bench: the Kinesis 10k benchmarks (Sluice, hand loop, envelope only)
+bench:
+	$(GO) test -run '^$$' -bench 'Kinesis10k' -benchtime 20x -count 5 ./handlers
+
+## bench-peers: Sluice, the Go hand loop and Powertools (TypeScript) in one run
+bench-peers:
+	scripts/bench-peers.sh

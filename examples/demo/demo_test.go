@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDemo(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out, "all", ""); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{
+		"ord-1003  succeeded           charged 120.00 EUR to acct-3 (attempt 2)",
+		"ord-1004  failed (permanent)",
+		`answer to Lambda: {"batchItemFailures":[{"itemIdentifier":"…00000003"}]}`,
+		"redelivers records 4-8",
+		"failed (plain)      panic: runtime error",
+		`{"itemIdentifier":"…00000004"},{"itemIdentifier":"…00000005"},{"itemIdentifier":"…00000007"}`,
+		"deletes the 5 processed messages",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestDemoFlags(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(&out, "kafka", ""); err == nil {
+		t.Fatal("an unknown source must be an error")
+	}
+	if err := run(&out, "all", "x.json"); err == nil {
+		t.Fatal("-event without -source must be an error")
+	}
+	if err := run(&out, "sqs", filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatal("a missing event file must be an error")
+	}
+	path := filepath.Join(t.TempDir(), "ev.json")
+	os.WriteFile(path, sqsSample, 0o644)
+	out.Reset()
+	if err := run(&out, "sqs", path); err != nil || !strings.Contains(out.String(), "SQS standard queue") || strings.Contains(out.String(), "Kinesis") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+}

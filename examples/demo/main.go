@@ -1,0 +1,232 @@
+// Command demo runs an order-processing function, wrapped by Sluice, over a
+// sample Kinesis batch and the same orders as an SQS batch, and shows what
+// happened to each record and what the function answers Lambda.
+//
+//	go run ./examples/demo                      both embedded samples
+//	go run ./examples/demo -source sqs -event my-sqs-event.json
+//
+// The samples hold eight orders: most succeed, one hits a transient payment
+// gateway error (retried in process), one has a negative amount (a permanent
+// error), one is not JSON, and one makes the function panic.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/handlers"
+)
+
+//go:embed testdata/orders-kinesis.json
+var kinesisSample []byte
+
+//go:embed testdata/orders-sqs.json
+var sqsSample []byte
+
+// Order is the record payload.
+type Order struct {
+	OrderID  string  `json:"orderId"`
+	Customer string  `json:"customer"`
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// payments is the demo's side effect: it charges orders, and its gateway
+// times out on the first attempt for order ord-1003.
+type payments struct {
+	mu       sync.Mutex
+	attempts map[string]int
+	notes    map[string]string // per order: what happened
+	accounts map[string]string
+}
+
+func newPayments() *payments {
+	return &payments{attempts: map[string]int{}, notes: map[string]string{},
+		accounts: map[string]string{"alice": "acct-1", "bob": "acct-2", "carol": "acct-3"}}
+}
+
+// charge is the business logic the user writes: one order at a time.
+func (p *payments) charge(ctx context.Context, o Order) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attempts[o.OrderID]++
+	if o.Amount <= 0 {
+		return batch.Permanent(fmt.Errorf("order %s: amount %.2f is not positive", o.OrderID, o.Amount))
+	}
+	if o.OrderID == "ord-1003" && p.attempts[o.OrderID] == 1 {
+		return batch.Transient(errors.New("payment gateway timed out"))
+	}
+	acct := p.accounts[o.Customer]
+	if acct == "" {
+		var missing *struct{ ID string }
+		_ = missing.ID // a bug: an unknown customer dereferences nil
+	}
+	note := fmt.Sprintf("charged %.2f %s to %s", o.Amount, o.Currency, acct)
+	if n := p.attempts[o.OrderID]; n > 1 {
+		note += fmt.Sprintf(" (attempt %d)", n)
+	}
+	p.notes[o.OrderID] = note
+	return nil
+}
+
+func main() {
+	source := flag.String("source", "all", "kinesis, sqs or all")
+	eventPath := flag.String("event", "", "a Lambda event file to use instead of the embedded sample (needs -source)")
+	flag.Parse()
+	if err := run(os.Stdout, *source, *eventPath); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, source, eventPath string) error {
+	sources := []string{"kinesis", "sqs"}
+	switch {
+	case source == "all" && eventPath != "":
+		return errors.New("-event needs -source kinesis or -source sqs")
+	case source == "all":
+	case source == "kinesis" || source == "sqs":
+		sources = []string{source}
+	default:
+		return fmt.Errorf("-source %q: want kinesis, sqs or all", source)
+	}
+	for i, s := range sources {
+		event := map[string][]byte{"kinesis": kinesisSample, "sqs": sqsSample}[s]
+		if eventPath != "" {
+			b, err := os.ReadFile(eventPath)
+			if err != nil {
+				return err
+			}
+			event = b
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := demo(w, s, event); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func demo(w io.Writer, source string, event []byte) error {
+	p := newPayments()
+	var rep handlers.BatchReport
+	opts := []handlers.Option{
+		handlers.WithLogger(slog.New(slog.DiscardHandler)), // the table below says it all
+		handlers.WithOnBatch(func(ctx context.Context, r handlers.BatchReport) { rep = r }),
+		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(10 * time.Millisecond)}),
+		handlers.WithLookupEnv(func(string) (string, bool) { return "", false }),
+	}
+	var h lambda.Handler
+	var err error
+	var orderOf func(id string) string
+	ids := map[string]string{} // record id -> order id, as seen by the function
+	var mu sync.Mutex
+	see := func(rec, order string) { mu.Lock(); ids[rec] = order; mu.Unlock() }
+	switch source {
+	case "kinesis":
+		fmt.Fprintln(w, "== Kinesis: one shard, records in order; the batch stops at the first failure")
+		h, err = handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
+			see(r.SequenceNumber(), r.Value.OrderID)
+			return p.charge(ctx, r.Value)
+		}, opts...)
+	case "sqs":
+		fmt.Fprintln(w, "== SQS standard queue: messages independent; every failure is reported")
+		h, err = handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+			see(r.MessageID(), r.Value.OrderID)
+			return p.charge(ctx, r.Value)
+		}, append(opts, handlers.WithConcurrency(1))...)
+	}
+	if err != nil {
+		return err
+	}
+	orderOf = func(id string) string { return ids[id] }
+
+	out, invokeErr := h.Invoke(context.Background(), event)
+
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\trecord\torder\toutcome\tdetail")
+	for i, it := range rep.Items {
+		order := orderOf(it.ID)
+		outcome := rep.Result.Outcomes[i].String()
+		detail := p.notes[order]
+		if e := rep.Result.Errors[i]; e != nil {
+			detail = firstLine(e.Error())
+			if c := batch.Classify(e); c != batch.ClassNone && rep.Result.Outcomes[i] == batch.Failed {
+				outcome += " (" + c.String() + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, short(it.ID), or(order, "-"), outcome, detail)
+	}
+	tw.Flush()
+	if invokeErr != nil {
+		fmt.Fprintf(w, "answer to Lambda: function error: %v\n", invokeErr)
+		return nil
+	}
+	fmt.Fprintf(w, "answer to Lambda: %s\n", shortIDs(string(out)))
+	switch source {
+	case "kinesis":
+		if len(rep.Result.Report) > 0 {
+			first := rep.Result.Report[0]
+			fmt.Fprintf(w, "Lambda next: checkpoints before record %d and redelivers records %d-%d; nothing is lost, and nothing after the failure ran twice.\n",
+				first+1, first+1, len(rep.Items))
+		}
+	case "sqs":
+		fmt.Fprintf(w, "Lambda next: deletes the %d processed messages; the %d reported ones return to the queue after the visibility timeout.\n",
+			len(rep.Items)-len(rep.Result.Report), len(rep.Result.Report))
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 70 {
+		s = s[:67] + "..."
+	}
+	return s
+}
+
+// short abbreviates long sequence numbers and message ids for the table.
+func short(id string) string {
+	if len(id) > 16 {
+		return "…" + id[len(id)-8:]
+	}
+	return id
+}
+
+func shortIDs(resp string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(resp, `"itemIdentifier":"`)
+		if i < 0 {
+			b.WriteString(resp)
+			return b.String()
+		}
+		i += len(`"itemIdentifier":"`)
+		j := strings.IndexByte(resp[i:], '"')
+		b.WriteString(resp[:i])
+		b.WriteString(short(resp[i : i+j]))
+		resp = resp[i+j:]
+	}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,235 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+func kinesisSeeds(f *testing.F) {
+	raw, _ := kinesisTestEvent("ok", "fail", "ok")
+	f.Add(raw)
+	f.Add(kinesisFixture(f, 3))
+	for _, s := range []string{
+		`{}`, `{"Records":null}`, `{"Records":[]}`, `{"Records":[{}]}`, ` {"Records" : [ { "kinesis" : { "data" : "" } } ] } `,
+		`{"Records":[{"eventID":"a\u0062c","kinesis":{"data":"eyJ9"}}]}`,
+		`{"Records":[{"EventID":"x","kinesis":{"Data":"eyJ9"}}]}`,
+		`{"Records":[{"kinesis":{"data":"ey\/J9"}}]}`,
+		`{"Records":[{"kinesis":{"data":"eyJ9\n"}}]}`,
+		`{"Records":[{"kinesis":{"data":"%%%"}}]}`,
+		`{"Records":[{"kinesis":{"approximateArrivalTimestamp":1545084650.987,"sequenceNumber":"1"}}]}`,
+		`{"Records":[{"kinesis":{"approximateArrivalTimestamp":1e3}}]}`,
+		`{"Records":[{"kinesis":{"approximateArrivalTimestamp":-1.5}}]}`,
+		`{"Records":[{"kinesis":{"approximateArrivalTimestamp":null}}]}`,
+		`{"Records":[{"kinesis":{"partitionKey":"é"}}]}`,
+		`{"Records":[{"kinesis":{}}],"Records":[]}`,
+		`{"Records":[{"awsRegion":"a"},{"awsRegion":"a"},{"awsRegion":"b"}]}`,
+		`{"Records":[]} x`, `{"Records":[`, `{"Records":[{"kinesis":{"data":"eyJ9"}}]`,
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzKinesisDecode checks that the hand-written scanner and the
+// encoding/json reference decoder agree on every input the scanner accepts.
+func FuzzKinesisDecode(f *testing.F) {
+	kinesisSeeds(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, ok := scanKinesisEvent(in)
+		ref, err := refDecodeKinesisEvent(in)
+		if !ok {
+			return // the reference decides
+		}
+		if err != nil {
+			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
+		}
+		if ref.dataErrs != nil {
+			t.Fatalf("scanner accepted data the reference cannot decode: %v", ref.dataErrs)
+		}
+		if len(fast.records) != len(ref.records) {
+			t.Fatalf("%d records, reference %d", len(fast.records), len(ref.records))
+		}
+		for i := range fast.records {
+			a, b := fast.records[i], ref.records[i]
+			if !a.Kinesis.ApproximateArrivalTimestamp.Equal(b.Kinesis.ApproximateArrivalTimestamp.Time) {
+				t.Fatalf("record %d arrival %v, reference %v", i, a.Kinesis.ApproximateArrivalTimestamp, b.Kinesis.ApproximateArrivalTimestamp)
+			}
+			a.Kinesis.ApproximateArrivalTimestamp, b.Kinesis.ApproximateArrivalTimestamp = events.SecondsEpochTime{}, events.SecondsEpochTime{}
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("record %d:\n scanner %+v\nreference %+v", i, a, b)
+			}
+		}
+	})
+}
+
+// FuzzJSONCodecAgrees checks the default codec against encoding/json.
+func FuzzJSONCodecAgrees(f *testing.F) {
+	for _, s := range []string{
+		`{"orderId":"ord-k-00000000","customerId":"cust-014293","amount":338.91,"currency":"EUR","items":[{"sku":"SKU-710469","qty":1,"price":108.69}],"createdAt":"2025-11-03T09:30:00.000Z"}`,
+		`{"orderId":"\u00e9\ud83d\ude00","amount":1e2,"items":null}`, `{"OrderId":"x","ORDERID":"y"}`, `{"orderId":"a","orderId":"b"}`,
+		`{"qty":01}`, `{"items":[{"qty":1.5}]}`, `{"orderId":"\ud800"}`, "{\"orderId\":\"\xff\"}", `{}`, `null`, `[]`, ``, `{"amount":"1"}`,
+		`{"orderId":"a"} x`, `{"items":[{"sku":"a"}],"extra":{"deep":[[[[1]]]]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var a, b benchOrder
+		errA := decodeValue(JSON(), append([]byte(nil), in...), &a)
+		errB := json.Unmarshal(in, &b)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("default codec error %v, encoding/json error %v, on %q", errA, errB, in)
+		}
+		if errA == nil && !reflect.DeepEqual(a, b) {
+			t.Fatalf("on %q:\n codec %+v\n  std %+v", in, a, b)
+		}
+	})
+}
+
+// FuzzStringResponse checks the hand-built response against encoding/json.
+func FuzzStringResponse(f *testing.F) {
+	f.Add("49590338271490256608559692538361571095921575989136588898", "059f36b4-87a3-44ab-83d2-661975830a7d")
+	f.Add(`a"b\c`, "\u2028<>&\x01")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return // identifiers come from decoded JSON: always valid UTF-8
+		}
+		ids := []string{a, b}
+		out := appendStringFailures(nil, []int{0, 1}, func(i int) string { return ids[i] })
+		var r events.SQSEventResponse
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if len(r.BatchItemFailures) != 2 || r.BatchItemFailures[0].ItemIdentifier != a || r.BatchItemFailures[1].ItemIdentifier != b {
+			t.Fatalf("%s does not give back %q %q", out, a, b)
+		}
+	})
+}
+
+// fuzzInvoke feeds arbitrary events to a handler: it must never panic,
+// answer a body xor an error, and report only identifiers of the event's
+// records (as encoding/json reads them: the record field path names the
+// identifier, e.g. "kinesis.sequenceNumber").
+func fuzzInvoke(t *testing.T, h interface {
+	Invoke(context.Context, []byte) ([]byte, error)
+}, in []byte, idPath string, ids func(out []byte) []string) {
+	out, err := h.Invoke(context.Background(), in)
+	if (out == nil) == (err == nil) {
+		t.Fatalf("body %q and error %v", out, err)
+	}
+	if err != nil {
+		return
+	}
+	known := eventIDs(in, idPath)
+	for _, id := range ids(out) {
+		if !known[id] {
+			t.Fatalf("reported %q, which is not a record id of the event %q (ids %v)", id, in, known)
+		}
+	}
+}
+
+// eventIDs reads each record's identifier at path with encoding/json, which
+// matches keys case-insensitively as the handlers' decoders do.
+func eventIDs(in []byte, path string) map[string]bool {
+	var ev struct{ Records []json.RawMessage }
+	json.Unmarshal(in, &ev)
+	out := map[string]bool{}
+	for _, raw := range ev.Records {
+		for _, key := range strings.Split(path, ".") {
+			var m map[string]json.RawMessage
+			json.Unmarshal(raw, &m)
+			raw = nil
+			for k, v := range m {
+				if strings.EqualFold(k, key) {
+					raw = v // encoding/json takes the last of several matches
+				}
+			}
+		}
+		var id string
+		json.Unmarshal(raw, &id)
+		out[id] = true
+	}
+	return out
+}
+
+func stringIDs(out []byte) []string {
+	var r events.SQSEventResponse
+	json.Unmarshal(out, &r)
+	var ids []string
+	for _, f := range r.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
+
+func FuzzSQSInvoke(f *testing.F) {
+	raw, _ := sevents.MarshalEvent((&sevents.SQSBuilder{}).Add(`{"id":"1","action":"fail"}`).Add(`{"id":"2","action":"ok"}`).Add("nope").Event())
+	f.Add(raw)
+	f.Add([]byte(`{"Records":[{"messageId":"m1","body":"{}","attributes":7},{"messageId":"m2","body":"x"}]}`))
+	h, _ := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return act(r.Value.Action) }, opts(WithConcurrency(2))...)
+	f.Fuzz(func(t *testing.T, in []byte) { fuzzInvoke(t, h, in, "messageId", stringIDs) })
+}
+
+func FuzzDynamoDBInvoke(f *testing.F) {
+	b := &sevents.DynamoDBBuilder{}
+	b.Insert(map[string]int{"Id": 1}, ddbItem{1, "a"})
+	b.Remove(map[string]int{"Id": 1}, ddbItem{1, "a"})
+	raw, _ := json.Marshal(b.Event())
+	f.Add(raw)
+	f.Add([]byte(`{"Records":[{"eventName":"INSERT","dynamodb":{"SequenceNumber":"1","StreamViewType":"NEW_IMAGE","NewImage":{"Id":{"S":"x"}}}}]}`))
+	f.Add([]byte(`{"Records":[{"dynamodb":{"SequenceNumber":"1","NewImage":{"Id":{"Q":"x"}}}}]}`))
+	h, _ := NewDynamoDB(func(ctx context.Context, r DynamoDBRecord[ddbItem]) error { return nil }, opts(WithReportNoProgress())...)
+	f.Fuzz(func(t *testing.T, in []byte) { fuzzInvoke(t, h, in, "dynamodb.SequenceNumber", stringIDs) })
+}
+
+func FuzzKafkaInvoke(f *testing.F) {
+	raw, _ := sevents.MarshalEvent((&sevents.KafkaBuilder{}).Add("t", 0, nil, payload("1", "fail")).Add("t", 0, nil, payload("2", "ok")).Add("t-x", 1, []byte("k"), nil).Event())
+	f.Add(raw)
+	f.Add([]byte(`{"records":{"t-0":[{"offset":1,"value":"!!"},{"offset":2,"headers":[{"h":[999]}]},{"value":"e30="}]}}`))
+	h, _ := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return act(r.Value.Action) }, opts(WithReportNoProgress())...)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := h.Invoke(context.Background(), in)
+		if (out == nil) == (err == nil) {
+			t.Fatalf("body %q and error %v", out, err)
+		}
+		if err != nil {
+			return
+		}
+		var r sevents.KafkaEventResponse
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("response %s: %v", out, err)
+		}
+		var ev struct {
+			Records map[string][]json.RawMessage `json:"records"`
+		}
+		json.Unmarshal(in, &ev)
+		for _, f := range r.BatchItemFailures {
+			if _, ok := ev.Records[f.ItemIdentifier.Partition]; !ok {
+				t.Fatalf("reported partition %q not in the event", f.ItemIdentifier.Partition)
+			}
+		}
+	})
+}
+
+func FuzzKinesisInvoke(f *testing.F) {
+	kinesisSeeds(f)
+	h, _ := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
+		WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv), WithoutRetry(), WithReportNoProgress())
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fuzzInvoke(t, h, in, "kinesis.sequenceNumber", func(out []byte) []string {
+			ids := stringIDs(out)
+			if len(ids) > 1 {
+				t.Fatalf("a stream reports at most one record, got %v", ids)
+			}
+			return slices.Clip(ids)
+		})
+	})
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# What `make test` runs: check formatting and vet, install every server the
+# tests use (nothing is assumed to be on the machine but Go, Node, Java and
+# npm), then run all tests with the race detector. Each test binary starts
+# the servers it needs on free 127.0.0.1 ports and stops them when it exits.
+#
+#   scripts/test.sh          everything
+#   scripts/test.sh lint     formatting and vet only
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+start=$SECONDS
+step() { printf '== %s (%ds)\n' "$*" $((SECONDS - start)); }
+
+step "gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))"
+if [[ -n "$unformatted" ]]; then
+	echo "gofmt would change:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+step "go vet"
+go vet ./...
+[[ "${1:-}" == "lint" ]] && exit 0
+
+step "install: AWS Lambda Runtime Interface Emulator"
+scripts/build-rie.sh
+if [[ -x scripts/servers/install.sh ]]; then
+	step "install: local AWS servers"
+	scripts/servers/install.sh
+fi
+
+step "go test -race"
+go test -race -count=1 -timeout 30m ./...
+step "done"
