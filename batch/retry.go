@@ -99,17 +99,20 @@ func Retry[R any](p RetryPolicy) (Middleware[R], error) {
 		if p.Retries == 0 {
 			return next
 		}
-		return &retrier[R]{next: next, p: p}
+		if f, ok := next.(HandlerFunc[R]); ok {
+			return &retrier[R]{call: f, p: p}
+		}
+		return &retrier[R]{call: next.Handle, p: p}
 	}, nil
 }
 
 type retrier[R any] struct {
-	next Handler[R]
+	call func(context.Context, R) error
 	p    RetryPolicy
 }
 
 func (h *retrier[R]) Handle(ctx context.Context, r R) error {
-	err := h.next.Handle(ctx, r)
+	err := h.call(ctx, r)
 	for n := 1; n <= h.p.Retries && err != nil && Classify(err) == ClassTransient; n++ {
 		d := h.p.Backoff.Delay(n)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
@@ -118,7 +121,7 @@ func (h *retrier[R]) Handle(ctx context.Context, r R) error {
 		if serr := h.p.Sleep(ctx, d); serr != nil {
 			return errors.Join(err, serr)
 		}
-		err = h.next.Handle(ctx, r)
+		err = h.call(ctx, r)
 	}
 	return err
 }

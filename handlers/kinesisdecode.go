@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -198,15 +199,45 @@ func (s *scanner) rawString() (raw []byte, ok bool) {
 // printable ASCII without backslashes.
 func (s *scanner) plainString() ([]byte, bool) {
 	raw, ok := s.rawString()
-	if !ok {
+	if !ok || !plain(raw) {
 		return nil, false
 	}
-	for _, c := range raw {
-		if c < 0x20 || c == '\\' || c >= 0x80 {
-			return nil, false
-		}
+	return raw, true
+}
+
+// plainAs is plainString for a value that most likely spells prev (the same
+// field of the record before): equal bytes are known to be plain.
+func (s *scanner) plainAs(prev string) ([]byte, bool) {
+	raw, ok := s.rawString()
+	if !ok || string(raw) != prev && !plain(raw) {
+		return nil, false
 	}
 	return raw, true
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain reports whether b is printable ASCII without backslashes, eight
+// bytes at a time.
+func plain(b []byte) bool {
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		bs := w ^ (ones * '\\')
+		// A high bit set by: a byte >= 0x80, a byte < 0x20, a backslash.
+		if (w|(w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // number consumes a JSON number and returns its text.
@@ -378,31 +409,41 @@ func (s *scanner) record(a *arena, r *events.KinesisEventRecord, prev *events.Ki
 			return false
 		}
 		if string(key) == "kinesis" {
-			if !s.kinesisData(a, &r.Kinesis, &prev.Kinesis) {
+			if !s.kinesisData(a, &r.Kinesis, &prev.Kinesis, &r.EventID) {
 				return false
 			}
 		} else {
-			v, ok := s.plainString()
-			if !ok {
-				return false
-			}
+			var dst, was *string
 			switch string(key) {
 			case "awsRegion":
-				r.AwsRegion = a.intern(prev.AwsRegion, v)
+				dst, was = &r.AwsRegion, &prev.AwsRegion
 			case "eventID":
-				r.EventID = a.str(v)
+				dst = &r.EventID
 			case "eventName":
-				r.EventName = a.intern(prev.EventName, v)
+				dst, was = &r.EventName, &prev.EventName
 			case "eventSource":
-				r.EventSource = a.intern(prev.EventSource, v)
+				dst, was = &r.EventSource, &prev.EventSource
 			case "eventSourceARN":
-				r.EventSourceArn = a.intern(prev.EventSourceArn, v)
+				dst, was = &r.EventSourceArn, &prev.EventSourceArn
 			case "eventVersion":
-				r.EventVersion = a.intern(prev.EventVersion, v)
+				dst, was = &r.EventVersion, &prev.EventVersion
 			case "invokeIdentityArn":
-				r.InvokeIdentityArn = a.intern(prev.InvokeIdentityArn, v)
+				dst, was = &r.InvokeIdentityArn, &prev.InvokeIdentityArn
 			default:
 				return false
+			}
+			if was == nil {
+				v, ok := s.plainString()
+				if !ok {
+					return false
+				}
+				*dst = a.str(v)
+			} else {
+				v, ok := s.plainAs(*was)
+				if !ok {
+					return false
+				}
+				*dst = a.intern(*was, v)
 			}
 		}
 		if s.tok('}') {
@@ -414,7 +455,7 @@ func (s *scanner) record(a *arena, r *events.KinesisEventRecord, prev *events.Ki
 	}
 }
 
-func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord) bool {
+func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord, eventID *string) bool {
 	if !s.tok('{') {
 		return false
 	}
@@ -453,23 +494,34 @@ func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord) bool {
 			if n > 0 {
 				k.Data = dst[:n:n]
 			}
-		default:
+		case "sequenceNumber":
 			v, ok := s.plainString()
 			if !ok {
 				return false
 			}
+			// The event id is "<shard>:<sequence number>": share its bytes.
+			if id := *eventID; len(id) > len(v) && id[len(id)-len(v)-1] == ':' && id[len(id)-len(v):] == string(v) {
+				k.SequenceNumber = id[len(id)-len(v):]
+			} else {
+				k.SequenceNumber = a.str(v)
+			}
+		default:
+			var dst, was *string
 			switch string(key) {
 			case "encryptionType":
-				k.EncryptionType = a.intern(prev.EncryptionType, v)
+				dst, was = &k.EncryptionType, &prev.EncryptionType
 			case "partitionKey":
-				k.PartitionKey = a.intern(prev.PartitionKey, v)
-			case "sequenceNumber":
-				k.SequenceNumber = a.str(v)
+				dst, was = &k.PartitionKey, &prev.PartitionKey
 			case "kinesisSchemaVersion":
-				k.KinesisSchemaVersion = a.intern(prev.KinesisSchemaVersion, v)
+				dst, was = &k.KinesisSchemaVersion, &prev.KinesisSchemaVersion
 			default:
 				return false
 			}
+			v, ok := s.plainAs(*was)
+			if !ok {
+				return false
+			}
+			*dst = a.intern(*was, v)
 		}
 		if s.tok('}') {
 			return true
