@@ -105,7 +105,9 @@ type Config struct {
 // Result is what Run decided.
 type Result struct {
 	Outcomes []Outcome // per item
-	Errors   []error   // per item: why it failed or was not attempted
+	// Errors says, per item, why it failed or was not attempted; it is nil
+	// when every item succeeded. Use Error(i).
+	Errors []error
 	// Report lists, ascending, the indexes of the items to report as batch
 	// item failures. It is empty when Err is set.
 	Report []int
@@ -114,6 +116,14 @@ type Result struct {
 
 	Succeeded, Failed, NotAttempted int
 	Duration                        time.Duration
+}
+
+// Error returns why item i failed or was not attempted, or nil.
+func (r *Result) Error(i int) error {
+	if r.Errors == nil {
+		return nil
+	}
+	return r.Errors[i]
 }
 
 // Process runs the record at index i. worker identifies the goroutine, from 0
@@ -135,7 +145,6 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 		now:      now,
 		process:  process,
 		outcomes: make([]Outcome, n),
-		errs:     make([]error, n),
 	}
 	r.lowest.Store(int64(n))
 	rctx := ctx
@@ -148,7 +157,7 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 	}
 	r.run(rctx)
 
-	res := &Result{Outcomes: r.outcomes, Errors: r.errs}
+	res := &Result{Outcomes: r.outcomes}
 	for i, o := range r.outcomes {
 		switch o {
 		case Succeeded:
@@ -157,6 +166,7 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 			res.Failed++
 		default:
 			res.NotAttempted++
+			r.initErrs()
 			if r.errs[i] == nil {
 				if r.expired.Load() {
 					r.errs[i] = ErrDeadline
@@ -166,6 +176,7 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 			}
 		}
 	}
+	res.Errors = r.errs
 	if n > 0 && res.Succeeded == 0 && !cfg.ReportNoProgress {
 		res.Err = noProgressError(items, r.outcomes, r.errs)
 	} else {
@@ -192,7 +203,8 @@ type runner struct {
 	process Process
 
 	outcomes []Outcome
-	errs     []error
+	errs     []error // allocated on the first failure
+	errsOnce sync.Once
 
 	hasDeadline bool
 	guard       time.Time   // start no record at or after this instant
@@ -296,6 +308,7 @@ func (r *runner) step(ctx context.Context, w, i int) bool {
 		return true
 	}
 	r.outcomes[i] = Failed
+	r.initErrs()
 	r.errs[i] = err
 	switch r.cfg.Policy {
 	case Ordered, Stream:
@@ -309,6 +322,10 @@ func (r *runner) step(ctx context.Context, w, i int) bool {
 		}
 	}
 	return false
+}
+
+func (r *runner) initErrs() {
+	r.errsOnce.Do(func() { r.errs = make([]error, len(r.items)) })
 }
 
 func (r *runner) call(ctx context.Context, w, i int) (err error) {

@@ -164,7 +164,7 @@ func demo(w io.Writer, source string, event []byte) error {
 		order := orderOf(it.ID)
 		outcome := rep.Result.Outcomes[i].String()
 		detail := p.notes[order]
-		if e := rep.Result.Errors[i]; e != nil {
+		if e := rep.Result.Error(i); e != nil {
 			detail = firstLine(e.Error())
 			if c := batch.Classify(e); c != batch.ClassNone && rep.Result.Outcomes[i] == batch.Failed {
 				outcome += " (" + c.String() + ")"
