@@ -29,6 +29,16 @@ type sqsMessageOut struct {
 	Md5OfMessageAttributes *string `json:"md5OfMessageAttributes,omitempty"`
 }
 
+// MarshalSQSMessage encodes one SQS message as it appears in a Lambda
+// event's Records array.
+func MarshalSQSMessage(m events.SQSMessage) ([]byte, error) {
+	out := sqsMessageOut{SQSMessage: m}
+	if m.Md5OfMessageAttributes != "" {
+		out.Md5OfMessageAttributes = &m.Md5OfMessageAttributes
+	}
+	return json.Marshal(out)
+}
+
 func marshalSQS(ev *events.SQSEvent) ([]byte, error) {
 	out := struct {
 		Records []sqsMessageOut `json:"Records"`

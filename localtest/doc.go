@@ -1,0 +1,19 @@
+// Package localtest emulates one AWS Lambda event source mapping on one
+// machine: it reads records from a source, batches them as Lambda does,
+// invokes a handler, reads its answer as Lambda reads it, and applies
+// Lambda's rules for checkpoints, retries, bisection, record age, on-failure
+// destinations, SQS visibility and redrive, FIFO group blocking and Kafka
+// modes. A run ends with a Report (totals, on-failure records in AWS's
+// shape, checkpoints, what is left in a queue) and a trace of every
+// invocation, and can check invariants: no record lost, per-key order of
+// first effects kept.
+//
+// The rules are those of ESM-SPEC.md (the project's contract, with AWS
+// sources). Where AWS leaves a rule open the runner picks the conservative
+// reading and offers the other as a named option of Options.
+//
+// Time: sources read from files or memory run on a virtual clock that
+// skips waits (visibility timeouts, retry back-off, batching windows), so a
+// run that spans hours of Lambda time takes seconds; sources on real
+// endpoints run on the wall clock.
+package localtest

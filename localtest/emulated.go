@@ -1,0 +1,438 @@
+package localtest
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// The emulated sources hold the input records in memory and assign ids,
+// sequence numbers, offsets and arrival times as the real services would.
+// Arrival times start one hour before the run (a backlog) and are 1 ms
+// apart, in input order.
+
+const backlog = time.Hour
+
+// kinesisShard maps a partition key to one of n shards as Kinesis does: the
+// MD5 of the key as a 128-bit number, in n equal hash-key ranges.
+func kinesisShard(partitionKey string, n int) int {
+	sum := md5.Sum([]byte(partitionKey))
+	h := new(big.Int).SetBytes(sum[:])
+	h.Mul(h, big.NewInt(int64(n)))
+	h.Rsh(h, 128)
+	return int(h.Int64())
+}
+
+func shardID(i int) string { return fmt.Sprintf("shardId-%012d", i) }
+
+// memStream is an emulated Kinesis or DynamoDB stream.
+type memStream struct {
+	shards []string
+	recs   map[string][]StreamRecord
+}
+
+func (m *memStream) Shards(context.Context) ([]string, error) { return m.shards, nil }
+
+func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]StreamRecord, error) {
+	recs := m.recs[shard]
+	i := 0
+	if after != "" {
+		i = sort.Search(len(recs), func(i int) bool { return recs[i].SequenceNumber > after })
+	}
+	return recs[i:min(len(recs), i+max)], nil
+}
+
+func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
+	region := or(m.Region, sevents.DefaultRegion)
+	arn := fmt.Sprintf("arn:aws:kinesis:%s:%s:stream/%s", region, sevents.DefaultAccount, or(m.StreamName, "stream"))
+	ms := &memStream{recs: map[string][]StreamRecord{}}
+	builders := make([]*sevents.KinesisBuilder, s.shards)
+	for i := range builders {
+		ms.shards = append(ms.shards, shardID(i))
+		builders[i] = &sevents.KinesisBuilder{Region: region, StreamARN: arn, ShardID: shardID(i), FirstSequence: uint64(i) << 40}
+	}
+	refs := make([]inputRef, len(in))
+	for i, r := range in {
+		if r.PartitionKey == "" {
+			return nil, nil, fmt.Errorf("record %d: a Kinesis record needs a partitionKey", i+1)
+		}
+		sh := kinesisShard(r.PartitionKey, s.shards)
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		b := builders[sh]
+		b.Clock = func() time.Time { return at }
+		payload := payloadText(r.Data)
+		b.Add(r.PartitionKey, payload)
+		ev := b.Event()
+		rec := ev.Records[len(ev.Records)-1]
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq := rec.Kinesis.SequenceNumber
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: r.PartitionKey, Arrival: at, Event: raw})
+		refs[i] = inputRef{id: seq, key: r.PartitionKey, payloadID: payloadID(payload)}
+	}
+	return ms, refs, nil
+}
+
+// plainObject decodes a records.jsonl keys/image object for MarshalImage:
+// numbers stay numbers (attribute N), strings strings (S), and so on.
+func plainObject(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
+	region := or(m.Region, sevents.DefaultRegion)
+	arn := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s/stream/%s", region, sevents.DefaultAccount, or(m.TableName, "table"), start.UTC().Format("2006-01-02T15:04:05.000"))
+	ms := &memStream{recs: map[string][]StreamRecord{}}
+	builders := make([]*sevents.DynamoDBBuilder, s.shards)
+	for i := range builders {
+		ms.shards = append(ms.shards, shardID(i))
+		builders[i] = &sevents.DynamoDBBuilder{Region: region, StreamARN: arn, FirstSequence: uint64(i) << 40}
+	}
+	refs := make([]inputRef, len(in))
+	for i, r := range in {
+		keys, err := plainObject(r.Keys)
+		if err != nil || keys == nil {
+			return nil, nil, fmt.Errorf("record %d: a DynamoDB record needs keys, a JSON object: %v", i+1, err)
+		}
+		newImg, err := plainObject(r.NewImage)
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %d: newImage: %w", i+1, err)
+		}
+		oldImg, err := plainObject(r.OldImage)
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %d: oldImage: %w", i+1, err)
+		}
+		keyText := string(r.Keys)
+		if kb, err := json.Marshal(keys); err == nil {
+			keyText = string(kb) // canonical: sorted names
+		}
+		sh := kinesisShard(keyText, s.shards)
+		at := start.Add(time.Duration(i) * time.Millisecond).Truncate(time.Second)
+		b := builders[sh]
+		b.Clock = func() time.Time { return at }
+		name := r.EventName
+		if name == "" {
+			switch {
+			case newImg != nil && oldImg != nil:
+				name = "MODIFY"
+			case newImg != nil:
+				name = "INSERT"
+			default:
+				name = "REMOVE"
+			}
+		}
+		var nImg, oImg any
+		if newImg != nil {
+			nImg = newImg
+		}
+		if oldImg != nil {
+			oImg = oldImg
+		}
+		switch name {
+		case "INSERT":
+			err = b.Insert(keys, nImg)
+		case "MODIFY":
+			err = b.Modify(keys, oImg, nImg)
+		case "REMOVE":
+			err = b.Remove(keys, oImg)
+		default:
+			err = fmt.Errorf("eventName %q is not INSERT, MODIFY or REMOVE", name)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
+		}
+		ev := b.Event()
+		rec := ev.Records[len(ev.Records)-1]
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq := rec.Change.SequenceNumber
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
+		var pid string
+		for _, img := range []map[string]any{newImg, oldImg} {
+			if p, ok := img["payload"].(string); ok && pid == "" {
+				pid = payloadID([]byte(p))
+			}
+		}
+		refs[i] = inputRef{id: seq, key: keyText, payloadID: pid}
+	}
+	return ms, refs, nil
+}
+
+// memQueue is an emulated SQS queue with its dead-letter queue.
+type memQueue struct {
+	clock      clock
+	arn        string
+	region     string
+	fifo       bool
+	maxReceive int
+	msgs       []*qmsg
+	dlq        []*qmsg
+	handles    map[string]*qmsg
+	nextHandle int
+}
+
+type qmsg struct {
+	id, group, dedup, body string
+	attrs                  map[string]string
+	seq                    string
+	sent, firstReceive     time.Time
+	receives               int
+	visibleAt              time.Time
+	handle                 string
+	deleted                bool
+}
+
+func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c clock) (*memQueue, []inputRef, error) {
+	region := or(m.Region, sevents.DefaultRegion)
+	name := or(m.QueueName, "queue")
+	fifo := s.source == SourceSQSFIFO
+	if fifo && !endsWith(name, ".fifo") {
+		name += ".fifo"
+	}
+	q := &memQueue{clock: c, arn: fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, sevents.DefaultAccount, name),
+		region: region, fifo: fifo, maxReceive: s.maxReceive, handles: map[string]*qmsg{}}
+	refs := make([]inputRef, len(in))
+	for i, r := range in {
+		body := string(payloadText(r.Body))
+		id := fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", i+1, 0, 0, 0, i+1)
+		msg := &qmsg{id: id, body: body, attrs: r.Attributes, sent: start.Add(time.Duration(i) * time.Millisecond)}
+		key := id
+		if fifo {
+			if r.MessageGroupID == "" {
+				return nil, nil, fmt.Errorf("record %d: a FIFO message needs a messageGroupId", i+1)
+			}
+			msg.group, msg.dedup = r.MessageGroupID, r.MessageDeduplicationID
+			if msg.dedup == "" {
+				sum := md5.Sum([]byte(body))
+				msg.dedup = hex.EncodeToString(sum[:])
+			}
+			msg.seq = strconv.FormatUint(18000000000000000000+uint64(i), 10)
+			key = r.MessageGroupID
+		}
+		q.msgs = append(q.msgs, msg)
+		refs[i] = inputRef{id: id, key: key, payloadID: payloadID([]byte(body))}
+	}
+	return q, refs, nil
+}
+
+func endsWith(s, suffix string) bool {
+	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
+}
+
+func (q *memQueue) Receive(_ context.Context, max int, visibility time.Duration) ([]QueueMessage, error) {
+	now := q.clock.Now()
+	blocked := map[string]bool{}
+	var out []QueueMessage
+	for _, m := range q.msgs {
+		if len(out) >= max {
+			break
+		}
+		if m.deleted {
+			continue
+		}
+		if m.visibleAt.After(now) || q.fifo && blocked[m.group] {
+			if q.fifo {
+				blocked[m.group] = true // later messages of a group wait for an earlier one
+			}
+			continue
+		}
+		m.receives++
+		if q.maxReceive > 0 && m.receives > q.maxReceive {
+			m.deleted = true
+			q.dlq = append(q.dlq, m)
+			continue
+		}
+		if m.firstReceive.IsZero() {
+			m.firstReceive = now
+		}
+		m.visibleAt = now.Add(visibility)
+		q.nextHandle++
+		m.handle = fmt.Sprintf("AQEB%s-%d", m.id, q.nextHandle)
+		q.handles[m.handle] = m
+		raw, err := q.event(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, QueueMessage{MessageID: m.id, ReceiptHandle: m.handle, GroupID: m.group, ReceiveCount: m.receives, Sent: m.sent, Event: raw})
+	}
+	return out, nil
+}
+
+func (q *memQueue) event(m *qmsg) ([]byte, error) {
+	attrs := map[string]string{
+		"ApproximateReceiveCount":          strconv.Itoa(m.receives),
+		"SentTimestamp":                    strconv.FormatInt(m.sent.UnixMilli(), 10),
+		"SenderId":                         "AIDAIENQZJOLO23YVJ4VO",
+		"ApproximateFirstReceiveTimestamp": strconv.FormatInt(m.firstReceive.UnixMilli(), 10),
+	}
+	for k, v := range m.attrs {
+		attrs[k] = v
+	}
+	if q.fifo {
+		attrs["MessageGroupId"] = m.group
+		attrs["MessageDeduplicationId"] = m.dedup
+		attrs["SequenceNumber"] = m.seq
+	}
+	sum := md5.Sum([]byte(m.body))
+	return sevents.MarshalSQSMessage(events.SQSMessage{
+		MessageId:         m.id,
+		ReceiptHandle:     m.handle,
+		Body:              m.body,
+		Md5OfBody:         hex.EncodeToString(sum[:]),
+		Attributes:        attrs,
+		MessageAttributes: map[string]events.SQSMessageAttribute{},
+		EventSourceARN:    q.arn,
+		EventSource:       "aws:sqs",
+		AWSRegion:         q.region,
+	})
+}
+
+func (q *memQueue) Delete(_ context.Context, handles []string) error {
+	for _, h := range handles {
+		if m, ok := q.handles[h]; ok && m.handle == h {
+			m.deleted = true
+		}
+		delete(q.handles, h)
+	}
+	return nil
+}
+
+func (q *memQueue) Counts(context.Context) (int, int, error) {
+	left := 0
+	for _, m := range q.msgs {
+		if !m.deleted {
+			left++
+		}
+	}
+	return left, len(q.dlq), nil
+}
+
+// nextVisible is when the earliest hidden message becomes visible again.
+func (q *memQueue) nextVisible() (time.Time, bool) {
+	var t time.Time
+	for _, m := range q.msgs {
+		if !m.deleted && (t.IsZero() || m.visibleAt.Before(t)) {
+			t = m.visibleAt
+		}
+	}
+	return t, !t.IsZero()
+}
+
+func (q *memQueue) deadLettered() []string {
+	ids := make([]string, len(q.dlq))
+	for i, m := range q.dlq {
+		ids[i] = m.id
+	}
+	return ids
+}
+
+// memKafka is an emulated Kafka topic.
+type memKafka struct {
+	env   KafkaEnvelope
+	parts []string
+	recs  map[string][]KafkaRecord
+}
+
+func (k *memKafka) Partitions(context.Context) ([]string, error) { return k.parts, nil }
+func (k *memKafka) Envelope() KafkaEnvelope                      { return k.env }
+
+func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]KafkaRecord, error) {
+	recs := k.recs[partition]
+	i := sort.Search(len(recs), func(i int) bool { return recs[i].Offset >= offset })
+	return recs[i:min(len(recs), i+max)], nil
+}
+
+func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*memKafka, []inputRef, error) {
+	topic := or(m.Topic, "topic")
+	b := &sevents.KafkaBuilder{BootstrapServers: m.BootstrapServers}
+	if !m.SelfManaged {
+		b.EventSourceARN = fmt.Sprintf("arn:aws:kafka:%s:%s:cluster/local/00000000-0000-0000-0000-000000000000-1", or(m.Region, sevents.DefaultRegion), sevents.DefaultAccount)
+	}
+	k := &memKafka{recs: map[string][]KafkaRecord{}}
+	for p := 0; p < s.partitions; p++ {
+		k.parts = append(k.parts, sevents.KafkaPartitionKey(topic, int64(p)))
+	}
+	refs := make([]inputRef, len(in))
+	for i, r := range in {
+		key := payloadText(r.Key)
+		p := 0
+		switch {
+		case r.Partition != nil:
+			p = *r.Partition
+			if p < 0 || p >= s.partitions {
+				return nil, nil, fmt.Errorf("record %d: partition %d is outside 0..%d (Partitions)", i+1, p, s.partitions-1)
+			}
+		case key != nil:
+			sum := md5.Sum(key)
+			p = int(binary.BigEndian.Uint32(sum[:4]) % uint32(s.partitions))
+		}
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		b.Clock = func() time.Time { return at }
+		var hs []sevents.KafkaHeader
+		names := make([]string, 0, len(r.Headers))
+		for n := range r.Headers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			hs = append(hs, sevents.KafkaHeader{Key: n, Value: []byte(r.Headers[n])})
+		}
+		value := payloadText(r.Value)
+		b.Add(topic, int64(p), key, value, hs...)
+		pk := sevents.KafkaPartitionKey(topic, int64(p))
+		ev := b.Event()
+		rec := ev.Records[pk][len(ev.Records[pk])-1]
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		k.recs[pk] = append(k.recs[pk], KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
+		refs[i] = inputRef{id: kafkaID(pk, rec.Offset), key: pk, payloadID: payloadID(value)}
+		k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
+	}
+	if k.env.EventSource == "" {
+		ev := b.Event()
+		k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
+	}
+	return k, refs, nil
+}
+
+func kafkaID(partition string, offset int64) string {
+	return partition + "@" + strconv.FormatInt(offset, 10)
+}
+
+// inputRef ties an input record to its id in the source, its ordering key
+// and the id its payload carries.
+type inputRef struct {
+	id, key, payloadID string
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

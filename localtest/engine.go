@@ -1,0 +1,372 @@
+package localtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// maxPayload is Lambda's synchronous invocation payload limit.
+const maxPayload = 6 << 20
+
+// FunctionARN is the function the emulated mapping invokes, as on-failure
+// records name it.
+const FunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:sluice-local"
+
+// Run emulates the mapping until every record is resolved (processed, sent to
+// the on-failure destination, moved to the dead-letter queue) or the run
+// stops, and returns the report. It returns an error for a mapping AWS would
+// reject, a source it cannot read, or an invoker that cannot invoke at all;
+// function errors and timeouts are part of the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	if opts.Mapping == nil {
+		return nil, errors.New("localtest: Options.Mapping is required")
+	}
+	if opts.Invoker == nil {
+		return nil, errors.New("localtest: Options.Invoker is required")
+	}
+	s, err := opts.Mapping.settings()
+	if err != nil {
+		return nil, err
+	}
+	if s.tumbling > 0 {
+		return nil, errors.New("localtest: TumblingWindowInSeconds is not emulated yet; run without it")
+	}
+	r := &runner{
+		opts:   opts,
+		s:      s,
+		rnd:    rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
+		fates:  map[string]string{},
+		report: &Report{Mapping: *opts.Mapping, Checkpoints: map[string]string{}},
+	}
+	if opts.WallClock || opts.Stream != nil || opts.Queue != nil || opts.Kafka != nil {
+		r.clock = wallClock{}
+	} else {
+		r.clock = &virtualClock{}
+	}
+	if r.opts.FunctionTimeout <= 0 {
+		r.opts.FunctionTimeout = 3 * time.Second
+	}
+	if r.opts.RetryDelay <= 0 {
+		r.opts.RetryDelay = time.Second
+	}
+	if err := r.setDestination(); err != nil {
+		return nil, err
+	}
+	if err := r.setSource(); err != nil {
+		return nil, err
+	}
+	if r.opts.MaxInvocations <= 0 {
+		r.opts.MaxInvocations = 100000 + 10*len(r.refs)
+	}
+	switch {
+	case r.stream != nil:
+		err = r.runLanes(ctx, r.streamLanes)
+	case r.kafka != nil:
+		err = r.runLanes(ctx, r.kafkaLanes)
+	default:
+		err = r.runQueue(ctx)
+	}
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	if err := r.finish(ctx); err != nil {
+		return nil, err
+	}
+	return r.report, nil
+}
+
+// errStop ends a run early; the report says why.
+var errStop = errors.New("stop")
+
+type runner struct {
+	opts  Options
+	s     settings
+	clock clock
+	rnd   *rand.Rand
+
+	stream StreamSource
+	queue  Queue
+	mq     *memQueue // the emulated queue, when it is one
+	kafka  KafkaSource
+	refs   []inputRef // input records of an emulated source, in input order
+
+	dest   Destination
+	report *Report
+	fates  map[string]string
+	seen   []string // record ids in the order first delivered (real sources)
+	n      int      // invocations so far
+	// shardOrder lists, per shard or partition, record ids in order.
+	shardOrder map[string][]string
+}
+
+func (r *runner) setSource() error {
+	m, s := r.opts.Mapping, r.s
+	given := 0
+	for _, ok := range []bool{r.opts.Stream != nil, r.opts.Queue != nil, r.opts.Kafka != nil} {
+		if ok {
+			given++
+		}
+	}
+	if given > 1 {
+		return errors.New("localtest: set at most one of Options.Stream, Queue and Kafka")
+	}
+	switch {
+	case r.opts.Stream != nil:
+		if !m.stream() {
+			return fmt.Errorf("localtest: a stream source was given for EventSource %s", s.source)
+		}
+		r.stream = r.opts.Stream
+		return nil
+	case r.opts.Queue != nil:
+		if !m.sqs() {
+			return fmt.Errorf("localtest: a queue was given for EventSource %s", s.source)
+		}
+		r.queue = r.opts.Queue
+		return nil
+	case r.opts.Kafka != nil:
+		if s.source != SourceKafka {
+			return fmt.Errorf("localtest: a Kafka source was given for EventSource %s", s.source)
+		}
+		r.kafka = r.opts.Kafka
+		return nil
+	}
+	start := r.clock.Now().Add(-backlog)
+	var err error
+	switch s.source {
+	case SourceKinesis:
+		var ms *memStream
+		ms, r.refs, err = newMemKinesis(m, s, r.opts.Records, start)
+		r.stream = ms
+	case SourceDynamoDB:
+		var ms *memStream
+		ms, r.refs, err = newMemDynamoDB(m, s, r.opts.Records, start)
+		r.stream = ms
+	case SourceSQS, SourceSQSFIFO:
+		r.mq, r.refs, err = newMemQueue(m, s, r.opts.Records, start, r.clock)
+		r.queue = r.mq
+	case SourceKafka:
+		var mk *memKafka
+		mk, r.refs, err = newMemKafka(m, s, r.opts.Records, start)
+		r.kafka = mk
+	}
+	return err
+}
+
+func (r *runner) setDestination() error {
+	if r.opts.Destination != nil {
+		r.dest = r.opts.Destination
+		return nil
+	}
+	d := r.s.onFailure
+	switch {
+	case d == "" || strings.HasPrefix(d, "mem://"):
+	case strings.HasPrefix(d, "file://"):
+		r.dest = &fileDestination{path: strings.TrimPrefix(d, "file://")}
+	default:
+		return fmt.Errorf("localtest: the on-failure destination %s is a queue URL: pass Options.Destination (e.g. SQSDestination) to send to it", d)
+	}
+	return nil
+}
+
+// fileDestination appends on-failure records to a file, one JSON per line.
+type fileDestination struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	file, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("on-failure destination: %w", err)
+	}
+	if _, err := file.Write(append(b, '\n')); err != nil {
+		file.Close()
+		return fmt.Errorf("on-failure destination: %w", err)
+	}
+	return file.Close()
+}
+
+// invoke makes one invocation with the injected faults, and counts it.
+func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, error) {
+	if r.n >= r.opts.MaxInvocations {
+		r.report.Stopped = fmt.Sprintf("MaxInvocations (%d) reached", r.opts.MaxInvocations)
+		return Response{}, "", errStop
+	}
+	r.n++
+	r.report.Totals.Invocations++
+	reqID := fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)
+	f := r.opts.Faults
+	if f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
+		return Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
+			Payload: errorDocument("injected function error", "Injected.Error")}, reqID, nil
+	}
+	resp, err := r.opts.Invoker.Invoke(ctx, Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout})
+	if err != nil {
+		return resp, reqID, fmt.Errorf("localtest: invocation %d: %w", r.n, err)
+	}
+	switch {
+	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
+		resp = Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: resp.Duration,
+			Payload: errorDocument("injected crash: Runtime exited with error: signal: killed", "Runtime.ExitError")}
+	case f.TimeoutRate > 0 && r.rnd.Float64() < f.TimeoutRate:
+		resp = Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: resp.Duration,
+			Payload: errorDocument("injected timeout", "Sandbox.Timedout")}
+	}
+	return resp, reqID, nil
+}
+
+func (r *runner) trace(e TraceEntry) {
+	e.N = r.n
+	if e.Reported == nil {
+		e.Reported = []string{}
+	}
+	switch e.Result {
+	case ResultSuccess:
+		if !e.Duplicate {
+			r.report.Totals.Successes++
+		}
+	case ResultPartial:
+		r.report.Totals.PartialFailures++
+	case ResultFunctionError:
+		r.report.Totals.FunctionErrors++
+	case ResultTimeout:
+		r.report.Totals.Timeouts++
+	}
+	if r.opts.Trace != nil {
+		r.opts.Trace(e)
+	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.report.Totals)
+	}
+}
+
+func resultOf(resp Response) string {
+	switch {
+	case resp.TimedOut:
+		return ResultTimeout
+	case resp.FunctionError != "":
+		return ResultFunctionError
+	}
+	return ResultSuccess
+}
+
+func (r *runner) resolve(id, fate string) {
+	if _, ok := r.fates[id]; !ok {
+		r.seen = append(r.seen, id)
+	}
+	r.fates[id] = fate
+}
+
+func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord) error {
+	r.report.OnFailureRecords = append(r.report.OnFailureRecords, rec)
+	if r.dest == nil {
+		return nil
+	}
+	return r.dest.Send(ctx, rec)
+}
+
+// finish settles fates of what was never resolved, counts, checkpoints and
+// runs the invariant checks.
+func (r *runner) finish(ctx context.Context) error {
+	if r.queue != nil {
+		left, dl, err := r.queue.Counts(ctx)
+		if err != nil {
+			return fmt.Errorf("localtest: queue counts: %w", err)
+		}
+		r.report.QueueLeft, r.report.DeadLettered = left, dl
+		if r.mq != nil {
+			for _, id := range r.mq.deadLettered() {
+				r.resolve(id, FateDeadLettered)
+			}
+		}
+	}
+	for _, ref := range r.refs {
+		if _, ok := r.fates[ref.id]; !ok {
+			r.resolve(ref.id, FateLeft)
+		}
+	}
+	t := &r.report.Totals
+	t.Records = len(r.fates)
+	for _, f := range r.fates {
+		switch f {
+		case FateProcessed:
+			t.Processed++
+		case FateOnFailure:
+			t.OnFailure++
+		case FateDeadLettered:
+			t.DeadLettered++
+		case FateLeft:
+			t.Left++
+		}
+	}
+	r.report.Fates = r.fates
+	var effects []Effect
+	if r.opts.Effects != nil {
+		var err error
+		if effects, err = r.opts.Effects(); err != nil {
+			return fmt.Errorf("localtest: effects: %w", err)
+		}
+	}
+	r.report.Invariants = checkInvariants(r.records(), r.fates, effects, r.opts.Effects != nil, r.s.source == SourceSQS)
+	return nil
+}
+
+// records lists every record the run knows of, in input order.
+func (r *runner) records() []inputRef {
+	if r.refs != nil {
+		return r.refs
+	}
+	out := make([]inputRef, len(r.seen))
+	for i, id := range r.seen {
+		out[i] = inputRef{id: id}
+	}
+	return out
+}
+
+// ReadEffects reads an effects file: one {"id","key"} JSON object per line,
+// as the conformance handler writes to SLUICE_EFFECTS_FILE. A missing file
+// is no effects.
+func ReadEffects(path string) ([]Effect, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Effect
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e Effect
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

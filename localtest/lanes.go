@@ -1,0 +1,471 @@
+package localtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// A lane is a sequence of records processed in order with its own
+// checkpoint: a shard (or, with ParallelizationFactor > 1, the partition
+// keys of a shard that hash to one of its concurrent batches), or a Kafka
+// topic-partition.
+type lane struct {
+	name  string // shard id or topic-partition
+	recs  []laneRec
+	pos   int      // first record not yet resolved: the checkpoint is just before it
+	split [][2]int // bisected ranges still to run, first first
+	// retries are the retries consumed by the record at pos; attempts the
+	// invocations that included it.
+	retries, attempts int
+	lastReq           string
+	lastResp          Response
+	more              func(ctx context.Context) (bool, error) // fetch more records into this lane (and its siblings)
+	exhausted         bool
+}
+
+type laneRec struct {
+	id      string // item identifier
+	key     string // ordering key
+	arrival time.Time
+	event   json.RawMessage
+	offset  int64 // Kafka
+}
+
+// laneKind is what differs between streams and Kafka.
+type laneKind struct {
+	source string
+	// envelope builds the event for a batch.
+	envelope func(l *lane, batch []laneRec) []byte
+	// read reads the response against the batch.
+	read func(body []byte, l *lane, batch []laneRec) verdict
+	// info fills an on-failure record's batch info.
+	info func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec)
+	// partialResponses is false where Lambda ignores them (no
+	// ReportBatchItemFailures, Kafka on-demand).
+	partialResponses bool
+}
+
+// streamLanes makes the lanes of a Kinesis or DynamoDB stream.
+func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
+	shards, err := r.stream.Shards(ctx)
+	if err != nil {
+		return nil, laneKind{}, fmt.Errorf("localtest: list shards: %w", err)
+	}
+	pf := r.s.parallelization
+	var lanes []*lane
+	for _, shard := range shards {
+		sub := make([]*lane, pf)
+		after := ""
+		exhausted := false
+		for k := range sub {
+			sub[k] = &lane{name: shard}
+		}
+		more := func(ctx context.Context) (bool, error) {
+			if exhausted {
+				return false, nil
+			}
+			recs, err := r.stream.Read(ctx, shard, after, max(1000, r.s.batchSize))
+			if err != nil {
+				return false, fmt.Errorf("localtest: read shard %s: %w", shard, err)
+			}
+			if len(recs) == 0 {
+				exhausted = true
+				return false, nil
+			}
+			for _, rec := range recs {
+				k := 0
+				if pf > 1 {
+					k = kinesisShard(rec.PartitionKey, pf)
+				}
+				sub[k].recs = append(sub[k].recs, laneRec{id: rec.SequenceNumber, key: rec.PartitionKey, arrival: rec.Arrival, event: rec.Event})
+				r.shardOrder[shard] = append(r.shardOrder[shard], rec.SequenceNumber)
+			}
+			after = recs[len(recs)-1].SequenceNumber
+			return true, nil
+		}
+		for _, l := range sub {
+			l.more = more
+		}
+		lanes = append(lanes, sub...)
+	}
+	kind := laneKind{
+		source:           r.s.source,
+		partialResponses: r.s.reportFailures,
+		envelope: func(_ *lane, batch []laneRec) []byte {
+			var b bytes.Buffer
+			b.WriteString(`{"Records":[`)
+			for i, rec := range batch {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.Write(rec.event)
+			}
+			b.WriteString("]}")
+			return b.Bytes()
+		},
+		read: func(body []byte, _ *lane, batch []laneRec) verdict {
+			ids := make([]string, len(batch))
+			for i, rec := range batch {
+				ids[i] = rec.id
+			}
+			return readStringResponse(body, ids)
+		},
+		info: func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec) {
+			var src struct {
+				ARN string `json:"eventSourceARN"`
+			}
+			json.Unmarshal(batch[0].event, &src)
+			info := &sevents.StreamBatchInfo{
+				ShardID:                         l.name,
+				StartSequenceNumber:             batch[0].id,
+				EndSequenceNumber:               batch[len(batch)-1].id,
+				ApproximateArrivalOfFirstRecord: isoTime(batch[0].arrival),
+				ApproximateArrivalOfLastRecord:  isoTime(batch[len(batch)-1].arrival),
+				BatchSize:                       len(batch),
+				StreamARN:                       src.ARN,
+			}
+			if r.s.source == SourceDynamoDB {
+				rec.DDBStreamInfo = info
+			} else {
+				rec.KinesisBatchInfo = info
+			}
+		},
+	}
+	return lanes, kind, nil
+}
+
+// kafkaLanes makes one lane per topic-partition.
+func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
+	parts, err := r.kafka.Partitions(ctx)
+	if err != nil {
+		return nil, laneKind{}, fmt.Errorf("localtest: list partitions: %w", err)
+	}
+	env := r.kafka.Envelope()
+	var lanes []*lane
+	for _, p := range parts {
+		l := &lane{name: p}
+		next := int64(0)
+		l.more = func(ctx context.Context) (bool, error) {
+			recs, err := r.kafka.Fetch(ctx, p, next, max(1000, r.s.batchSize))
+			if err != nil {
+				return false, fmt.Errorf("localtest: fetch %s: %w", p, err)
+			}
+			if len(recs) == 0 {
+				return false, nil
+			}
+			for _, rec := range recs {
+				l.recs = append(l.recs, laneRec{id: kafkaID(p, rec.Offset), key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
+				r.shardOrder[p] = append(r.shardOrder[p], kafkaID(p, rec.Offset))
+			}
+			next = recs[len(recs)-1].Offset + 1
+			return true, nil
+		}
+		lanes = append(lanes, l)
+	}
+	head, _ := json.Marshal(struct {
+		EventSource      string `json:"eventSource"`
+		EventSourceARN   string `json:"eventSourceArn,omitempty"`
+		BootstrapServers string `json:"bootstrapServers"`
+	}{env.EventSource, env.EventSourceARN, env.BootstrapServers})
+	kind := laneKind{
+		source:           SourceKafka,
+		partialResponses: r.s.reportFailures && r.s.kafkaMode == KafkaProvisioned,
+		envelope: func(l *lane, batch []laneRec) []byte {
+			var b bytes.Buffer
+			b.Write(head[:len(head)-1])
+			b.WriteString(`,"records":{`)
+			pk, _ := json.Marshal(l.name)
+			b.Write(pk)
+			b.WriteString(`:[`)
+			for i, rec := range batch {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.Write(rec.event)
+			}
+			b.WriteString("]}}")
+			return b.Bytes()
+		},
+		read: func(body []byte, l *lane, batch []laneRec) verdict {
+			refs := make([]kafkaRef, len(batch))
+			for i, rec := range batch {
+				refs[i] = kafkaRef{l.name, rec.offset}
+			}
+			return readKafkaResponse(body, refs)
+		},
+		info: func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec) {
+			size := 0
+			for _, b := range batch {
+				size += len(b.event)
+			}
+			rec.KafkaBatchInfo = &sevents.KafkaBatchInfo{
+				BatchSize:        len(batch),
+				EventSourceARN:   env.EventSourceARN,
+				BootstrapServers: env.BootstrapServers,
+				PayloadSize:      size,
+				RecordsInfo: map[string]sevents.KafkaPartitionRecords{l.name: {
+					FirstRecordOffset:    strconv.FormatInt(batch[0].offset, 10),
+					LastRecordOffset:     strconv.FormatInt(batch[len(batch)-1].offset, 10),
+					FirstRecordTimestamp: isoTime(batch[0].arrival),
+					LastRecordTimestamp:  isoTime(batch[len(batch)-1].arrival),
+				}},
+			}
+		},
+	}
+	return lanes, kind, nil
+}
+
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// runLanes runs every lane to the end, one batch per lane in turn.
+func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*lane, laneKind, error)) error {
+	r.shardOrder = map[string][]string{}
+	lanes, kind, err := build(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.checkpoints()
+	for {
+		busy := false
+		for _, l := range lanes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			worked, err := r.step(ctx, kind, l)
+			if err != nil {
+				return err
+			}
+			busy = busy || worked
+		}
+		if !busy {
+			return nil
+		}
+	}
+}
+
+// checkpoints records, per shard or partition, the last record of the
+// longest resolved prefix.
+func (r *runner) checkpoints() {
+	for shard, ids := range r.shardOrder {
+		cp := ""
+		for _, id := range ids {
+			if f := r.fates[id]; f == "" || f == FateLeft {
+				break
+			}
+			cp = id
+		}
+		if r.kafka != nil && cp != "" {
+			cp = cp[len(shard)+1:] // the offset
+		}
+		r.report.Checkpoints[shard] = cp
+	}
+}
+
+// step runs one batch of lane l and applies Lambda's rules to the answer. It
+// reports whether the lane had work.
+func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error) {
+	s := r.s
+	if len(l.split) == 0 && len(l.recs)-l.pos < s.batchSize && !l.exhausted {
+		more, err := l.more(ctx)
+		if err != nil {
+			return false, err
+		}
+		if !more {
+			l.exhausted = true
+		}
+	}
+	if len(l.split) == 0 && l.pos >= len(l.recs) {
+		return false, nil
+	}
+	// Records past MaximumRecordAge are given up on before they are sent.
+	if s.maxAge >= 0 && kind.source != SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
+		cutoff := r.clock.Now().Add(-time.Duration(s.maxAge) * time.Second)
+		end := l.pos
+		for end < len(l.recs) && l.recs[end].arrival.Before(cutoff) {
+			end++
+		}
+		if end > l.pos {
+			if err := r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRecordAgeExceeded); err != nil {
+				return false, err
+			}
+			return true, nil
+		}
+	}
+	a, b, fromSplit := l.pos, 0, false
+	if len(l.split) > 0 {
+		a, b, fromSplit = l.split[0][0], l.split[0][1], true
+	} else {
+		size := 0
+		b = a
+		for b < len(l.recs) && b-a < s.batchSize {
+			size += len(l.recs[b].event) + 1
+			if b > a && size > maxPayload-1024 {
+				break
+			}
+			b++
+		}
+	}
+	batch := l.recs[a:b]
+	payload := kind.envelope(l, batch)
+	resp, reqID, err := r.invoke(ctx, payload)
+	if err != nil {
+		return false, err
+	}
+	l.attempts++
+	l.lastReq, l.lastResp = reqID, resp
+	entry := TraceEntry{Shard: l.name, IDs: ids(batch), Result: resultOf(resp), Bisect: fromSplit, Retry: l.retries, Ms: resp.Duration.Milliseconds()}
+
+	v := verdict{kind: verdictSuccess}
+	switch {
+	case resp.Failed():
+		v = verdict{kind: verdictWhole, reason: "function error: " + or(resp.ErrorType, resp.FunctionError)}
+	case kind.partialResponses:
+		v = kind.read(resp.Payload, l, batch)
+		if v.kind == verdictWhole {
+			entry.Result = ResultFunctionError
+			entry.Error = "invalid partial batch response: " + v.reason
+		}
+	default:
+		if pv := kind.read(resp.Payload, l, batch); pv.kind == verdictPartial {
+			entry.Ignored = true // Lambda ignores a partial response without ReportBatchItemFailures
+			entry.Reported = batchIDsAt(batch, pv.reported)
+		}
+	}
+	switch v.kind {
+	case verdictSuccess:
+		r.trace(entry)
+		r.succeed(l, a, b, fromSplit)
+		if f := r.opts.Faults.DuplicateRate; f > 0 && r.rnd.Float64() < f {
+			if err := r.duplicate(ctx, l, payload, batch); err != nil {
+				return false, err
+			}
+		}
+	case verdictPartial:
+		k := a + v.reported[0] // Lambda restarts at the lowest reported record
+		entry.Result = ResultPartial
+		entry.Reported = batchIDsAt(batch, v.reported)
+		r.trace(entry)
+		r.succeed(l, a, k, false)
+		if fromSplit {
+			l.split[0][0] = k
+		}
+		if r.opts.DoNotCountPartialRetries {
+			return true, nil
+		}
+		return true, r.retry(ctx, kind, l, b)
+	case verdictWhole:
+		if entry.Error == "" {
+			entry.Error = v.reason
+		}
+		r.trace(entry)
+		if s.bisect && b-a > 1 && (kind.source != SourceKafka || s.kafkaMode == KafkaProvisioned) {
+			m := a + (b-a)/2
+			rest := l.split
+			if fromSplit {
+				rest = rest[1:]
+			}
+			l.split = append([][2]int{{a, m}, {m, b}}, rest...)
+			r.report.Totals.Bisections++
+			return true, nil
+		}
+		return true, r.retry(ctx, kind, l, b)
+	}
+	return true, nil
+}
+
+// succeed resolves records [a,k) as processed and moves the lane on.
+func (r *runner) succeed(l *lane, a, k int, fromSplit bool) {
+	for i := a; i < k; i++ {
+		r.resolve(l.recs[i].id, FateProcessed)
+	}
+	if k > l.pos {
+		l.pos = k
+		l.retries, l.attempts = 0, 0
+	}
+	if fromSplit && len(l.split) > 0 {
+		l.split = l.split[1:]
+	}
+}
+
+// retry consumes a retry of the record at l.pos; when the retries are used
+// up, the records up to end are given up on.
+func (r *runner) retry(ctx context.Context, kind laneKind, l *lane, end int) error {
+	l.retries++
+	r.report.Totals.Retries++
+	if r.s.maxRetries >= 0 && l.retries > r.s.maxRetries {
+		r.report.Totals.Retries--
+		return r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRetryAttemptsExhausted)
+	}
+	return r.clock.Sleep(ctx, r.opts.RetryDelay)
+}
+
+// giveUp sends the on-failure record for [a,b), resolves those records, and
+// moves the checkpoint past them.
+func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, condition string) error {
+	batch := l.recs[a:b]
+	rec := sevents.OnFailureRecord{
+		RequestContext: sevents.OnFailureRequestContext{
+			RequestID:              l.lastReq,
+			FunctionARN:            FunctionARN,
+			Condition:              condition,
+			ApproximateInvokeCount: l.attempts,
+		},
+		ResponseContext: sevents.OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST"},
+		Version:         "1.0",
+		Timestamp:       isoTime(r.clock.Now()),
+	}
+	if l.lastResp.Failed() {
+		rec.ResponseContext.FunctionError = "Unhandled"
+	}
+	kind.info(&rec, l, batch)
+	if err := r.sendOnFailure(ctx, rec); err != nil {
+		return fmt.Errorf("localtest: on-failure destination: %w", err)
+	}
+	for _, x := range batch {
+		r.resolve(x.id, FateOnFailure)
+	}
+	// Drop split ranges that the given-up records cover.
+	var split [][2]int
+	for _, sp := range l.split {
+		if sp[1] > b {
+			split = append(split, [2]int{max(sp[0], b), sp[1]})
+		}
+	}
+	l.split = split
+	l.pos = max(l.pos, b)
+	l.retries, l.attempts = 0, 0
+	return nil
+}
+
+// duplicate delivers a batch that succeeded once more, as Lambda may.
+func (r *runner) duplicate(ctx context.Context, l *lane, payload []byte, batch []laneRec) error {
+	resp, _, err := r.invoke(ctx, payload)
+	if err != nil {
+		return err
+	}
+	r.report.Totals.Duplicates++
+	r.trace(TraceEntry{Shard: l.name, IDs: ids(batch), Result: resultOf(resp), Duplicate: true, Ms: resp.Duration.Milliseconds()})
+	return nil
+}
+
+func ids(batch []laneRec) []string {
+	out := make([]string, len(batch))
+	for i, rec := range batch {
+		out[i] = rec.id
+	}
+	return out
+}
+
+func batchIDsAt(batch []laneRec, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = batch[j].id
+	}
+	return out
+}

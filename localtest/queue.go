@@ -1,0 +1,167 @@
+package localtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// runQueue polls the SQS queue until it is empty (every message deleted or
+// moved to the dead-letter queue) or the run stops. Lambda's rules
+// (ESM-SPEC.md 3, 4): a successful invocation deletes the batch; a function
+// error deletes nothing, and the messages return after the visibility
+// timeout with ApproximateReceiveCount one higher; a valid partial response
+// deletes the unlisted messages; without ReportBatchItemFailures a listed
+// failure is ignored and the whole batch is deleted. Past the queue's
+// maxReceiveCount a message moves to its dead-letter queue.
+func (r *runner) runQueue(ctx context.Context) error {
+	s := r.s
+	max := s.batchSize
+	if s.source == SourceSQSFIFO {
+		max = min(max, 10)
+	}
+	visibility := time.Duration(s.visibility) * time.Second
+	idle := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		msgs, err := r.queue.Receive(ctx, max, visibility)
+		if err != nil {
+			return fmt.Errorf("localtest: receive: %w", err)
+		}
+		if len(msgs) == 0 {
+			left, _, err := r.queue.Counts(ctx)
+			if err != nil {
+				return fmt.Errorf("localtest: queue counts: %w", err)
+			}
+			if left == 0 {
+				return nil
+			}
+			// Messages are in flight: wait for the first to become visible.
+			wait := time.Second
+			if r.mq != nil {
+				if t, ok := r.mq.nextVisible(); ok {
+					wait = max0(t.Sub(r.clock.Now()))
+				}
+			} else if idle++; idle > 3*s.visibility+10 {
+				r.report.Stopped = "the queue still holds messages that never became visible"
+				return nil
+			}
+			if err := r.clock.Sleep(ctx, wait); err != nil {
+				return err
+			}
+			continue
+		}
+		idle = 0
+		var b bytes.Buffer
+		b.WriteString(`{"Records":[`)
+		ids := make([]string, len(msgs))
+		groups := map[string]bool{}
+		var shard []string
+		for i, m := range msgs {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(m.Event)
+			ids[i] = m.MessageID
+			if m.GroupID != "" && !groups[m.GroupID] {
+				groups[m.GroupID] = true
+				shard = append(shard, m.GroupID)
+			}
+			if _, ok := r.fates[m.MessageID]; !ok {
+				r.seen = append(r.seen, m.MessageID)
+				r.fates[m.MessageID] = FateLeft
+			}
+		}
+		b.WriteString("]}")
+		resp, _, err := r.invoke(ctx, b.Bytes())
+		if err != nil {
+			return err
+		}
+		entry := TraceEntry{Shard: strings.Join(shard, ","), IDs: ids, Result: resultOf(resp), Retry: msgs[0].ReceiveCount - 1, Ms: resp.Duration.Milliseconds()}
+		var remove []int // indexes of messages to delete
+		switch {
+		case resp.Failed():
+			entry.Error = "function error: " + or(resp.ErrorType, resp.FunctionError)
+		default:
+			v := readStringResponse(resp.Payload, ids)
+			switch {
+			case !s.reportFailures:
+				if v.kind == verdictPartial {
+					entry.Ignored = true
+					entry.Reported = pick(ids, v.reported)
+				}
+				remove = all(len(msgs))
+			case v.kind == verdictSuccess:
+				remove = all(len(msgs))
+			case v.kind == verdictPartial:
+				entry.Result = ResultPartial
+				entry.Reported = pick(ids, v.reported)
+				listed := map[int]bool{}
+				for _, i := range v.reported {
+					listed[i] = true
+				}
+				for i := range msgs {
+					if !listed[i] {
+						remove = append(remove, i)
+					}
+				}
+			default:
+				entry.Result = ResultFunctionError
+				entry.Error = "invalid partial batch response: " + v.reason
+			}
+		}
+		for _, m := range msgs {
+			if m.ReceiveCount > 1 {
+				r.report.Totals.Retries++
+			}
+		}
+		r.trace(entry)
+		handles := make([]string, len(remove))
+		for n, i := range remove {
+			handles[n] = msgs[i].ReceiptHandle
+			r.resolve(msgs[i].MessageID, FateProcessed)
+		}
+		if len(handles) > 0 {
+			if err := r.queue.Delete(ctx, handles); err != nil {
+				return fmt.Errorf("localtest: delete: %w", err)
+			}
+		}
+		if entry.Result == ResultSuccess && len(remove) == len(msgs) {
+			if f := r.opts.Faults.DuplicateRate; f > 0 && r.rnd.Float64() < f {
+				dup, _, err := r.invoke(ctx, b.Bytes())
+				if err != nil {
+					return err
+				}
+				r.report.Totals.Duplicates++
+				r.trace(TraceEntry{Shard: entry.Shard, IDs: ids, Result: resultOf(dup), Duplicate: true, Ms: dup.Duration.Milliseconds()})
+			}
+		}
+	}
+}
+
+func max0(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+func all(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+func pick(ids []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = ids[j]
+	}
+	return out
+}

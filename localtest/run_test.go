@@ -1,0 +1,567 @@
+package localtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// fn adapts a function to BytesHandler.
+type fn func(ctx context.Context, payload []byte) ([]byte, error)
+
+func (f fn) Invoke(ctx context.Context, p []byte) ([]byte, error) { return f(ctx, p) }
+
+func ptr[T any](v T) *T { return &v }
+
+// kinesisIDs returns the sequence numbers and payload ids of a Kinesis event.
+func kinesisIDs(t *testing.T, payload []byte) (seqs, pids []string) {
+	t.Helper()
+	var ev events.KinesisEvent
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		t.Fatalf("event: %v", err)
+	}
+	for _, r := range ev.Records {
+		seqs = append(seqs, r.Kinesis.SequenceNumber)
+		pids = append(pids, payloadID(r.Kinesis.Data))
+	}
+	return seqs, pids
+}
+
+func failuresJSON(ids ...string) []byte {
+	resp := events.KinesisEventResponse{BatchItemFailures: []events.KinesisBatchItemFailure{}}
+	for _, id := range ids {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.KinesisBatchItemFailure{ItemIdentifier: id})
+	}
+	b, _ := json.Marshal(resp)
+	return b
+}
+
+func kinesisRecords(n int, key func(i int) string) []InputRecord {
+	out := make([]InputRecord, n)
+	for i := range out {
+		out[i] = InputRecord{PartitionKey: key(i), Data: json.RawMessage(fmt.Sprintf(`{"id":"%d","action":"ok"}`, i+1))}
+	}
+	return out
+}
+
+func oneKey(int) string { return "k" }
+
+func kinesisMapping(batch int, extra func(m *Mapping)) *Mapping {
+	m := &Mapping{EventSource: SourceKinesis, BatchSize: ptr(batch), StartingPosition: "TRIM_HORIZON",
+		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	if extra != nil {
+		extra(m)
+	}
+	return m
+}
+
+type traced struct{ entries []TraceEntry }
+
+func (tr *traced) add(e TraceEntry) { tr.entries = append(tr.entries, e) }
+
+// pids of a trace entry: the record ids are sequence numbers; map them back.
+func run(t *testing.T, opts Options) (*Report, *traced) {
+	t.Helper()
+	tr := &traced{}
+	opts.Trace = tr.add
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, tr
+}
+
+func TestEdge01_ReportBatchItemFailuresOffIgnoresFailures(t *testing.T) {
+	var effects []Effect
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		seqs, pids := kinesisIDs(t, p)
+		for i, pid := range pids {
+			if pid == "2" {
+				return failuresJSON(seqs[i]), nil
+			}
+			effects = append(effects, Effect{ID: pid, Key: "k"})
+		}
+		return failuresJSON(), nil
+	})
+	m := kinesisMapping(10, func(m *Mapping) { m.FunctionResponseTypes = nil })
+	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(3, oneKey), Invoker: InProcess(h),
+		Effects: func() ([]Effect, error) { return effects, nil }})
+	if len(tr.entries) != 1 || !tr.entries[0].Ignored || tr.entries[0].Result != ResultSuccess {
+		t.Fatalf("trace %+v", tr.entries)
+	}
+	if rep.Totals.Processed != 3 {
+		t.Fatalf("Lambda counts all 3 as processed: %+v", rep.Totals)
+	}
+	// The record whose failure was ignored is lost, and the check says so.
+	if rep.Held() || !strings.Contains(strings.Join(rep.Invariants[0].Violations, " "), "effect never happened") {
+		t.Fatalf("no-loss must fail: %+v", rep.Invariants)
+	}
+}
+
+func TestEdge02_ResponseWithErrorIsFunctionError(t *testing.T) {
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		if calls == 1 {
+			return failuresJSON(), errors.New("boom")
+		}
+		return failuresJSON(), nil
+	})
+	_, tr := run(t, Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(2, oneKey), Invoker: InProcess(h)})
+	if len(tr.entries) != 2 || tr.entries[0].Result != ResultFunctionError || tr.entries[1].Retry != 1 {
+		t.Fatalf("trace %+v", tr.entries)
+	}
+}
+
+func TestEdge03_StreamRestartsAtLowestReported(t *testing.T) {
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		seqs, _ := kinesisIDs(t, p)
+		if calls == 1 {
+			return failuresJSON(seqs[4], seqs[2]), nil // records 5 and 3 of 1-10
+		}
+		return failuresJSON(), nil
+	})
+	rep, tr := run(t, Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(10, oneKey), Invoker: InProcess(h)})
+	if len(tr.entries) != 2 {
+		t.Fatalf("trace %+v", tr.entries)
+	}
+	first, second := tr.entries[0], tr.entries[1]
+	if first.Result != ResultPartial || !slices.Equal(second.IDs, first.IDs[2:]) {
+		t.Fatalf("second invocation must redeliver records 3-10: %v then %v", first.IDs, second.IDs)
+	}
+	if second.Retry != 1 || rep.Totals.Processed != 10 {
+		t.Fatalf("retry %d totals %+v", second.Retry, rep.Totals)
+	}
+}
+
+func TestEdge04_StreamResponseShapes(t *testing.T) {
+	tests := []struct {
+		body  string
+		whole bool
+	}{
+		{`null`, false}, {`{}`, false}, {`{"batchItemFailures":null}`, false}, {`{"batchItemFailures":[]}`, false}, {``, false},
+		{`{"batchItemFailures":[{"itemIdentifier":""}]}`, true},
+		{`{"batchItemFailures":[{"itemIdentifier":null}]}`, true},
+		{`{"batchItemFailures":[{"identifier":"x"}]}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			calls := 0
+			h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+				calls++
+				if calls == 1 {
+					return []byte(tt.body), nil
+				}
+				return nil, nil
+			})
+			rep, tr := run(t, Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(3, oneKey), Invoker: InProcess(h)})
+			if tt.whole {
+				if len(tr.entries) != 2 || tr.entries[0].Result != ResultFunctionError || rep.Totals.Retries != 1 {
+					t.Fatalf("want a whole failure and a retry: %+v %+v", tr.entries, rep.Totals)
+				}
+			} else if len(tr.entries) != 1 || tr.entries[0].Result != ResultSuccess {
+				t.Fatalf("want success: %+v", tr.entries)
+			}
+		})
+	}
+}
+
+func sqsRecords(n int, group func(i int) string) []InputRecord {
+	out := make([]InputRecord, n)
+	for i := range out {
+		out[i] = InputRecord{Body: json.RawMessage(fmt.Sprintf(`{"id":"%d","action":"ok"}`, i+1))}
+		if group != nil {
+			out[i].MessageGroupID = group(i)
+		}
+	}
+	return out
+}
+
+func sqsIDs(t *testing.T, p []byte) (ids, pids []string, counts []string) {
+	var ev events.SQSEvent
+	if err := json.Unmarshal(p, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ev.Records {
+		ids = append(ids, m.MessageId)
+		pids = append(pids, payloadID([]byte(m.Body)))
+		counts = append(counts, m.Attributes["ApproximateReceiveCount"])
+	}
+	return
+}
+
+func TestEdge05_SQSResponses(t *testing.T) {
+	tests := []struct {
+		name string
+		resp func(ids []string) string
+		// deleted after the first invocation
+		deleted int
+	}{
+		{"unknown messageId fails the whole batch", func([]string) string { return `{"batchItemFailures":[{"itemIdentifier":"nope"}]}` }, 0},
+		{"invalid JSON fails the whole batch", func([]string) string { return `{"batchItemFailures":[` }, 0},
+		{"partial deletes only unlisted", func(ids []string) string { return string(failuresJSON(ids[1])) }, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+				calls++
+				ids, _, _ := sqsIDs(t, p)
+				if calls == 1 {
+					return []byte(tt.resp(ids)), nil
+				}
+				return nil, nil
+			})
+			m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+			_, tr := run(t, Options{Mapping: m, Records: sqsRecords(3, nil), Invoker: InProcess(h)})
+			if got := len(tr.entries[1].IDs); got != 3-tt.deleted {
+				t.Fatalf("second batch has %d messages, want %d: %+v", got, 3-tt.deleted, tr.entries)
+			}
+		})
+	}
+}
+
+func TestEdge06_SQSReceiveCountAndRedrive(t *testing.T) {
+	var counts []string
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		_, _, c := sqsIDs(t, p)
+		counts = append(counts, c...)
+		return nil, errors.New("always fails")
+	})
+	m := &Mapping{EventSource: SourceSQS, RedrivePolicy: &RedrivePolicy{MaxReceiveCount: 3}, VisibilityTimeout: ptr(60)}
+	rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(1, nil), Invoker: InProcess(h)})
+	if !slices.Equal(counts, []string{"1", "2", "3"}) || len(tr.entries) != 3 {
+		t.Fatalf("receive counts %v", counts)
+	}
+	if rep.DeadLettered != 1 || rep.QueueLeft != 0 || rep.Totals.DeadLettered != 1 || !rep.Held() {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestEdge07_FIFO(t *testing.T) {
+	if err := (&Mapping{EventSource: SourceSQSFIFO, BatchSize: ptr(11)}).Validate(); err == nil {
+		t.Fatal("FIFO BatchSize 11 must be rejected")
+	}
+	if err := (&Mapping{EventSource: SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(1)}).Validate(); err == nil {
+		t.Fatal("a FIFO batching window must be rejected")
+	}
+	// Group a's second message fails twice; no later message of group a is
+	// delivered until it succeeds, while group b goes on.
+	failures := 0
+	var order []string
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		ids, pids, _ := sqsIDs(t, p)
+		var failed []string
+		groupFailed := map[string]bool{}
+		for i, pid := range pids {
+			g := map[bool]string{true: "a", false: "b"}[pid == "1" || pid == "3" || pid == "5"]
+			if groupFailed[g] {
+				failed = append(failed, ids[i])
+				continue
+			}
+			if pid == "3" && failures < 2 {
+				failures++
+				groupFailed[g] = true
+				failed = append(failed, ids[i])
+				continue
+			}
+			order = append(order, pid)
+		}
+		return failuresJSON(failed...), nil
+	})
+	m := &Mapping{EventSource: SourceSQSFIFO, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	groups := []string{"a", "b", "a", "b", "a"}
+	rep, _ := run(t, Options{Mapping: m, Records: sqsRecords(5, func(i int) string { return groups[i] }), Invoker: InProcess(h)})
+	if i3, i5 := slices.Index(order, "3"), slices.Index(order, "5"); i3 < 0 || i5 < i3 {
+		t.Fatalf("group a out of order: %v", order)
+	}
+	if rep.Totals.Processed != 5 {
+		t.Fatalf("%+v", rep.Totals)
+	}
+}
+
+func TestEdge08_RecordAgeValidation(t *testing.T) {
+	for _, age := range []int{1, 59} {
+		if err := kinesisMapping(10, func(m *Mapping) { m.MaximumRecordAgeInSeconds = ptr(age) }).Validate(); err == nil {
+			t.Fatalf("MaximumRecordAgeInSeconds %d must be rejected", age)
+		}
+	}
+	for _, age := range []int{-1, 60, 604800} {
+		if err := kinesisMapping(10, func(m *Mapping) { m.MaximumRecordAgeInSeconds = ptr(age) }).Validate(); err != nil {
+			t.Fatalf("MaximumRecordAgeInSeconds %d: %v", age, err)
+		}
+	}
+}
+
+// poisonAt fails every batch holding the record with payload id bad.
+func poisonAt(t *testing.T, bad string) BytesHandler {
+	return fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		_, pids := kinesisIDs(t, p)
+		if slices.Contains(pids, bad) {
+			return nil, errors.New("poison")
+		}
+		return nil, nil
+	})
+}
+
+func TestEdge09_BisectIsolatesPoisonWithoutRetries(t *testing.T) {
+	m := kinesisMapping(8, func(m *Mapping) { m.BisectBatchOnFunctionError = ptr(true); m.MaximumRetryAttempts = ptr(0) })
+	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(8, oneKey), Invoker: InProcess(poisonAt(t, "6"))})
+	var sizes []int
+	for _, e := range tr.entries {
+		sizes = append(sizes, len(e.IDs))
+	}
+	// [1-8] fails, [1-4] ok, [5-8] fails, [5-6] fails, [5] ok, [6] fails: given up, [7-8] ok.
+	if !slices.Equal(sizes, []int{8, 4, 4, 2, 1, 1, 2}) {
+		t.Fatalf("batch sizes %v", sizes)
+	}
+	if rep.Totals.Bisections != 3 || rep.Totals.Retries != 0 || len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].KinesisBatchInfo.BatchSize != 1 {
+		t.Fatalf("totals %+v on-failure %+v", rep.Totals, rep.OnFailureRecords)
+	}
+	if rep.Totals.Processed != 7 || rep.Totals.OnFailure != 1 || !rep.Held() {
+		t.Fatalf("%+v", rep.Totals)
+	}
+	for _, e := range tr.entries[1:] {
+		if !e.Bisect {
+			t.Fatalf("halves must be flagged: %+v", e)
+		}
+	}
+}
+
+func TestEdge10_BisectWithPartialResponse(t *testing.T) {
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		seqs, _ := kinesisIDs(t, p)
+		if calls == 1 {
+			return failuresJSON(seqs[5]), nil
+		}
+		return nil, nil
+	})
+	m := kinesisMapping(8, func(m *Mapping) { m.BisectBatchOnFunctionError = ptr(true) })
+	_, tr := run(t, Options{Mapping: m, Records: kinesisRecords(8, oneKey), Invoker: InProcess(h)})
+	if len(tr.entries) != 2 || !slices.Equal(tr.entries[1].IDs, tr.entries[0].IDs[5:]) {
+		t.Fatalf("only records >= 6 are retried: %+v", tr.entries)
+	}
+}
+
+func TestEdge11_RetriesExhaustedSendsOnFailureAndMovesOn(t *testing.T) {
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "onfailure.jsonl")
+	m := kinesisMapping(10, func(m *Mapping) {
+		m.MaximumRetryAttempts = ptr(2)
+		m.DestinationConfig = &DestinationConfig{OnFailure: &OnFailure{Destination: "file://" + dest}}
+	})
+	recs := append(kinesisRecords(3, oneKey), InputRecord{PartitionKey: "k", Data: json.RawMessage(`{"id":"after"}`)})
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		if calls <= 3 {
+			return nil, errors.New("always")
+		}
+		return nil, nil
+	})
+	rep, tr := run(t, Options{Mapping: m, Records: recs[:3], Invoker: InProcess(h)})
+	if len(tr.entries) != 3 || len(rep.OnFailureRecords) != 1 {
+		t.Fatalf("want 3 invocations then the on-failure record: %d, %+v", len(tr.entries), rep.OnFailureRecords)
+	}
+	of := rep.OnFailureRecords[0]
+	if of.RequestContext.Condition != sevents.ConditionRetryAttemptsExhausted || of.RequestContext.ApproximateInvokeCount != 3 ||
+		of.KinesisBatchInfo.BatchSize != 3 || of.ResponseContext.FunctionError != "Unhandled" || !strings.HasPrefix(of.KinesisBatchInfo.StreamARN, "arn:aws:kinesis:") {
+		t.Fatalf("on-failure record %+v", of)
+	}
+	raw, err := os.ReadFile(dest)
+	if err != nil || strings.Count(string(raw), "\n") != 1 || !strings.Contains(string(raw), `"KinesisBatchInfo"`) {
+		t.Fatalf("destination file: %v %s", err, raw)
+	}
+	if cp := rep.Checkpoints["shardId-000000000000"]; cp != tr.entries[0].IDs[2] {
+		t.Fatalf("checkpoint %q, want past the batch", cp)
+	}
+	if rep.Totals.Retries != 2 || rep.Totals.OnFailure != 3 {
+		t.Fatalf("%+v", rep.Totals)
+	}
+}
+
+func TestEdge12_TumblingWindowsNotYetEmulated(t *testing.T) {
+	m := kinesisMapping(10, func(m *Mapping) { m.TumblingWindowInSeconds = ptr(60) })
+	_, err := Run(context.Background(), Options{Mapping: m, Records: kinesisRecords(1, oneKey), Invoker: InProcess(poisonAt(t, "x"))})
+	if err == nil || !strings.Contains(err.Error(), "TumblingWindowInSeconds") {
+		t.Fatalf("want a clear error, got %v", err)
+	}
+}
+
+func TestEdge13_ParallelizationFactorKeepsKeyOrder(t *testing.T) {
+	keys := func(i int) string { return fmt.Sprintf("key-%d", i%7) }
+	var effects []Effect
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		var ev events.KinesisEvent
+		json.Unmarshal(p, &ev)
+		for _, r := range ev.Records {
+			effects = append(effects, Effect{ID: payloadID(r.Kinesis.Data), Key: r.Kinesis.PartitionKey})
+		}
+		return nil, nil
+	})
+	m := kinesisMapping(5, func(m *Mapping) { m.ParallelizationFactor = ptr(4); m.Shards = ptr(2) })
+	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(200, keys), Invoker: InProcess(h),
+		Effects: func() ([]Effect, error) { return effects, nil }})
+	if !rep.Held() || rep.Totals.Processed != 200 {
+		t.Fatalf("%+v %+v", rep.Invariants, rep.Totals)
+	}
+	// Each batch holds keys of one sub-lane only.
+	for _, e := range tr.entries {
+		if len(e.IDs) > 5 {
+			t.Fatalf("batch of %d", len(e.IDs))
+		}
+	}
+	if len(rep.Checkpoints) != 2 {
+		t.Fatalf("checkpoints %v", rep.Checkpoints)
+	}
+}
+
+func kafkaRecords(n, partitions int) []InputRecord {
+	out := make([]InputRecord, n)
+	for i := range out {
+		p := i % partitions
+		out[i] = InputRecord{Partition: &p, Value: json.RawMessage(fmt.Sprintf(`{"id":"%d","action":"ok"}`, i+1)),
+			Headers: map[string]string{"bin": "\xff\x80a"}}
+	}
+	return out
+}
+
+func TestEdge14_KafkaUnknownOffsetFailsTheBatch(t *testing.T) {
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		if calls == 1 {
+			return []byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"topic-0","offset":999}}]}`), nil
+		}
+		return nil, nil
+	})
+	m := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(10),
+		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	rep, tr := run(t, Options{Mapping: m, Records: kafkaRecords(3, 1), Invoker: InProcess(h)})
+	if len(tr.entries) != 2 || tr.entries[0].Result != ResultFunctionError || !slices.Equal(tr.entries[0].IDs, tr.entries[1].IDs) {
+		t.Fatalf("the whole batch is retried: %+v", tr.entries)
+	}
+	if rep.Checkpoints["topic-0"] != "2" {
+		t.Fatalf("checkpoint %v", rep.Checkpoints)
+	}
+}
+
+func TestEdge15_KafkaHeadersAreSignedBytes(t *testing.T) {
+	var raw []byte
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) { raw = p; return nil, nil })
+	m := &Mapping{EventSource: SourceKafka, StartingPosition: "LATEST"}
+	run(t, Options{Mapping: m, Records: kafkaRecords(1, 1), Invoker: InProcess(h)})
+	if !strings.Contains(string(raw), `"bin":[-1,-128,97]`) {
+		t.Fatalf("headers must be signed bytes: %s", raw)
+	}
+	var ev events.KafkaEvent
+	if err := json.Unmarshal(raw, &ev); err != nil || ev.EventSource != "aws:kafka" || len(ev.Records["topic-0"]) != 1 {
+		t.Fatalf("%v %+v", err, ev)
+	}
+}
+
+func TestEdge16_DuplicateDelivery(t *testing.T) {
+	seen := map[string]int{}
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		_, pids := kinesisIDs(t, p)
+		for _, pid := range pids {
+			seen[pid]++
+		}
+		return nil, nil
+	})
+	rep, tr := run(t, Options{Mapping: kinesisMapping(2, nil), Records: kinesisRecords(6, oneKey), Invoker: InProcess(h),
+		Faults: Faults{DuplicateRate: 1}})
+	if rep.Totals.Duplicates != 3 || len(tr.entries) != 6 || seen["1"] != 2 {
+		t.Fatalf("every successful batch delivered twice: %+v %v", rep.Totals, seen)
+	}
+}
+
+func TestKafkaOnDemandRetriesUntilSuccess(t *testing.T) {
+	calls := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		calls++
+		if calls <= 4 {
+			return nil, errors.New("down")
+		}
+		return []byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"topic-0","offset":0}}]}`), nil
+	})
+	m := &Mapping{EventSource: SourceKafka, StartingPosition: "TRIM_HORIZON"}
+	rep, tr := run(t, Options{Mapping: m, Records: kafkaRecords(2, 1), Invoker: InProcess(h)})
+	// On-demand: no retry limit, and a partial response is not read.
+	if len(tr.entries) != 5 || rep.Totals.Processed != 2 || !tr.entries[4].Ignored {
+		t.Fatalf("%+v %+v", tr.entries, rep.Totals)
+	}
+}
+
+func TestRecordAgeExceeded(t *testing.T) {
+	// Records are an hour old (a backlog); with MaximumRecordAge 60 s they
+	// are given up on before any invocation.
+	m := kinesisMapping(10, func(m *Mapping) { m.MaximumRecordAgeInSeconds = ptr(60) })
+	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(4, oneKey), Invoker: InProcess(poisonAt(t, "x"))})
+	if len(tr.entries) != 0 || len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].RequestContext.Condition != sevents.ConditionRecordAgeExceeded {
+		t.Fatalf("%+v %+v", tr.entries, rep.OnFailureRecords)
+	}
+}
+
+func TestOrderInvariantCatchesReordering(t *testing.T) {
+	// A function that applies each batch in reverse breaks per-key order.
+	var effects []Effect
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		_, pids := kinesisIDs(t, p)
+		for i := len(pids) - 1; i >= 0; i-- {
+			effects = append(effects, Effect{ID: pids[i], Key: "k"})
+		}
+		return nil, nil
+	})
+	rep, _ := run(t, Options{Mapping: kinesisMapping(5, nil), Records: kinesisRecords(5, oneKey), Invoker: InProcess(h),
+		Effects: func() ([]Effect, error) { return effects, nil }})
+	if rep.Held() || rep.Invariants[1].Name != InvariantOrder || rep.Invariants[1].Held {
+		t.Fatalf("order invariant must fail: %+v", rep.Invariants)
+	}
+}
+
+func TestValidationReasons(t *testing.T) {
+	tests := []struct {
+		m    Mapping
+		want string
+	}{
+		{Mapping{EventSource: "firehose"}, "EventSource"},
+		{Mapping{EventSource: SourceKinesis}, "StartingPosition: is required"},
+		{Mapping{EventSource: SourceDynamoDB, StartingPosition: "AT_TIMESTAMP"}, "StartingPosition"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", BatchSize: ptr(10001)}, "BatchSize"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", ParallelizationFactor: ptr(11)}, "ParallelizationFactor"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(-2)}, "MaximumRetryAttempts"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", TumblingWindowInSeconds: ptr(901)}, "TumblingWindowInSeconds"},
+		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11)}, "MaximumBatchingWindowInSeconds of at least 1"},
+		{Mapping{EventSource: SourceSQS, BisectBatchOnFunctionError: ptr(true)}, "BisectBatchOnFunctionError"},
+		{Mapping{EventSource: SourceSQS, DestinationConfig: &DestinationConfig{}}, "RedrivePolicy"},
+		{Mapping{EventSource: SourceKafka, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(3)}, "provisioned mode only"},
+		{Mapping{EventSource: SourceKafka, StartingPosition: "LATEST", Mode: "burst"}, "Mode"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", FunctionResponseTypes: []string{"Partial"}}, "ReportBatchItemFailures"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumBatchingWindowInSeconds: ptr(301)}, "MaximumBatchingWindowInSeconds"},
+	}
+	for _, tt := range tests {
+		err := tt.m.Validate()
+		var ve *ValidationError
+		if err == nil || !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: want an error mentioning %q, got %v", tt.m, tt.want, err)
+		}
+	}
+	if _, err := ParseMapping([]byte(`{"EventSource":"sqs","BatchSzie":5}`)); err == nil {
+		t.Error("a misspelt field must be an error")
+	}
+}

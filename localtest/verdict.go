@@ -1,0 +1,160 @@
+package localtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Verdict kinds: how Lambda reads a function's answer.
+const (
+	verdictSuccess = "success"
+	verdictPartial = "partial"
+	verdictWhole   = "whole"
+)
+
+// verdict is Lambda's reading of one response body.
+type verdict struct {
+	kind     string
+	reported []int // partial: indexes into the batch, ascending, unique
+	reason   string
+}
+
+// readStringResponse reads a Kinesis, DynamoDB Streams or SQS partial batch
+// response against the batch's item identifiers (ESM-SPEC.md 1, 3):
+// an empty, null or {} body, or a null or empty list, is success; invalid
+// JSON, a body that is not an object, a failure without itemIdentifier (a
+// wrong key name), an empty or null identifier, or one not in the batch fail
+// the whole batch. (The last is documented for SQS and inferred for
+// streams; a body that is valid JSON but not an object is not documented
+// either way and is read as a failure, the reading that hides nothing.)
+func readStringResponse(body []byte, ids []string) verdict {
+	items, v, ok := failureItems(body)
+	if !ok {
+		return v
+	}
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	seen := map[int]bool{}
+	var reported []int
+	for n, raw := range items {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] is not an object", n)}
+		}
+		rawID, ok := obj["itemIdentifier"]
+		if !ok {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] has no itemIdentifier", n)}
+		}
+		var id *string
+		if err := json.Unmarshal(rawID, &id); err != nil {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is not a string", n)}
+		}
+		if id == nil || *id == "" {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is empty or null", n)}
+		}
+		i, ok := index[*id]
+		if !ok {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("itemIdentifier %q is not in the batch", *id)}
+		}
+		if !seen[i] {
+			seen[i] = true
+			reported = append(reported, i)
+		}
+	}
+	return partialOrSuccess(reported)
+}
+
+// kafkaRef identifies one record of a Kafka batch.
+type kafkaRef struct {
+	partition string
+	offset    int64
+}
+
+// readKafkaResponse reads a Kafka partial batch response (ESM-SPEC.md 5):
+// identifiers are {"partition":"<topic>-<n>","offset":N}; one that names no
+// record of the batch fails the whole batch.
+func readKafkaResponse(body []byte, refs []kafkaRef) verdict {
+	items, v, ok := failureItems(body)
+	if !ok {
+		return v
+	}
+	index := make(map[kafkaRef]int, len(refs))
+	for i, r := range refs {
+		index[r] = i
+	}
+	seen := map[int]bool{}
+	var reported []int
+	for n, raw := range items {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] is not an object", n)}
+		}
+		rawID, ok := obj["itemIdentifier"]
+		if !ok {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] has no itemIdentifier", n)}
+		}
+		var id struct {
+			Partition *string      `json:"partition"`
+			Offset    *json.Number `json:"offset"`
+		}
+		if err := json.Unmarshal(rawID, &id); err != nil || id.Partition == nil || id.Offset == nil {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is not {partition, offset}", n)}
+		}
+		off, err := id.Offset.Int64()
+		if err != nil {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier.offset %s is not an integer", n, *id.Offset)}
+		}
+		i, ok := index[kafkaRef{*id.Partition, off}]
+		if !ok {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("itemIdentifier %s@%d is not in the batch", *id.Partition, off)}
+		}
+		if !seen[i] {
+			seen[i] = true
+			reported = append(reported, i)
+		}
+	}
+	return partialOrSuccess(reported)
+}
+
+// failureItems returns the batchItemFailures elements, or the verdict when
+// the body settles it (success or whole failure) by itself.
+func failureItems(body []byte) ([]json.RawMessage, verdict, bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || string(body) == "null" {
+		return nil, verdict{kind: verdictSuccess}, false
+	}
+	if !json.Valid(body) {
+		return nil, verdict{kind: verdictWhole, reason: "the response is not valid JSON"}, false
+	}
+	if body[0] != '{' {
+		return nil, verdict{kind: verdictWhole, reason: "the response is not a JSON object"}, false
+	}
+	var resp map[string]json.RawMessage
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, verdict{kind: verdictWhole, reason: "the response is not a JSON object"}, false
+	}
+	raw, ok := resp["batchItemFailures"]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, verdict{kind: verdictSuccess}, false
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, verdict{kind: verdictWhole, reason: "batchItemFailures is not a list"}, false
+	}
+	return items, verdict{}, true
+}
+
+func partialOrSuccess(reported []int) verdict {
+	if len(reported) == 0 {
+		return verdict{kind: verdictSuccess}
+	}
+	for i := 1; i < len(reported); i++ { // insertion sort: lists are short
+		for j := i; j > 0 && reported[j] < reported[j-1]; j-- {
+			reported[j], reported[j-1] = reported[j-1], reported[j]
+		}
+	}
+	return verdict{kind: verdictPartial, reported: reported}
+}
