@@ -87,6 +87,9 @@ func (b *KinesisBuilder) Add(partitionKey string, data []byte) *KinesisBuilder {
 	return b
 }
 
+// Last returns the record added last.
+func (b *KinesisBuilder) Last() events.KinesisEventRecord { return b.records[len(b.records)-1] }
+
 // Event returns the records added so far as one event.
 func (b *KinesisBuilder) Event() events.KinesisEvent {
 	return events.KinesisEvent{Records: append([]events.KinesisEventRecord(nil), b.records...)}
@@ -185,6 +188,9 @@ func approxImageSize(m map[string]events.DynamoDBAttributeValue) int {
 	}
 	return n
 }
+
+// Last returns the record added last.
+func (b *DynamoDBBuilder) Last() events.DynamoDBEventRecord { return b.records[len(b.records)-1] }
 
 // Event returns the records added so far as one event.
 func (b *DynamoDBBuilder) Event() events.DynamoDBEvent {
@@ -316,6 +322,25 @@ func (b *KafkaBuilder) Add(topic string, partition int64, key, value []byte, hea
 	}
 	b.records[pk] = append(b.records[pk], r)
 	return b
+}
+
+// Last returns the record added last to topic-partition pk ("<topic>-<n>").
+func (b *KafkaBuilder) Last(pk string) events.KafkaRecord {
+	rs := b.records[pk]
+	return rs[len(rs)-1]
+}
+
+// Envelope returns the event without records: source, ARN, brokers.
+func (b *KafkaBuilder) Envelope() events.KafkaEvent {
+	ev := events.KafkaEvent{
+		EventSource:      "SelfManagedKafka",
+		EventSourceARN:   b.EventSourceARN,
+		BootstrapServers: or(b.BootstrapServers, "b-1.kafka.example:9092,b-2.kafka.example:9092"),
+	}
+	if b.EventSourceARN != "" {
+		ev.EventSource = "aws:kafka"
+	}
+	return ev
 }
 
 // Event returns the records added so far as one event.

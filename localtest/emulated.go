@@ -74,8 +74,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 		b.Clock = func() time.Time { return at }
 		payload := payloadText(r.Data)
 		b.Add(r.PartitionKey, payload)
-		ev := b.Event()
-		rec := ev.Records[len(ev.Records)-1]
+		rec := b.Last()
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return nil, nil, err
@@ -162,8 +161,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 		if err != nil {
 			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
 		}
-		ev := b.Event()
-		rec := ev.Records[len(ev.Records)-1]
+		rec := b.Last()
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return nil, nil, err
@@ -403,20 +401,16 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		value := payloadText(r.Value)
 		b.Add(topic, int64(p), key, value, hs...)
 		pk := sevents.KafkaPartitionKey(topic, int64(p))
-		ev := b.Event()
-		rec := ev.Records[pk][len(ev.Records[pk])-1]
+		rec := b.Last(pk)
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return nil, nil, err
 		}
 		k.recs[pk] = append(k.recs[pk], KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
 		refs[i] = inputRef{id: kafkaID(pk, rec.Offset), key: pk, payloadID: payloadID(value)}
-		k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
 	}
-	if k.env.EventSource == "" {
-		ev := b.Event()
-		k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
-	}
+	ev := b.Envelope()
+	k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
 	return k, refs, nil
 }
 

@@ -296,6 +296,21 @@ func (r *runner) finish(ctx context.Context) error {
 			for _, id := range r.mq.deadLettered() {
 				r.resolve(id, FateDeadLettered)
 			}
+		} else if left == 0 {
+			// A real queue that is empty: what was received and never
+			// deleted went to its dead-letter queue (the only other way
+			// out, retention, takes days).
+			var pending []string
+			for _, id := range r.seen {
+				if r.fates[id] == FateLeft {
+					pending = append(pending, id)
+				}
+			}
+			if len(pending) <= dl {
+				for _, id := range pending {
+					r.resolve(id, FateDeadLettered)
+				}
+			}
 		}
 	}
 	for _, ref := range r.refs {

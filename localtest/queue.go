@@ -23,6 +23,9 @@ func (r *runner) runQueue(ctx context.Context) error {
 		max = min(max, 10)
 	}
 	visibility := time.Duration(s.visibility) * time.Second
+	if r.mq == nil && r.opts.Mapping.VisibilityTimeout == nil {
+		visibility = 0 // a real queue: its own visibility timeout
+	}
 	idle := 0
 	for {
 		if err := ctx.Err(); err != nil {

@@ -11,6 +11,9 @@
 //	SLUICE_SOURCE        kinesis | dynamodb | sqs | sqs-fifo | kafka (required)
 //	SLUICE_EFFECTS_FILE  if set, one JSON line {"id":...,"key":...} is appended
 //	                     for every record processed successfully
+//	SLUICE_RETRY_BACKOFF if set (a Go duration such as 5ms), the base of the
+//	                     in-process retry back-off instead of 50ms, so tests
+//	                     with many transient failures run fast
 //
 // Each record's payload (Kinesis data, SQS body, Kafka value, or the
 // DynamoDB image attribute "payload" of type S) is {"id":"...","action":"..."}:
@@ -29,12 +32,26 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/handlers"
 )
 
 func main() {
-	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"))
+	var opts []handlers.Option
+	if v := os.Getenv("SLUICE_RETRY_BACKOFF"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "conformance: SLUICE_RETRY_BACKOFF=%q is not a positive duration\n", v)
+			os.Exit(2)
+		}
+		opts = append(opts, handlers.WithRetry(batch.RetryPolicy{Retries: 2,
+			Backoff: batch.FullJitter(batch.Capped(batch.Exponential(d), 40*d), nil)}))
+	}
+	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(2)

@@ -355,6 +355,10 @@ func (f *Function) transportError(err error) error {
 	}
 }
 
+// Endpoint returns the base URL of RIE's Invoke API (http://127.0.0.1:PORT);
+// invocations are POSTed to Endpoint()+"/2015-03-31/functions/function/invocations".
+func (f *Function) Endpoint() string { return strings.TrimSuffix(f.url, invokePath) }
+
 // Logs returns everything RIE and the handler have written to stdout and
 // stderr so far.
 func (f *Function) Logs() string { return f.logs.String() }

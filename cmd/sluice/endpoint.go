@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/sluicehq/sluice/localtest"
+)
+
+// awsConfig is the SDK configuration for a mapping's Endpoint: "aws" means
+// AWS itself (the default credential chain); any other URL is a local or
+// emulated endpoint (LocalStack, kinesalite, DynamoDB Local, fauxqs), reached
+// with the environment's credentials if it has any, else fake ones.
+func awsConfig(ctx context.Context, m *localtest.Mapping) (aws.Config, error) {
+	region := m.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	opts := []func(*config.LoadOptions) error{config.WithRegion(region)}
+	if m.Endpoint != "aws" {
+		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+			opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+		}
+		opts = append(opts, config.WithBaseEndpoint(m.Endpoint))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return cfg, fmt.Errorf("AWS configuration for %s: %w", m.Endpoint, err)
+	}
+	return cfg, nil
+}
+
+// openEndpoint sets the source of a mapping that names a real endpoint:
+//
+//	kinesis   Endpoint + StreamName
+//	dynamodb  Endpoint + StreamArn
+//	sqs       Endpoint + QueueUrl
+//	kafka     Endpoint kafka://host:port[,host:port...] + Topic
+//
+// and, for an on-failure destination that is an SQS queue URL, the
+// destination.
+func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Options) error {
+	need := func(field, value string) error {
+		if value == "" {
+			return fmt.Errorf("mapping: a %s source on an endpoint needs %s", m.EventSource, field)
+		}
+		return nil
+	}
+	if m.EventSource == localtest.SourceKafka {
+		brokers, ok := strings.CutPrefix(m.Endpoint, "kafka://")
+		if !ok {
+			return fmt.Errorf("mapping: a Kafka Endpoint is kafka://host:port[,host:port...], not %q", m.Endpoint)
+		}
+		if err := need("Topic", m.Topic); err != nil {
+			return err
+		}
+		env := localtest.KafkaEnvelope{EventSource: "SelfManagedKafka", BootstrapServers: brokers}
+		if !m.SelfManaged {
+			env.EventSource = "aws:kafka"
+			env.EventSourceARN = "arn:aws:kafka:" + orDefault(m.Region, "us-east-1") + ":123456789012:cluster/local/1"
+		}
+		src, err := localtest.KafkaCluster(strings.Split(brokers, ","), []string{m.Topic}, env)
+		if err != nil {
+			return err
+		}
+		opts.Kafka = src
+		return nil
+	}
+	cfg, err := awsConfig(ctx, m)
+	if err != nil {
+		return err
+	}
+	switch m.EventSource {
+	case localtest.SourceKinesis:
+		if err := need("StreamName", m.StreamName); err != nil {
+			return err
+		}
+		opts.Stream = localtest.KinesisStream(cfg, m.StreamName, m.StartingPosition)
+	case localtest.SourceDynamoDB:
+		if err := need("StreamArn", m.StreamARN); err != nil {
+			return err
+		}
+		opts.Stream = localtest.DynamoDBStream(cfg, m.StreamARN, m.StartingPosition)
+	case localtest.SourceSQS, localtest.SourceSQSFIFO:
+		if err := need("QueueUrl", m.QueueURL); err != nil {
+			return err
+		}
+		opts.Queue = localtest.SQSQueue(cfg, m.QueueURL)
+	}
+	return setQueueDestination(ctx, m, opts, &cfg)
+}
+
+// setQueueDestination sends on-failure records to an SQS queue URL named in
+// the mapping, through the mapping's Endpoint or, for an emulated source,
+// the queue URL's own host.
+func setQueueDestination(ctx context.Context, m *localtest.Mapping, opts *localtest.Options, cfg *aws.Config) error {
+	d := m.DestinationConfig
+	if d == nil || d.OnFailure == nil || !strings.HasPrefix(d.OnFailure.Destination, "http") {
+		return nil
+	}
+	url := d.OnFailure.Destination
+	if cfg == nil {
+		mm := *m
+		if mm.Endpoint == "" {
+			scheme, rest, _ := strings.Cut(url, "://")
+			host, _, _ := strings.Cut(rest, "/")
+			mm.Endpoint = scheme + "://" + host
+			if strings.HasSuffix(host, "amazonaws.com") {
+				mm.Endpoint = "aws"
+			}
+		}
+		c, err := awsConfig(ctx, &mm)
+		if err != nil {
+			return err
+		}
+		cfg = &c
+	}
+	opts.Destination = localtest.SQSDestination(*cfg, url)
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,286 @@
+package localtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+)
+
+// kinesisAPI is the part of the Kinesis client KinesisStreamSource uses.
+type kinesisAPI interface {
+	ListShards(context.Context, *kinesis.ListShardsInput, ...func(*kinesis.Options)) (*kinesis.ListShardsOutput, error)
+	GetShardIterator(context.Context, *kinesis.GetShardIteratorInput, ...func(*kinesis.Options)) (*kinesis.GetShardIteratorOutput, error)
+	GetRecords(context.Context, *kinesis.GetRecordsInput, ...func(*kinesis.Options)) (*kinesis.GetRecordsOutput, error)
+	DescribeStreamSummary(context.Context, *kinesis.DescribeStreamSummaryInput, ...func(*kinesis.Options)) (*kinesis.DescribeStreamSummaryOutput, error)
+}
+
+// KinesisStreamSource reads a real Kinesis data stream (AWS, kinesalite,
+// LocalStack) and delivers its records in the shape Lambda does. It is safe
+// for concurrent use; Read calls for different shards run in parallel.
+type KinesisStreamSource struct {
+	api       kinesisAPI
+	region    string
+	name      string
+	position  string
+	timestamp time.Time
+
+	arnMu sync.Mutex
+	arn   string
+
+	cursors shardCursors
+}
+
+var _ StreamSource = (*KinesisStreamSource)(nil)
+
+// KinesisStreamOption configures KinesisStream.
+type KinesisStreamOption func(*KinesisStreamSource)
+
+// KinesisStartingTimestamp sets the time an AT_TIMESTAMP starting position
+// starts at.
+func KinesisStartingTimestamp(t time.Time) KinesisStreamOption {
+	return func(s *KinesisStreamSource) { s.timestamp = t }
+}
+
+// KinesisStream returns a StreamSource for the Kinesis data stream
+// streamName at the endpoint and region of cfg. startingPosition is where a
+// Read with after == "" begins: TRIM_HORIZON, LATEST or AT_TIMESTAMP (with
+// KinesisStartingTimestamp). An unknown position fails the first Read.
+//
+// The stream is addressed by name, never by ARN, because kinesalite refuses
+// StreamARN. Records carry the stream ARN from DescribeStreamSummary, the
+// region of that ARN and invokeIdentityArn
+// arn:aws:iam::<account>:role/lambda-role.
+//
+// A Read continuing from the last record a previous Read returned (or, after
+// an empty Read, from the same after) reuses that call's NextShardIterator, so
+// a LATEST position is fixed by the first Read of a shard and records put
+// later are not skipped. Any other after gets a fresh AFTER_SEQUENCE_NUMBER
+// iterator.
+func KinesisStream(cfg aws.Config, streamName, startingPosition string, opts ...KinesisStreamOption) *KinesisStreamSource {
+	s := &KinesisStreamSource{
+		api:      kinesis.NewFromConfig(cfg),
+		region:   cfg.Region,
+		name:     streamName,
+		position: startingPosition,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Shards lists the stream's shard ids, sorted (a parent shard sorts before
+// its children, which are created after it).
+func (s *KinesisStreamSource) Shards(ctx context.Context) ([]string, error) {
+	var ids []string
+	in := &kinesis.ListShardsInput{StreamName: &s.name}
+	for {
+		out, err := s.api.ListShards(ctx, in)
+		if err != nil {
+			return nil, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q: ListShards", s.name), err)
+		}
+		for _, sh := range out.Shards {
+			ids = append(ids, aws.ToString(sh.ShardId))
+		}
+		if out.NextToken == nil {
+			break
+		}
+		// NextToken excludes StreamName.
+		in = &kinesis.ListShardsInput{NextToken: out.NextToken}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// maxEmptyPages bounds the GetRecords calls one Read makes while pages come
+// back empty but the iterator is behind the tip (a sparse shard on AWS).
+const maxEmptyPages = 5
+
+// Read returns up to max records (at most 10,000) of shard after sequence
+// number after, or from the starting position when after is "".
+func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	arn, err := s.streamARN(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it, cached := s.cursors.take(shard, after)
+	if !cached {
+		if it, err = s.iterator(ctx, shard, after); err != nil {
+			return nil, err
+		}
+	}
+	var recs []StreamRecord
+	var next *string
+	for page := 0; ; page++ {
+		out, err := s.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(max-len(recs), 10000)))})
+		var expired *kintypes.ExpiredIteratorException
+		if cached && page == 0 && errors.As(err, &expired) {
+			// A cached iterator outlived its 5 minutes: start over from after.
+			cached = false
+			if it, err = s.iterator(ctx, shard, after); err != nil {
+				return nil, err
+			}
+			out, err = s.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(max-len(recs), 10000)))})
+		}
+		if err != nil {
+			return nil, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetRecords", s.name, shard), err)
+		}
+		for _, r := range out.Records {
+			rec, err := kinesisRecord(r, shard, arn, s.region)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, rec)
+		}
+		next = out.NextShardIterator
+		if len(recs) > 0 || next == nil || aws.ToInt64(out.MillisBehindLatest) == 0 || page+1 >= maxEmptyPages {
+			break
+		}
+		it = *next
+	}
+	if next != nil {
+		last := after
+		if len(recs) > 0 {
+			last = recs[len(recs)-1].SequenceNumber
+		}
+		s.cursors.put(shard, last, *next)
+	}
+	return recs, nil
+}
+
+// iterator gets a fresh shard iterator for a Read after after.
+func (s *KinesisStreamSource) iterator(ctx context.Context, shard, after string) (string, error) {
+	in := &kinesis.GetShardIteratorInput{StreamName: &s.name, ShardId: &shard}
+	switch {
+	case after != "":
+		in.ShardIteratorType = kintypes.ShardIteratorTypeAfterSequenceNumber
+		in.StartingSequenceNumber = &after
+	case s.position == "TRIM_HORIZON":
+		in.ShardIteratorType = kintypes.ShardIteratorTypeTrimHorizon
+	case s.position == "LATEST":
+		in.ShardIteratorType = kintypes.ShardIteratorTypeLatest
+	case s.position == "AT_TIMESTAMP":
+		if s.timestamp.IsZero() {
+			return "", fmt.Errorf("localtest: Kinesis stream %q: starting position AT_TIMESTAMP needs a time; pass KinesisStartingTimestamp", s.name)
+		}
+		in.ShardIteratorType = kintypes.ShardIteratorTypeAtTimestamp
+		in.Timestamp = &s.timestamp
+	default:
+		return "", fmt.Errorf("localtest: Kinesis stream %q: starting position %q is not TRIM_HORIZON, LATEST or AT_TIMESTAMP", s.name, s.position)
+	}
+	out, err := s.api.GetShardIterator(ctx, in)
+	if err != nil {
+		return "", sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetShardIterator %s", s.name, shard, in.ShardIteratorType), err)
+	}
+	return aws.ToString(out.ShardIterator), nil
+}
+
+func (s *KinesisStreamSource) streamARN(ctx context.Context) (string, error) {
+	s.arnMu.Lock()
+	defer s.arnMu.Unlock()
+	if s.arn != "" {
+		return s.arn, nil
+	}
+	out, err := s.api.DescribeStreamSummary(ctx, &kinesis.DescribeStreamSummaryInput{StreamName: &s.name})
+	if err != nil {
+		return "", sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q: DescribeStreamSummary", s.name), err)
+	}
+	s.arn = aws.ToString(out.StreamDescriptionSummary.StreamARN)
+	return s.arn, nil
+}
+
+// kinesisRecord converts a GetRecords record to the Lambda event record.
+func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (StreamRecord, error) {
+	seq := aws.ToString(r.SequenceNumber)
+	arrival := aws.ToTime(r.ApproximateArrivalTimestamp).Truncate(time.Millisecond)
+	ev := events.KinesisEventRecord{
+		AwsRegion:         arnField(streamARN, 3, region),
+		EventID:           shard + ":" + seq,
+		EventName:         "aws:kinesis:record",
+		EventSource:       "aws:kinesis",
+		EventSourceArn:    streamARN,
+		EventVersion:      "1.0",
+		InvokeIdentityArn: "arn:aws:iam::" + arnField(streamARN, 4, "123456789012") + ":role/lambda-role",
+		Kinesis: events.KinesisRecord{
+			ApproximateArrivalTimestamp: events.SecondsEpochTime{Time: arrival},
+			Data:                        r.Data,
+			PartitionKey:                aws.ToString(r.PartitionKey),
+			SequenceNumber:              seq,
+			KinesisSchemaVersion:        "1.0",
+		},
+	}
+	if r.EncryptionType == kintypes.EncryptionTypeKms {
+		ev.Kinesis.EncryptionType = string(r.EncryptionType)
+	}
+	if ev.Kinesis.Data == nil {
+		ev.Kinesis.Data = []byte{} // "data": "" rather than null
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
+	}
+	return StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
+}
+
+// shardCursors remembers, per shard, the NextShardIterator of the last Read
+// and the sequence number it continues after.
+type shardCursors struct {
+	mu sync.Mutex
+	m  map[string]shardCursor
+}
+
+type shardCursor struct{ after, iterator string }
+
+// take returns and forgets the iterator of shard if it continues after after.
+func (c *shardCursors) take(shard, after string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.m[shard]
+	if !ok || cur.after != after || cur.iterator == "" {
+		return "", false
+	}
+	delete(c.m, shard)
+	return cur.iterator, true
+}
+
+func (c *shardCursors) put(shard, after, iterator string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]shardCursor{}
+	}
+	c.m[shard] = shardCursor{after, iterator}
+}
+
+// arnField returns field i of an ARN (3: region, 4: account, 5: resource), or
+// def if the ARN has no such non-empty field.
+func arnField(arn string, i int, def string) string {
+	f := strings.SplitN(arn, ":", 6)
+	if len(f) == 6 && f[0] == "arn" && f[i] != "" {
+		return f[i]
+	}
+	return def
+}
+
+// sdkErr wraps an AWS SDK error without exposing its type: the context's
+// error if ctx is done (so callers can test errors.Is(err, context.Canceled)),
+// else the SDK error's text.
+func sdkErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+	}
+	return fmt.Errorf("%s: %v", what, err)
+}

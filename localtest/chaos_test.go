@@ -1,0 +1,99 @@
+package localtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/rie"
+)
+
+// chaosRecords makes n conformance records whose actions mix every kind of
+// failure the function can have: plain, permanent, panics, payloads that do
+// not decode, and transient errors that heal within one invocation's
+// retries or only across invocations.
+func chaosRecords(n int, rnd *rand.Rand, shape func(i int, payload json.RawMessage) InputRecord) []InputRecord {
+	out := make([]InputRecord, n)
+	for i := range out {
+		action := "ok"
+		switch x := rnd.Float64(); {
+		case x < 0.004:
+			action = "fail"
+		case x < 0.006:
+			action = "permanent"
+		case x < 0.008:
+			action = "panic"
+		case x < 0.030:
+			action = "transient:1"
+		case x < 0.035:
+			action = "transient:5"
+		}
+		payload := json.RawMessage(fmt.Sprintf(`{"id":"r%d","action":%q}`, i, action))
+		if rnd.Float64() < 0.002 {
+			payload = json.RawMessage(fmt.Sprintf(`"{\"id\":\"r%d\", broken"`, i)) // not JSON: a decode error
+		}
+		out[i] = shape(i, payload)
+	}
+	return out
+}
+
+// TestChaos runs the conformance function, as a Lambda bootstrap behind the
+// runner's Runtime API, over 100,000 Kinesis records with every fault on:
+// failing records, injected function errors, crashes, timeouts and
+// duplicate deliveries. Whatever happens, no record may be lost and the
+// first effects of each partition key must keep the stream's order.
+func TestChaos(t *testing.T) {
+	n := 100000
+	if testing.Short() {
+		n = 10000
+	}
+	bin := rie.BuildHandler(t, "github.com/sluicehq/sluice/examples/conformance")
+	rnd := rand.New(rand.NewPCG(7, 7))
+	recs := chaosRecords(n, rnd, func(i int, p json.RawMessage) InputRecord {
+		return InputRecord{PartitionKey: fmt.Sprintf("customer-%d", rnd.IntN(64)), Data: p}
+	})
+	dir := t.TempDir()
+	effects := filepath.Join(dir, "effects.jsonl")
+	inv, err := RuntimeAPI(bin, []string{"PATH=/usr/bin:/bin", "SLUICE_SOURCE=kinesis", "SLUICE_EFFECTS_FILE=" + effects, "SLUICE_RETRY_BACKOFF=1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	m := &Mapping{
+		EventSource: SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100),
+		Shards: ptr(4), ParallelizationFactor: ptr(2),
+		BisectBatchOnFunctionError: ptr(true), MaximumRetryAttempts: ptr(3),
+		FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+		DestinationConfig:     &DestinationConfig{OnFailure: &OnFailure{Destination: "file://" + filepath.Join(dir, "onfailure.jsonl")}},
+	}
+	start := time.Now()
+	rep, err := Run(context.Background(), Options{
+		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 10 * time.Second, Seed: 42,
+		Faults:  Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.01, DuplicateRate: 0.02},
+		Effects: func() ([]Effect, error) { return ReadEffects(effects) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := rep.Totals
+	t.Logf("%d records in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
+	for _, inv := range rep.Invariants {
+		if !inv.Held {
+			t.Errorf("invariant %s violated: %v", inv.Name, inv.Violations)
+		}
+	}
+	if len(rep.Invariants) != 2 {
+		t.Fatalf("both invariants must be checked: %+v", rep.Invariants)
+	}
+	if tt.Records != n || tt.Processed+tt.OnFailure != n || tt.Left != 0 {
+		t.Fatalf("every record must end processed or on-failure: %+v", tt)
+	}
+	// Every kind of event happened, or the test proves less than it claims.
+	if tt.FunctionErrors == 0 || tt.Timeouts == 0 || tt.Duplicates == 0 || tt.PartialFailures == 0 || tt.Bisections == 0 || tt.OnFailure == 0 {
+		t.Fatalf("a fault never fired: %+v", tt)
+	}
+}
