@@ -40,9 +40,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.tumbling > 0 {
-		return nil, errors.New("localtest: TumblingWindowInSeconds is not emulated yet; run without it")
-	}
 	r := &runner{
 		opts:   opts,
 		s:      s,

@@ -27,6 +27,12 @@ type lane struct {
 	lastResp          Response
 	more              func(ctx context.Context) (bool, error) // fetch more records into this lane (and its siblings)
 	exhausted         bool
+
+	// Tumbling windows: the open window's start and the state carried
+	// from invoke to invoke within it.
+	window     time.Time
+	windowOpen bool
+	state      json.RawMessage
 }
 
 type laneRec struct {
@@ -280,7 +286,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 			l.exhausted = true
 		}
 	}
-	if len(l.split) == 0 && l.pos >= len(l.recs) {
+	if len(l.split) == 0 && l.pos >= len(l.recs) && !l.windowOpen {
 		return false, nil
 	}
 	// Records past MaximumRecordAge are given up on before they are sent.
@@ -297,6 +303,10 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 			return true, nil
 		}
 	}
+	win := time.Duration(s.tumbling) * time.Second
+	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.pos >= len(l.recs) || windowStart(l.recs[l.pos].arrival, win) != l.window) {
+		return true, r.finalInvoke(ctx, kind, l, win)
+	}
 	a, b, fromSplit := l.pos, 0, false
 	if len(l.split) > 0 {
 		a, b, fromSplit = l.split[0][0], l.split[0][1], true
@@ -304,6 +314,9 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		size := 0
 		b = a
 		for b < len(l.recs) && b-a < s.batchSize {
+			if win > 0 && windowStart(l.recs[b].arrival, win) != windowStart(l.recs[a].arrival, win) {
+				break // a batch holds one window's records
+			}
 			size += len(l.recs[b].event) + 1
 			if b > a && size > maxPayload-1024 {
 				break
@@ -313,6 +326,12 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	}
 	batch := l.recs[a:b]
 	payload := kind.envelope(l, batch)
+	if win > 0 {
+		if !l.windowOpen {
+			l.window, l.windowOpen, l.state = windowStart(batch[0].arrival, win), true, nil
+		}
+		payload = windowEvent(payload, l, batch, win, false)
+	}
 	resp, reqID, err := r.invoke(ctx, payload)
 	if err != nil {
 		return false, err
@@ -322,9 +341,13 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	entry := TraceEntry{Shard: l.name, IDs: ids(batch), Result: resultOf(resp), Bisect: fromSplit, Retry: l.retries, Ms: resp.Duration.Milliseconds()}
 
 	v := verdict{kind: verdictSuccess}
+	var state json.RawMessage
 	switch {
 	case resp.Failed():
 		v = verdict{kind: verdictWhole, reason: "function error: " + or(resp.ErrorType, resp.FunctionError)}
+	case win > 0 && !readState(resp.Payload, &state):
+		v = verdict{kind: verdictWhole, reason: "the response carries no state (a tumbling window response must)"}
+		entry.Result, entry.Error = ResultFunctionError, v.reason
 	case kind.partialResponses:
 		v = kind.read(resp.Payload, l, batch)
 		if v.kind == verdictWhole {
@@ -336,6 +359,9 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 			entry.Ignored = true // Lambda ignores a partial response without ReportBatchItemFailures
 			entry.Reported = batchIDsAt(batch, pv.reported)
 		}
+	}
+	if win > 0 && v.kind != verdictWhole {
+		l.state = state
 	}
 	switch v.kind {
 	case verdictSuccess:
@@ -377,6 +403,75 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		return true, r.retry(ctx, kind, l, b)
 	}
 	return true, nil
+}
+
+// windowStart is the start of the tumbling window holding t: windows are
+// aligned to the epoch, as Lambda aligns them to arrival times.
+func windowStart(t time.Time, win time.Duration) time.Time { return t.Truncate(win) }
+
+// windowEvent adds the tumbling window fields to a stream event.
+func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, final bool) []byte {
+	var src struct {
+		ARN string `json:"eventSourceARN"`
+	}
+	if len(batch) > 0 {
+		json.Unmarshal(batch[0].event, &src)
+	} else if len(l.recs) > 0 {
+		json.Unmarshal(l.recs[0].event, &src)
+	}
+	state := l.state
+	if len(state) == 0 {
+		state = json.RawMessage("{}")
+	}
+	extra, _ := json.Marshal(map[string]any{
+		"window":                  map[string]string{"start": l.window.UTC().Format(time.RFC3339), "end": l.window.Add(win).UTC().Format(time.RFC3339)},
+		"state":                   state,
+		"shardId":                 l.name,
+		"eventSourceARN":          src.ARN,
+		"isFinalInvokeForWindow":  final,
+		"isWindowTerminatedEarly": false,
+	})
+	out := append([]byte(nil), payload[:len(payload)-1]...)
+	out = append(out, ',')
+	return append(out, extra[1:]...)
+}
+
+// readState takes the state of a tumbling window response; false when there
+// is none (the invocation then counts as failed).
+func readState(body []byte, state *json.RawMessage) bool {
+	var resp struct {
+		State json.RawMessage `json:"state"`
+	}
+	if json.Unmarshal(body, &resp) != nil || len(resp.State) == 0 || string(resp.State) == "null" {
+		return false
+	}
+	var m map[string]string
+	if json.Unmarshal(resp.State, &m) != nil {
+		return false
+	}
+	*state = resp.State
+	return true
+}
+
+// finalInvoke closes the open window: an invoke without records, flagged
+// final, carrying the window's state. Lambda retries it until it succeeds.
+func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win time.Duration) error {
+	payload := windowEvent(kind.envelope(l, nil), l, nil, win, true)
+	resp, _, err := r.invoke(ctx, payload)
+	if err != nil {
+		return err
+	}
+	entry := TraceEntry{Shard: l.name, IDs: []string{}, Result: resultOf(resp), Final: true, Ms: resp.Duration.Milliseconds()}
+	var state json.RawMessage
+	if !resp.Failed() && !readState(resp.Payload, &state) {
+		entry.Result, entry.Error = ResultFunctionError, "the response carries no state (a tumbling window response must)"
+	}
+	r.trace(entry)
+	if entry.Result != ResultSuccess {
+		return r.clock.Sleep(ctx, r.opts.RetryDelay)
+	}
+	l.windowOpen, l.state = false, nil
+	return nil
 }
 
 // succeed resolves records [a,k) as processed and moves the lane on.

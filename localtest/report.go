@@ -23,6 +23,8 @@ type TraceEntry struct {
 	Retry    int      `json:"retry"`  // retries consumed so far for these records
 	// Duplicate marks an injected redelivery of a batch that had succeeded.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Final marks the final invoke of a tumbling window (no records).
+	Final bool `json:"final,omitempty"`
 	// Ignored marks a partial response that Lambda ignored because the
 	// mapping lacks ReportBatchItemFailures.
 	Ignored bool   `json:"ignored,omitempty"`

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -394,11 +396,57 @@ func TestEdge11_RetriesExhaustedSendsOnFailureAndMovesOn(t *testing.T) {
 	}
 }
 
-func TestEdge12_TumblingWindowsNotYetEmulated(t *testing.T) {
-	m := kinesisMapping(10, func(m *Mapping) { m.TumblingWindowInSeconds = ptr(60) })
-	_, err := Run(context.Background(), Options{Mapping: m, Records: kinesisRecords(1, oneKey), Invoker: InProcess(poisonAt(t, "x"))})
-	if err == nil || !strings.Contains(err.Error(), "TumblingWindowInSeconds") {
-		t.Fatalf("want a clear error, got %v", err)
+func TestEdge12_TumblingWindows(t *testing.T) {
+	// The function counts records in its window state; each window ends with
+	// a final invoke without records whose state holds the window's count.
+	var finals []int
+	var lastState int
+	missingOnce := true
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		var ev events.KinesisTimeWindowEvent
+		if err := json.Unmarshal(p, &ev); err != nil {
+			return nil, err
+		}
+		if ev.Window.End.Sub(ev.Window.Start.Time) != 2*time.Second || ev.ShardID == "" || !strings.HasPrefix(ev.EventSourceARN, "arn:aws:kinesis") {
+			return nil, fmt.Errorf("window fields: %+v", ev.TimeWindowProperties)
+		}
+		n, _ := strconv.Atoi(ev.State["count"])
+		if ev.IsFinalInvokeForWindow {
+			if len(ev.Records) != 0 {
+				return nil, errors.New("a final invoke carries no records")
+			}
+			finals = append(finals, n)
+			return json.Marshal(events.KinesisTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{State: map[string]string{}}})
+		}
+		if missingOnce {
+			missingOnce = false
+			return []byte(`{"batchItemFailures":[]}`), nil // no state: Lambda counts the invocation as failed
+		}
+		lastState = n + len(ev.Records)
+		return json.Marshal(events.KinesisTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{
+			State: map[string]string{"count": strconv.Itoa(lastState)}}})
+	})
+	recs := kinesisRecords(5000, oneKey) // 1 ms apart: spans at least three 2 s windows
+	m := kinesisMapping(700, func(m *Mapping) { m.TumblingWindowInSeconds = ptr(2) })
+	rep, tr := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(h)})
+	sum := 0
+	for _, n := range finals {
+		sum += n
+	}
+	if sum != 5000 || len(finals) < 3 || rep.Totals.Processed != 5000 {
+		t.Fatalf("finals %v (sum %d), totals %+v", finals, sum, rep.Totals)
+	}
+	if tr.entries[0].Result != ResultFunctionError || !strings.Contains(tr.entries[0].Error, "state") || tr.entries[1].Retry != 1 {
+		t.Fatalf("a response without state must fail the invocation: %+v", tr.entries[:2])
+	}
+	nFinal := 0
+	for _, e := range tr.entries {
+		if e.Final {
+			nFinal++
+		}
+	}
+	if nFinal != len(finals) {
+		t.Fatalf("%d final entries in the trace for %d finals", nFinal, len(finals))
 	}
 }
 

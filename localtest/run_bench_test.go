@@ -1,0 +1,40 @@
+package localtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkRunInProcess is the runner's own cost: 10,000 records through an
+// emulated mapping to an in-process handler that does nothing.
+func BenchmarkRunInProcess(b *testing.B) {
+	for _, src := range []string{SourceKinesis, SourceSQS, SourceKafka} {
+		b.Run(src, func(b *testing.B) {
+			const n = 10000
+			recs := make([]InputRecord, n)
+			for i := range recs {
+				p := i % 4
+				data := json.RawMessage(fmt.Sprintf(`{"id":"r%d","action":"ok"}`, i))
+				recs[i] = InputRecord{PartitionKey: fmt.Sprint("pk", i%16), Data: data, Body: data, Value: data, Partition: &p}
+			}
+			m := &Mapping{EventSource: src, BatchSize: ptr(100), MaximumBatchingWindowInSeconds: ptr(1)}
+			switch src {
+			case SourceKinesis:
+				m.StartingPosition = "TRIM_HORIZON"
+			case SourceKafka:
+				m.StartingPosition, m.Partitions, m.MaximumBatchingWindowInSeconds = "TRIM_HORIZON", ptr(4), nil
+			}
+			noop := InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: noop})
+				if err != nil || rep.Totals.Processed != n {
+					b.Fatalf("%v %+v", err, rep)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
