@@ -165,15 +165,6 @@ func (s *scanner) tok(c byte) bool {
 	return false
 }
 
-// peek returns the next byte after white space, or 0.
-func (s *scanner) peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
 // rawString consumes a string and returns its bytes between the quotes. ok
 // is false if there is no well-formed string here.
 func (s *scanner) rawString() (raw []byte, ok bool) {

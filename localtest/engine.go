@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -380,5 +379,3 @@ func ReadEffects(path string) ([]Effect, error) {
 	}
 	return out, sc.Err()
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -50,7 +50,6 @@ func checkInvariants(records []inputRef, fates map[string]string, effects []Effe
 	}
 	order := InvariantResult{Name: InvariantOrder, Held: true}
 	last := map[string]inputRef{} // key -> record with the latest first effect so far
-	lastPos := map[string]int{}
 	index := map[string]int{}
 	for i, rec := range records {
 		if rec.payloadID != "" {
@@ -77,7 +76,7 @@ func checkInvariants(records []inputRef, fates map[string]string, effects []Effe
 				rec.key, rec.id, rec.payloadID, pos, prev.id, prev.payloadID)
 			continue
 		}
-		last[rec.key], lastPos[rec.key] = rec, pos
+		last[rec.key] = rec
 	}
 	return append(out, order)
 }

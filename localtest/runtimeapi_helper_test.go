@@ -67,7 +67,7 @@ func runTestFunction(mode string) {
 		time.Sleep(time.Minute)
 		return
 	}
-	lambda.StartHandler(handlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+	lambda.Start(handlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
 		switch string(payload) {
 		case "hang":
 			self, _ := os.Executable()

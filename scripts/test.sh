@@ -21,6 +21,8 @@ if [[ -n "$unformatted" ]]; then
 fi
 step "go vet"
 go vet ./...
+step "staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 [[ "${1:-}" == "lint" ]] && exit 0
 
 step "install: AWS Lambda Runtime Interface Emulator"
