@@ -34,6 +34,11 @@ type KafkaClusterSource struct {
 	envelope KafkaEnvelope
 	pollWait time.Duration
 
+	// start maps "<topic>-<n>" to the partition's end offset when the
+	// source was created, for StartingPosition LATEST: a Fetch at offset 0
+	// reads from there.
+	start map[string]int64
+
 	mu   sync.Mutex
 	cur  string // "<topic>-<n>" being consumed, "" for none
 	next int64  // offset the consumer of cur continues at
@@ -47,7 +52,23 @@ type KafkaClusterOption func(*kafkaClusterConfig)
 type kafkaClusterConfig struct {
 	pollWait time.Duration
 	opts     []kgo.Opt
+	position string
 }
+
+// KafkaStartingPosition sets where the runner's partitions start:
+// "TRIM_HORIZON" (the default, and "") reads every partition from its
+// first record; "LATEST" reads only records produced after the source was
+// created. For LATEST, KafkaCluster records every partition's end offset
+// (ListOffsets) and a Fetch at offset 0 (where the runner starts) reads
+// from that offset; the records carry their real offsets, and a Fetch at
+// any other offset reads from that offset. A partition created later
+// starts at 0.
+func KafkaStartingPosition(position string) KafkaClusterOption {
+	return func(c *kafkaClusterConfig) { c.position = position }
+}
+
+// kafkaStartTimeout bounds the ListOffsets of a LATEST source's creation.
+const kafkaStartTimeout = 30 * time.Second
 
 // KafkaPollWait sets how long a Fetch waits for records when none are
 // buffered before it returns an empty result. Default 250 ms.
@@ -80,6 +101,9 @@ func KafkaCluster(seeds []string, topics []string, envelope KafkaEnvelope, opts 
 	if cfg.pollWait <= 0 {
 		return nil, fmt.Errorf("localtest: KafkaPollWait %v must be positive", cfg.pollWait)
 	}
+	if cfg.position != "" && cfg.position != "TRIM_HORIZON" && cfg.position != "LATEST" {
+		return nil, fmt.Errorf("localtest: KafkaStartingPosition %q: want TRIM_HORIZON or LATEST", cfg.position)
+	}
 	if envelope.EventSource == "" {
 		envelope.EventSource = "SelfManagedKafka"
 		if envelope.EventSourceARN != "" {
@@ -102,12 +126,67 @@ func KafkaCluster(seeds []string, topics []string, envelope KafkaEnvelope, opts 
 	if err != nil {
 		return nil, fmt.Errorf("localtest: Kafka client for %v: %w", seeds, err)
 	}
-	return &KafkaClusterSource{
+	k := &KafkaClusterSource{
 		cl:       cl,
 		topics:   slices.Clone(topics),
 		envelope: envelope,
 		pollWait: cfg.pollWait,
-	}, nil
+	}
+	if cfg.position == "LATEST" {
+		ctx, cancel := context.WithTimeout(context.Background(), kafkaStartTimeout)
+		defer cancel()
+		if k.start, err = k.endOffsets(ctx); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("localtest: Kafka StartingPosition LATEST: %w", err)
+		}
+	}
+	return k, nil
+}
+
+// endOffsets returns the end offset of every partition of the topics.
+func (k *KafkaClusterSource) endOffsets(ctx context.Context) (map[string]int64, error) {
+	parts, err := k.Partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	byTopic := map[string]int{}
+	for _, key := range parts {
+		topic, p, _ := sevents.ParseKafkaPartitionKey(key)
+		i, ok := byTopic[topic]
+		if !ok {
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = topic
+			req.Topics = append(req.Topics, rt)
+			i = len(req.Topics) - 1
+			byTopic[topic] = i
+		}
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = int32(p)
+		rp.Timestamp = -1 // latest
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	resp, err := req.RequestWith(ctx, k.cl)
+	if err != nil {
+		return nil, kafkaErr(ctx, fmt.Sprintf("localtest: Kafka ListOffsets for topics %v", k.topics), err)
+	}
+	out := make(map[string]int64, len(parts))
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			key := sevents.KafkaPartitionKey(t.Topic, int64(p.Partition))
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return nil, fmt.Errorf("localtest: Kafka ListOffsets %s: %v", key, err)
+			}
+			out[key] = p.Offset
+		}
+	}
+	for _, key := range parts {
+		if _, ok := out[key]; !ok {
+			return nil, fmt.Errorf("localtest: Kafka ListOffsets %s: no answer for the partition", key)
+		}
+	}
+	return out, nil
 }
 
 // Close closes the client.
@@ -157,7 +236,8 @@ func (k *KafkaClusterSource) Partitions(ctx context.Context) ([]string, error) {
 }
 
 // Fetch returns up to max records of partition ("<topic>-<n>") from offset
-// on. With nothing buffered it polls for the poll wait (KafkaPollWait); if
+// on (for StartingPosition LATEST, offset 0 means the partition's end
+// offset when the source was created; see KafkaStartingPosition). With nothing buffered it polls for the poll wait (KafkaPollWait); if
 // nothing came but the partition's end offset (ListOffsets) is past offset,
 // the consumer is still starting up and it keeps waiting, up to 5 s;
 // otherwise it returns an empty result.
@@ -174,6 +254,9 @@ func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset
 	}
 	if offset < 0 {
 		return nil, fmt.Errorf("localtest: Kafka Fetch %s: negative offset %d", partition, offset)
+	}
+	if offset == 0 {
+		offset = k.start[partition]
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -261,3 +261,104 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 		t.Logf("missing topic: %v", err)
 	}
 }
+
+// StartingPosition LATEST: Fetch at offset 0 reads from the end offsets of
+// the source's creation, with the records' real offsets.
+func TestKafkaClusterLatest(t *testing.T) {
+	t.Parallel()
+	ctx := awsCtx(t, 30*time.Second)
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	seeds := cluster.ListenAddrs()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	produce := func(from, to int) {
+		t.Helper()
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf(`{"n":%d}`, i))})
+		}
+		if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	produce(0, 5)
+
+	if _, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{}, localtest.KafkaStartingPosition("AT_TIMESTAMP")); err == nil {
+		t.Error("KafkaStartingPosition(AT_TIMESTAMP) accepted")
+	}
+	src, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+		localtest.KafkaStartingPosition("LATEST"), localtest.KafkaPollWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	trim, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+		localtest.KafkaStartingPosition("TRIM_HORIZON"), localtest.KafkaPollWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trim.Close()
+	produce(5, 8)
+
+	check := func(got []localtest.KafkaRecord, offs ...int64) {
+		t.Helper()
+		var o []int64
+		for _, r := range got {
+			var ev events.KafkaRecord
+			if err := json.Unmarshal(r.Event, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Offset != r.Offset || r.Key != fmt.Sprintf("k%d", r.Offset) {
+				t.Errorf("record %d: event offset %d, key %q", r.Offset, ev.Offset, r.Key)
+			}
+			o = append(o, r.Offset)
+		}
+		if !slices.Equal(o, offs) {
+			t.Fatalf("offsets %v, want %v", o, offs)
+		}
+	}
+	got, err := src.Fetch(ctx, "orders-0", 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, 5, 6)
+	// The runner continues at the real offset after the last record.
+	got, err = src.Fetch(ctx, "orders-0", 7, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, 7)
+	got, err = src.Fetch(ctx, "orders-0", 8, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got)
+	// After a move elsewhere, offset 0 is still the recorded start; an
+	// explicit earlier offset reads from there.
+	if got, err = src.Fetch(ctx, "orders-1", 0, 10); err != nil || len(got) != 0 {
+		t.Fatalf("orders-1: %v %v", got, err)
+	}
+	got, err = src.Fetch(ctx, "orders-0", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, 5, 6, 7)
+	got, err = src.Fetch(ctx, "orders-0", 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, 3, 4, 5, 6, 7)
+	// TRIM_HORIZON reads from the start.
+	got, err = trim.Fetch(ctx, "orders-0", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, 0, 1, 2, 3, 4, 5, 6, 7)
+}

@@ -3,18 +3,28 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/internal/rie"
 	"github.com/sluicehq/sluice/internal/servers"
@@ -201,5 +211,214 @@ func TestRunKinesisEndpoint(t *testing.T) {
 		"--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=kinesis")
 	if code != 0 || !strings.Contains(out, "30 records") || !strings.Contains(out, "processed 30") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// sigV4Server is a Lambda Invoke endpoint that accepts only requests signed
+// with creds for lambda in region; it answers an empty batch-item-failures
+// list as AWS does.
+func sigV4Server(t *testing.T, creds aws.Credentials, region string) (*httptest.Server, *int, *[]string) {
+	t.Helper()
+	calls := new(int)
+	problems := new([]string)
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		*calls++
+		if err := checkSigV4(r, body, creds, region); err != nil {
+			*problems = append(*problems, err.Error())
+			w.Header().Set("X-Amzn-ErrorType", "InvalidSignatureException")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"message":%q}`, err.Error())
+			return
+		}
+		w.Header().Set("X-Amz-Executed-Version", "$LATEST")
+		w.Write([]byte(`{"batchItemFailures":[]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, calls, problems
+}
+
+// checkSigV4 recomputes the signature from the signed headers and the body.
+func checkSigV4(r *http.Request, body []byte, creds aws.Credentials, region string) error {
+	if r.URL.Path != "/2015-03-31/functions/my-fn/invocations" || r.Header.Get("X-Amz-Invocation-Type") != "RequestResponse" {
+		return fmt.Errorf("unexpected request %s %s", r.URL.Path, r.Header)
+	}
+	auth := r.Header.Get("Authorization")
+	fields := map[string]string{}
+	for _, f := range strings.Split(strings.TrimPrefix(auth, "AWS4-HMAC-SHA256 "), ", ") {
+		k, v, _ := strings.Cut(f, "=")
+		fields[k] = v
+	}
+	date, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return err
+	}
+	if want := creds.AccessKeyID + "/" + date.Format("20060102") + "/" + region + "/lambda/aws4_request"; fields["Credential"] != want {
+		return fmt.Errorf("Credential %q, want %q", fields["Credential"], want)
+	}
+	signed := strings.Split(fields["SignedHeaders"], ";")
+	for _, h := range []string{"host", "x-amz-date", "x-amz-content-sha256"} {
+		if !slices.Contains(signed, h) {
+			return fmt.Errorf("SignedHeaders %v lacks %s", signed, h)
+		}
+	}
+	sum := sha256.Sum256(body)
+	hash := hex.EncodeToString(sum[:])
+	req, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	for _, h := range signed {
+		if h != "host" && h != "content-length" {
+			req.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
+		}
+	}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hash, "lambda", region, date); err != nil {
+		return err
+	}
+	if req.Header.Get("Authorization") != auth {
+		return fmt.Errorf("signature mismatch: got %s, want %s", auth, req.Header.Get("Authorization"))
+	}
+	return nil
+}
+
+// TestRunInvokeOnAWS runs --handler aws:NAME against a test server standing
+// in for the Lambda endpoint, with credentials from the environment.
+func TestRunInvokeOnAWS(t *testing.T) {
+	creds := aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret/key", SessionToken: "session"}
+	dir := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", creds.SessionToken)
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", "")
+
+	var lines []string
+	for i := 0; i < 12; i++ {
+		lines = append(lines, fmt.Sprintf(`{"partitionKey":"pk-%d","data":{"id":"r%d"}}`, i%3, i))
+	}
+	records := write(t, dir, "records.jsonl", strings.Join(lines, "\n")+"\n")
+
+	// The mapping's Region wins over AWS_REGION; the endpoint is the flag.
+	srv, calls, problems := sigV4Server(t, creds, "us-east-1")
+	mapping := write(t, dir, "mapping.json", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":5,
+		"FunctionResponseTypes":["ReportBatchItemFailures"],"Region":"us-east-1"}`)
+	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", "aws:my-fn",
+		"--invoke-endpoint", srv.URL, "--quiet")
+	if code != 0 || !strings.Contains(out, "processed 12") || *calls == 0 || len(*problems) > 0 {
+		t.Fatalf("exit %d, %d calls, problems %v\n%s\n%s", code, *calls, *problems, out, errs)
+	}
+
+	// Without a Region in the mapping: AWS_REGION, and AWS_ENDPOINT_URL_LAMBDA.
+	srv2, calls2, problems2 := sigV4Server(t, creds, "eu-west-1")
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", srv2.URL)
+	mapping2 := write(t, dir, "mapping2.json", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":5}`)
+	code, out, errs = runCLI(t, "run", "--mapping", mapping2, "--records", records, "--handler", "aws:", "--function-name", "my-fn", "--quiet")
+	if code != 0 || !strings.Contains(out, "processed 12") || *calls2 == 0 || len(*problems2) > 0 {
+		t.Fatalf("exit %d, %d calls, problems %v\n%s\n%s", code, *calls2, *problems2, out, errs)
+	}
+
+	// Wrong credentials: the endpoint refuses, and the run fails.
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+	code, out, errs = runCLI(t, "run", "--mapping", mapping2, "--records", records, "--handler", "aws:my-fn", "--quiet")
+	if code == 0 || !strings.Contains(errs, "InvalidSignatureException") {
+		t.Fatalf("wrong key: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestResolveInvokeTarget(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", "")
+	for _, c := range []struct {
+		handler, fn string
+		fnSet       bool
+		endpoint    string
+		region      string
+		want        invokeTarget
+		api         bool
+		err         string
+	}{
+		{handler: "./bootstrap", fn: "function"},
+		{handler: "./bootstrap", endpoint: "http://x", err: "goes with"},
+		{handler: "http://127.0.0.1:3001", fn: "function", api: true, want: invokeTarget{url: "http://127.0.0.1:3001", function: "function"}},
+		{handler: "https://lambda.us-east-1.amazonaws.com", fn: "my-fn", region: "eu-west-1", api: true,
+			want: invokeTarget{url: "https://lambda.us-east-1.amazonaws.com", function: "my-fn", sign: true, region: "us-east-1"}},
+		{handler: "https://vpce-1-a.lambda.eu-central-1.vpce.amazonaws.com/", fn: "my-fn", api: true,
+			want: invokeTarget{url: "https://vpce-1-a.lambda.eu-central-1.vpce.amazonaws.com/", function: "my-fn", sign: true, region: "eu-central-1"}},
+		{handler: "https://lambda.us-east-1.amazonaws.com", endpoint: "http://x", api: true, err: "goes with"},
+		{handler: "aws:my-fn", fn: "function", region: "eu-west-1", api: true, want: invokeTarget{function: "my-fn", sign: true, region: "eu-west-1"}},
+		{handler: "aws:my-fn:live", fn: "function", endpoint: "http://127.0.0.1:1", api: true,
+			want: invokeTarget{url: "http://127.0.0.1:1", function: "my-fn:live", sign: true}},
+		{handler: "aws:arn:aws:lambda:ap-south-1:123456789012:function:f", fn: "function", region: "eu-west-1", api: true,
+			want: invokeTarget{function: "arn:aws:lambda:ap-south-1:123456789012:function:f", sign: true, region: "ap-south-1"}},
+		{handler: "aws:", fn: "f", fnSet: true, api: true, want: invokeTarget{function: "f", sign: true}},
+		{handler: "aws:", fn: "function", api: true, err: "needs the function"},
+		{handler: "aws:a", fn: "b", fnSet: true, api: true, err: "different functions"},
+	} {
+		got, api, err := resolveInvokeTarget(c.handler, c.fn, c.fnSet, c.endpoint, c.region)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || api != c.api {
+				t.Errorf("%s: %v %v, want error %q", c.handler, api, err, c.err)
+			}
+			continue
+		}
+		if err != nil || api != c.api || got != c.want {
+			t.Errorf("%s: %+v %v %v, want %+v %v", c.handler, got, api, err, c.want, c.api)
+		}
+	}
+}
+
+// TestRunKafkaLatest reads a Kafka cluster (kfake) from TRIM_HORIZON and
+// from LATEST: a LATEST run started after the records were produced has
+// nothing to read.
+func TestRunKafkaLatest(t *testing.T) {
+	ctx := context.Background()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := 0; i < 5; i++ {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte(fmt.Sprintf(`{"id":"o%d"}`, i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var offsets []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct {
+			Records map[string][]struct{ Offset int64 }
+		}
+		json.NewDecoder(r.Body).Decode(&ev)
+		mu.Lock()
+		for _, rs := range ev.Records {
+			for _, rec := range rs {
+				offsets = append(offsets, rec.Offset)
+			}
+		}
+		mu.Unlock()
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		position string
+		want     int
+	}{{"TRIM_HORIZON", 5}, {"LATEST", 0}} {
+		offsets = nil
+		mapping := write(t, dir, c.position+".json", fmt.Sprintf(`{"EventSource":"kafka","StartingPosition":%q,"SelfManaged":true,
+			"BatchSize":2,"Endpoint":"kafka://%s","Topic":"orders"}`, c.position, strings.Join(cluster.ListenAddrs(), ",")))
+		code, out, errs := runCLI(t, "run", "--mapping", mapping, "--handler", srv.URL, "--quiet")
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("%d records", c.want)) || len(offsets) != c.want {
+			t.Fatalf("%s: exit %d, offsets %v\n%s\n%s", c.position, code, offsets, out, errs)
+		}
 	}
 }

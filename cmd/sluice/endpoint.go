@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -65,7 +67,8 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 			env.EventSource = "aws:kafka"
 			env.EventSourceARN = "arn:aws:kafka:" + orDefault(m.Region, "us-east-1") + ":123456789012:cluster/local/1"
 		}
-		src, err := localtest.KafkaCluster(strings.Split(brokers, ","), []string{m.Topic}, env)
+		src, err := localtest.KafkaCluster(strings.Split(brokers, ","), []string{m.Topic}, env,
+			localtest.KafkaStartingPosition(m.StartingPosition))
 		if err != nil {
 			return err
 		}
@@ -130,4 +133,100 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// invokeTarget is where a --handler that is not a bootstrap sends Invoke
+// requests.
+type invokeTarget struct {
+	url      string // "" for the AWS Lambda endpoint of the region
+	function string
+	sign     bool   // SigV4 with the default credential chain
+	region   string // "" for the default configuration's (AWS_REGION, profile)
+}
+
+// resolveInvokeTarget reads --handler when it names an Invoke API:
+//
+//	aws:NAME            AWS Lambda in the region of NAME's ARN, the
+//	                    mapping's Region or the default configuration,
+//	                    at invokeEndpoint or AWS_ENDPOINT_URL_LAMBDA if set;
+//	                    signed
+//	https://...amazonaws.com[.cn]  signed, in the region of the host name
+//	                    (lambda.REGION.amazonaws.com) or as for aws:
+//	http(s)://...       unsigned (SAM, LocalStack, RIE)
+//
+// ok is false for a bootstrap path.
+func resolveInvokeTarget(handler, functionName string, functionNameSet bool, invokeEndpoint, mappingRegion string) (t invokeTarget, ok bool, err error) {
+	if name, isAWS := strings.CutPrefix(handler, "aws:"); isAWS {
+		switch {
+		case name == "" && !functionNameSet:
+			return t, true, errors.New("--handler aws:NAME needs the function's NAME (or ARN)")
+		case name == "":
+			name = functionName
+		case functionNameSet && functionName != name:
+			return t, true, fmt.Errorf("--handler %s and --function-name %s name different functions", handler, functionName)
+		}
+		t = invokeTarget{function: name, sign: true, region: mappingRegion, url: invokeEndpoint}
+		if t.url == "" {
+			t.url = os.Getenv("AWS_ENDPOINT_URL_LAMBDA")
+		}
+		// arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]
+		if p := strings.Split(name, ":"); len(p) >= 7 && p[0] == "arn" && p[2] == "lambda" && p[3] != "" {
+			t.region = p[3]
+		}
+		return t, true, nil
+	}
+	if !strings.HasPrefix(handler, "http://") && !strings.HasPrefix(handler, "https://") {
+		if invokeEndpoint != "" {
+			return t, false, errors.New("--invoke-endpoint goes with --handler aws:NAME")
+		}
+		return t, false, nil
+	}
+	if invokeEndpoint != "" {
+		return t, true, errors.New("--invoke-endpoint goes with --handler aws:NAME, not with an http(s):// handler")
+	}
+	t = invokeTarget{url: handler, function: functionName}
+	u, err := url.Parse(handler)
+	if err != nil {
+		return t, true, fmt.Errorf("--handler %q: %w", handler, err)
+	}
+	host := u.Hostname()
+	if strings.HasSuffix(host, ".amazonaws.com") || strings.HasSuffix(host, ".amazonaws.com.cn") {
+		t.sign, t.region = true, mappingRegion
+		// lambda.REGION.amazonaws.com, lambda-fips.REGION...,
+		// vpce-....lambda.REGION.vpce.amazonaws.com
+		labels := strings.Split(host, ".")
+		for i, l := range labels[:len(labels)-1] {
+			if l == "lambda" || l == "lambda-fips" {
+				t.region = labels[i+1]
+				break
+			}
+		}
+	}
+	return t, true, nil
+}
+
+// openInvokeAPI returns the Invoker of an Invoke API target, signing its
+// requests with credentials of the default chain if it is AWS.
+func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, error) {
+	if !t.sign {
+		return localtest.InvokeAPI(t.url, t.function)
+	}
+	var opts []func(*config.LoadOptions) error
+	if t.region != "" {
+		opts = append(opts, config.WithRegion(t.region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration for Lambda Invoke: %w", err)
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("Lambda Invoke on AWS: no region (set Region in the mapping or AWS_REGION)")
+	}
+	if t.url == "" {
+		t.url = "https://lambda." + cfg.Region + ".amazonaws.com"
+		if strings.HasPrefix(cfg.Region, "cn-") {
+			t.url += ".cn"
+		}
+	}
+	return localtest.InvokeAPI(t.url, t.function, localtest.InvokeAPISigV4(cfg))
 }

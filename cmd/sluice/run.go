@@ -31,8 +31,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names (required)")
 	recordsPath := fs.String("records", "", "records.jsonl: one record per line (required unless the mapping names an endpoint)")
-	handler := fs.String("handler", "", "a compiled Lambda bootstrap, or an http(s):// Lambda Invoke API endpoint (required)")
+	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
+		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
+		"or aws:NAME, the function NAME (or ARN) on AWS Lambda in the mapping's Region or AWS_REGION (required)")
 	functionName := fs.String("function-name", "function", "the function name for an Invoke API endpoint")
+	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke requests to this URL instead of "+
+		"https://lambda.REGION.amazonaws.com (a VPC endpoint, a proxy, a test server; default $AWS_ENDPOINT_URL_LAMBDA)")
 	tracePath := fs.String("trace", "", "write one JSON line per invocation to this file")
 	reportPath := fs.String("report", "", "write the report as JSON to this file")
 	effectsPath := fs.String("effects", "", "effects file: passed to the function as SLUICE_EFFECTS_FILE and read back for the invariant checks")
@@ -66,6 +70,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := mapping.Validate(); err != nil {
 		return fail(fmt.Errorf("%s: AWS would reject this mapping:\n  %s", *mappingPath, strings.ReplaceAll(err.Error(), "\n", "\n  ")))
+	}
+	functionNameSet := false
+	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
+	target, isAPI, err := resolveInvokeTarget(*handler, *functionName, functionNameSet, *invokeEndpoint, mapping.Region)
+	if err != nil {
+		return fail(err)
 	}
 	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall}
 	if opts.Faults, err = parseFaults(*faults); err != nil {
@@ -109,8 +119,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fenv = append(fenv, "SLUICE_EFFECTS_FILE="+abs)
 		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs) }
 	}
-	if strings.HasPrefix(*handler, "http://") || strings.HasPrefix(*handler, "https://") {
-		opts.Invoker, err = localtest.InvokeAPI(*handler, *functionName)
+	if isAPI {
+		opts.Invoker, err = openInvokeAPI(context.Background(), target)
 	} else {
 		opts.Invoker, err = localtest.RuntimeAPI(*handler, fenv)
 	}
