@@ -497,8 +497,8 @@ func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord, eventID *
 				return false
 			}
 			dst := a.alloc(base64.StdEncoding.DecodedLen(len(raw)))
-			n, err := base64.StdEncoding.Decode(dst, raw)
-			if err != nil || n != exactDecodedLen(raw) {
+			n, ok := decodeStdBase64(dst, raw)
+			if !ok {
 				// An escape, a stray byte or a line break: the reference
 				// decoder settles what it means.
 				return false
@@ -543,20 +543,4 @@ func (s *scanner) kinesisData(a *arena, k, prev *events.KinesisRecord, eventID *
 			return false
 		}
 	}
-}
-
-// exactDecodedLen is the decoded length of padded base64 text that has no
-// ignored characters.
-func exactDecodedLen(raw []byte) int {
-	if len(raw)%4 != 0 {
-		return -1
-	}
-	n := len(raw) / 4 * 3
-	if len(raw) > 0 && raw[len(raw)-1] == '=' {
-		n--
-		if raw[len(raw)-2] == '=' {
-			n--
-		}
-	}
-	return n
 }

@@ -1,0 +1,85 @@
+package handlers
+
+import "encoding/binary"
+
+// b64DecodeTab maps each input byte to its 6-bit value, pre-shifted for its
+// position in a 4-character quantum: b64DecodeTab[i][c] is v<<(18-6*i) for
+// an alphabet character c of value v, and 0xFFFFFFFF for any other byte
+// (including '=', '\r' and '\n'). OR-ing the four entries of a quantum gives
+// its 24 bits, with bits 24..31 set if any character was invalid, so one
+// check of the accumulated OR at the end validates the whole input.
+var b64DecodeTab = func() (t [4][256]uint32) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range t {
+		for c := range t[i] {
+			t[i][c] = 0xFFFFFFFF
+		}
+		for v := 0; v < len(alphabet); v++ {
+			t[i][alphabet[v]] = uint32(v) << (18 - 6*i)
+		}
+	}
+	return t
+}()
+
+// decodeStdBase64 decodes padded standard base64 (RFC 4648 §4) from src into dst, which must have room for len(src)/4*3 bytes. It returns the number of bytes written, and ok=false for anything that encoding/base64.StdEncoding.Decode would reject OR would accept only by skipping \r or \n (the caller then uses the reference path).
+//
+// Like StdEncoding (which is not Strict), it accepts non-zero trailing bits
+// in a padded final quantum. When ok is false, dst may hold garbage.
+func decodeStdBase64(dst, src []byte) (n int, ok bool) {
+	if len(src) == 0 {
+		return 0, true
+	}
+	if len(src)%4 != 0 || len(dst) < len(src)/4*3 {
+		return 0, false
+	}
+	t0, t1, t2, t3 := &b64DecodeTab[0], &b64DecodeTab[1], &b64DecodeTab[2], &b64DecodeTab[3]
+	// All quanta but the last must be four alphabet characters: '=' there
+	// is rejected by StdEncoding (padding must end the input), and so is
+	// every other non-alphabet byte but \r and \n, which we reject too.
+	body := src[:len(src)-4]
+	var bad uint32
+	// 16 characters (4 quanta, 12 bytes) per iteration, written as two
+	// overlapping 8-byte stores of which the first 6 bytes are kept.
+	for len(body) >= 16 && len(dst)-n >= 14 {
+		s := body[:16]
+		d := dst[n : n+14]
+		x0 := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		x1 := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
+		x2 := t0[s[8]] | t1[s[9]] | t2[s[10]] | t3[s[11]]
+		x3 := t0[s[12]] | t1[s[13]] | t2[s[14]] | t3[s[15]]
+		bad |= x0 | x1 | x2 | x3
+		binary.BigEndian.PutUint64(d[0:], uint64(x0)<<40|uint64(x1)<<16)
+		binary.BigEndian.PutUint64(d[6:], uint64(x2)<<40|uint64(x3)<<16)
+		n += 12
+		body = body[16:]
+	}
+	for len(body) >= 4 {
+		x := t0[body[0]] | t1[body[1]] | t2[body[2]] | t3[body[3]]
+		bad |= x
+		d := dst[n : n+3]
+		d[0], d[1], d[2] = byte(x>>16), byte(x>>8), byte(x)
+		n += 3
+		body = body[4:]
+	}
+	// The last quantum: "abcd", "abc=" or "ab==". '=' in the first two
+	// positions, or "ab=d" with d != '=', hits an invalid table entry.
+	s := src[len(src)-4:]
+	x := t0[s[0]] | t1[s[1]]
+	switch {
+	case s[3] != '=':
+		x |= t2[s[2]] | t3[s[3]]
+		d := dst[n : n+3]
+		d[0], d[1], d[2] = byte(x>>16), byte(x>>8), byte(x)
+		n += 3
+	case s[2] != '=':
+		x |= t2[s[2]]
+		d := dst[n : n+2]
+		d[0], d[1] = byte(x>>16), byte(x>>8)
+		n += 2
+	default:
+		dst[n] = byte(x >> 16)
+		n++
+	}
+	bad |= x
+	return n, bad>>24 == 0
+}
