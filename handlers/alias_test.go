@@ -1,0 +1,47 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestKeptValuesSurviveBufferReuse: aws-lambda-go reuses its payload buffer
+// for the next invocation, and the default codec's strings share memory with
+// the payload they were decoded from. Values a function keeps must not
+// change when the runtime overwrites its buffer or Sluice decodes the next
+// batch.
+func TestKeptValuesSurviveBufferReuse(t *testing.T) {
+	var kept []benchOrder
+	var keptRaw []string
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[benchOrder]) error {
+		kept = append(kept, r.Value)
+		keptRaw = append(keptRaw, r.SequenceNumber()+r.PartitionKey())
+		return nil
+	}, quiet()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := kinesisFixture(t, 50)
+	if _, err := h.Invoke(context.Background(), buf); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, len(kept))
+	for i, o := range kept {
+		want[i] = fmt.Sprintf("%s %s %s %s %v", o.OrderID, o.CustomerID, o.Currency, o.Items[0].SKU, keptRaw[i])
+	}
+	// The runtime reuses the buffer for the next event.
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	next := bytes.ReplaceAll(kinesisFixture(t, 50), []byte("ord-k-"), []byte("ORD-K-"))
+	if _, err := h.Invoke(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range kept[:len(want)] {
+		if got := fmt.Sprintf("%s %s %s %s %v", o.OrderID, o.CustomerID, o.Currency, o.Items[0].SKU, keptRaw[i]); got != want[i] {
+			t.Fatalf("record %d changed after the buffer was reused:\n got %s\nwant %s", i, got, want[i])
+		}
+	}
+}
