@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/jsonshape"
 )
 
 func golden(t *testing.T, name string) []byte {
@@ -25,40 +26,14 @@ func golden(t *testing.T, name string) []byte {
 	return b
 }
 
-// shape lists every key path in a JSON document, with array elements folded
-// together, so two documents of the same shape compare equal.
+// shape lists the key paths of a JSON document (see internal/jsonshape).
 func shape(t *testing.T, doc []byte) []string {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
+	p, err := jsonshape.Paths(doc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	set := map[string]bool{}
-	var walk func(p string, v any)
-	walk = func(p string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				// Map keys that are data, not field names.
-				if p == ".records" || strings.HasSuffix(p, ".headers[]") || strings.HasSuffix(p, "Image") || strings.HasSuffix(p, ".Keys") {
-					k = "*"
-				}
-				set[p+"."+k] = true
-				walk(p+"."+k, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(p+"[]", e)
-			}
-		}
-	}
-	walk("", v)
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return p
 }
 
 var fixed = func() time.Time { return time.Date(2018, 12, 17, 22, 10, 50, 987e6, time.UTC) }

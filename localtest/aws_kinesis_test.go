@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,45 +17,19 @@ import (
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/internal/jsonshape"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
 )
 
-// awsShape lists every key path in a JSON document, with array elements
-// folded together, so two documents of the same shape compare equal (copied
-// from events/events_test.go).
+// awsShape lists the key paths of a JSON document (see internal/jsonshape).
 func awsShape(t *testing.T, doc []byte) []string {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(doc, &v); err != nil {
+	p, err := jsonshape.Paths(doc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	set := map[string]bool{}
-	var walk func(p string, v any)
-	walk = func(p string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				// Map keys that are data, not field names.
-				if p == ".records" || strings.HasSuffix(p, ".headers[]") || strings.HasSuffix(p, "Image") || strings.HasSuffix(p, ".Keys") {
-					k = "*"
-				}
-				set[p+"."+k] = true
-				walk(p+"."+k, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(p+"[]", e)
-			}
-		}
-	}
-	walk("", v)
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return p
 }
 
 // awsGolden reads a sample event from events/testdata.

@@ -29,42 +29,24 @@ type verdict struct {
 // streams; a body that is valid JSON but not an object is not documented
 // either way and is read as a failure, the reading that hides nothing.)
 func readStringResponse(body []byte, ids []string) verdict {
-	items, v, ok := failureItems(body)
-	if !ok {
-		return v
-	}
 	index := make(map[string]int, len(ids))
 	for i, id := range ids {
 		index[id] = i
 	}
-	seen := map[int]bool{}
-	var reported []int
-	for n, raw := range items {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] is not an object", n)}
-		}
-		rawID, ok := obj["itemIdentifier"]
-		if !ok {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] has no itemIdentifier", n)}
-		}
+	return readFailures(body, func(raw json.RawMessage) (int, string) {
 		var id *string
-		if err := json.Unmarshal(rawID, &id); err != nil {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is not a string", n)}
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return -1, "is not a string"
 		}
 		if id == nil || *id == "" {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is empty or null", n)}
+			return -1, "is empty or null"
 		}
 		i, ok := index[*id]
 		if !ok {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("itemIdentifier %q is not in the batch", *id)}
+			return -1, fmt.Sprintf("%q is not in the batch", *id)
 		}
-		if !seen[i] {
-			seen[i] = true
-			reported = append(reported, i)
-		}
-	}
-	return partialOrSuccess(reported)
+		return i, ""
+	})
 }
 
 // kafkaRef identifies one record of a Kafka batch.
@@ -77,13 +59,36 @@ type kafkaRef struct {
 // identifiers are {"partition":"<topic>-<n>","offset":N}; one that names no
 // record of the batch fails the whole batch.
 func readKafkaResponse(body []byte, refs []kafkaRef) verdict {
-	items, v, ok := failureItems(body)
-	if !ok {
-		return v
-	}
 	index := make(map[kafkaRef]int, len(refs))
 	for i, r := range refs {
 		index[r] = i
+	}
+	return readFailures(body, func(raw json.RawMessage) (int, string) {
+		var id struct {
+			Partition *string      `json:"partition"`
+			Offset    *json.Number `json:"offset"`
+		}
+		if err := json.Unmarshal(raw, &id); err != nil || id.Partition == nil || id.Offset == nil {
+			return -1, "is not {partition, offset}"
+		}
+		off, err := id.Offset.Int64()
+		if err != nil {
+			return -1, fmt.Sprintf("offset %s is not an integer", *id.Offset)
+		}
+		i, ok := index[kafkaRef{*id.Partition, off}]
+		if !ok {
+			return -1, fmt.Sprintf("%s@%d is not in the batch", *id.Partition, off)
+		}
+		return i, ""
+	})
+}
+
+// readFailures reads the batchItemFailures of a response; match resolves one
+// itemIdentifier to its index in the batch, or says why it cannot.
+func readFailures(body []byte, match func(id json.RawMessage) (int, string)) verdict {
+	items, v, ok := failureItems(body)
+	if !ok {
+		return v
 	}
 	seen := map[int]bool{}
 	var reported []int
@@ -96,20 +101,9 @@ func readKafkaResponse(body []byte, refs []kafkaRef) verdict {
 		if !ok {
 			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d] has no itemIdentifier", n)}
 		}
-		var id struct {
-			Partition *string      `json:"partition"`
-			Offset    *json.Number `json:"offset"`
-		}
-		if err := json.Unmarshal(rawID, &id); err != nil || id.Partition == nil || id.Offset == nil {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier is not {partition, offset}", n)}
-		}
-		off, err := id.Offset.Int64()
-		if err != nil {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier.offset %s is not an integer", n, *id.Offset)}
-		}
-		i, ok := index[kafkaRef{*id.Partition, off}]
-		if !ok {
-			return verdict{kind: verdictWhole, reason: fmt.Sprintf("itemIdentifier %s@%d is not in the batch", *id.Partition, off)}
+		i, why := match(rawID)
+		if why != "" {
+			return verdict{kind: verdictWhole, reason: fmt.Sprintf("batchItemFailures[%d].itemIdentifier %s", n, why)}
 		}
 		if !seen[i] {
 			seen[i] = true
