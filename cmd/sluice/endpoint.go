@@ -220,7 +220,7 @@ func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, erro
 		return nil, fmt.Errorf("AWS configuration for Lambda Invoke: %w", err)
 	}
 	if cfg.Region == "" {
-		return nil, errors.New("Lambda Invoke on AWS: no region (set Region in the mapping or AWS_REGION)")
+		return nil, errors.New("invoking on AWS needs a region: set Region in the mapping, or AWS_REGION")
 	}
 	if t.url == "" {
 		t.url = "https://lambda." + cfg.Region + ".amazonaws.com"
