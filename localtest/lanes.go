@@ -33,7 +33,11 @@ type lane struct {
 	window     time.Time
 	windowOpen bool
 	state      json.RawMessage
+	early      bool // the state outgrew maxWindowState: close the window early
 }
+
+// maxWindowState is Lambda's limit on a tumbling window's state per shard.
+const maxWindowState = 1 << 20
 
 type laneRec struct {
 	id      string // item identifier
@@ -304,7 +308,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		}
 	}
 	win := time.Duration(s.tumbling) * time.Second
-	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.pos >= len(l.recs) || windowStart(l.recs[l.pos].arrival, win) != l.window) {
+	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.early || l.pos >= len(l.recs) || windowStart(l.recs[l.pos].arrival, win) != l.window) {
 		return true, r.finalInvoke(ctx, kind, l, win)
 	}
 	a, b, fromSplit := l.pos, 0, false
@@ -330,7 +334,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		if !l.windowOpen {
 			l.window, l.windowOpen, l.state = windowStart(batch[0].arrival, win), true, nil
 		}
-		payload = windowEvent(payload, l, batch, win, false)
+		payload = windowEvent(payload, l, batch, win, false, false)
 	}
 	resp, reqID, err := r.invoke(ctx, payload)
 	if err != nil {
@@ -362,6 +366,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	}
 	if win > 0 && v.kind != verdictWhole {
 		l.state = state
+		l.early = len(state) > maxWindowState
 	}
 	switch v.kind {
 	case verdictSuccess:
@@ -410,7 +415,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 func windowStart(t time.Time, win time.Duration) time.Time { return t.Truncate(win) }
 
 // windowEvent adds the tumbling window fields to a stream event.
-func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, final bool) []byte {
+func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, final, early bool) []byte {
 	var src struct {
 		ARN string `json:"eventSourceARN"`
 	}
@@ -429,7 +434,7 @@ func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, fi
 		"shardId":                 l.name,
 		"eventSourceARN":          src.ARN,
 		"isFinalInvokeForWindow":  final,
-		"isWindowTerminatedEarly": false,
+		"isWindowTerminatedEarly": early,
 	})
 	out := append([]byte(nil), payload[:len(payload)-1]...)
 	out = append(out, ',')
@@ -455,8 +460,11 @@ func readState(body []byte, state *json.RawMessage) bool {
 
 // finalInvoke closes the open window: an invoke without records, flagged
 // final, carrying the window's state. Lambda retries it until it succeeds.
+// A window whose state outgrew 1 MB is closed early (flagged
+// isWindowTerminatedEarly) and goes on with a fresh state, the reading of
+// aws-lambda-go's documentation of the flag.
 func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win time.Duration) error {
-	payload := windowEvent(kind.envelope(l, nil), l, nil, win, true)
+	payload := windowEvent(kind.envelope(l, nil), l, nil, win, true, l.early)
 	resp, _, err := r.invoke(ctx, payload)
 	if err != nil {
 		return err
@@ -470,7 +478,8 @@ func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win ti
 	if entry.Result != ResultSuccess {
 		return r.clock.Sleep(ctx, r.opts.RetryDelay)
 	}
-	l.windowOpen, l.state = false, nil
+	l.windowOpen, l.state = l.early, nil // an early close keeps the window open
+	l.early = false
 	return nil
 }
 

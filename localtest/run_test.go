@@ -450,6 +450,35 @@ func TestEdge12_TumblingWindows(t *testing.T) {
 	}
 }
 
+func TestTumblingWindowStateOver1MBClosesEarly(t *testing.T) {
+	big := strings.Repeat("x", maxWindowState+1)
+	var early, final, calls int
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		var ev events.KinesisTimeWindowEvent
+		if err := json.Unmarshal(p, &ev); err != nil {
+			return nil, err
+		}
+		calls++
+		state := map[string]string{}
+		if ev.IsFinalInvokeForWindow {
+			final++
+			if ev.IsWindowTerminatedEarly {
+				early++
+			}
+		} else if calls == 1 {
+			state["blob"] = big
+		} else if ev.State["blob"] != "" {
+			return nil, errors.New("the window must go on with a fresh state")
+		}
+		return json.Marshal(events.KinesisTimeWindowEventResponse{TimeWindowEventResponseProperties: events.TimeWindowEventResponseProperties{State: state}})
+	})
+	m := kinesisMapping(2, func(m *Mapping) { m.TumblingWindowInSeconds = ptr(900) })
+	rep, _ := run(t, Options{Mapping: m, Records: kinesisRecords(4, oneKey), Invoker: InProcess(h)})
+	if early != 1 || final < 2 || rep.Totals.Processed != 4 {
+		t.Fatalf("early %d final %d totals %+v", early, final, rep.Totals)
+	}
+}
+
 func TestEdge13_ParallelizationFactorKeepsKeyOrder(t *testing.T) {
 	keys := func(i int) string { return fmt.Sprintf("key-%d", i%7) }
 	var effects []Effect
