@@ -329,6 +329,11 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	r.report.Fates = r.fates
+	for _, ref := range r.records() {
+		if f := r.fates[ref.id]; f != FateProcessed {
+			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, PayloadID: ref.payloadID, Key: ref.key, Fate: f})
+		}
+	}
 	var effects []Effect
 	if r.opts.Effects != nil {
 		var err error

@@ -67,11 +67,22 @@ type Report struct {
 	DeadLettered int `json:"deadLettered"`
 	// Fates says what became of each input record, by record id.
 	Fates map[string]string `json:"fates,omitempty"`
+	// Unprocessed lists, in source order, the records that did not end
+	// processed, with the id their payload carries and their ordering key.
+	Unprocessed []RecordFate `json:"unprocessed,omitempty"`
 	// Invariants are the checks run at the end, and whether they held.
 	Invariants []InvariantResult `json:"invariants,omitempty"`
 	// Stopped is why the run ended before every record was resolved, if it
 	// did.
 	Stopped string `json:"stopped,omitempty"`
+}
+
+// RecordFate is what became of one record.
+type RecordFate struct {
+	ID        string `json:"id"`
+	PayloadID string `json:"payloadId,omitempty"`
+	Key       string `json:"key,omitempty"`
+	Fate      string `json:"fate"`
 }
 
 // InvariantResult is one invariant check.

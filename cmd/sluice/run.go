@@ -259,6 +259,21 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 		b, _ := json.Marshal(of)
 		fmt.Fprintf(w, "  on-failure: %s\n", b)
 	}
+	if n := len(rep.Unprocessed); n > 0 {
+		fmt.Fprintf(w, "  not processed:")
+		for i, u := range rep.Unprocessed {
+			if i == 10 {
+				fmt.Fprintf(w, " ... and %d more (see the report)", n-10)
+				break
+			}
+			name := u.ID
+			if u.PayloadID != "" {
+				name = u.PayloadID
+			}
+			fmt.Fprintf(w, " %s (%s)", name, u.Fate)
+		}
+		fmt.Fprintln(w)
+	}
 	if len(rep.Checkpoints) > 0 {
 		fmt.Fprintf(w, "  checkpoints:")
 		for k, v := range rep.Checkpoints {
