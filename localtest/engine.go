@@ -98,11 +98,12 @@ type runner struct {
 	kafka  KafkaSource
 	refs   []inputRef // input records of an emulated source, in input order
 
-	dest   Destination
-	report *Report
-	fates  map[string]string
-	seen   []string // record ids in the order first delivered (real sources)
-	n      int      // invocations so far
+	dest    Destination
+	report  *Report
+	fates   map[string]string
+	seen    []string // record ids in the order first delivered (real sources)
+	n       int      // invocations so far
+	fetched bool     // a lane read records from its source this round
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 }

@@ -88,6 +88,7 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				exhausted = true
 				return false, nil
 			}
+			r.fetched = true
 			for _, rec := range recs {
 				k := 0
 				if pf > 1 {
@@ -169,6 +170,7 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			if len(recs) == 0 {
 				return false, nil
 			}
+			r.fetched = true
 			for _, rec := range recs {
 				l.recs = append(l.recs, laneRec{id: kafkaID(p, rec.Offset), key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
 				r.shardOrder[p] = append(r.shardOrder[p], kafkaID(p, rec.Offset))
@@ -242,7 +244,11 @@ func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*l
 	}
 	defer r.checkpoints()
 	for {
+		// A round with no batch run and nothing read is the end. (A read
+		// lands records in every sub-lane of its shard, so count reads as
+		// progress too, whichever lane made them.)
 		busy := false
+		r.fetched = false
 		for _, l := range lanes {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -253,7 +259,7 @@ func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*l
 			}
 			busy = busy || worked
 		}
-		if !busy {
+		if !busy && !r.fetched {
 			return nil
 		}
 	}

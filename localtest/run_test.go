@@ -642,3 +642,20 @@ func TestValidationReasons(t *testing.T) {
 		t.Error("a misspelt field must be an error")
 	}
 }
+
+// TestSkewedParallelizationFactorReadsEverything: with half a shard's
+// records on one hot key (one sub-lane) and reads of 1,000 records landing
+// unevenly across sub-lanes, every record is still processed.
+func TestSkewedParallelizationFactorReadsEverything(t *testing.T) {
+	key := func(i int) string {
+		if i < 1500 {
+			return "hot"
+		}
+		return fmt.Sprint("cold-", i)
+	}
+	m := kinesisMapping(100, func(m *Mapping) { m.ParallelizationFactor = ptr(4) })
+	rep, _ := run(t, Options{Mapping: m, Records: kinesisRecords(3000, key), Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))})
+	if rep.Totals.Processed != 3000 || rep.Totals.Left != 0 {
+		t.Fatalf("%+v", rep.Totals)
+	}
+}
