@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test lint fuzz bench bench-peers
+.PHONY: demo test test-arm64 lint fuzz bench bench-peers
 
 ## demo: run an order-processing function over sample Kinesis and SQS batches
 demo:
@@ -16,6 +16,10 @@ test:
 ## lint: gofmt and go vet only
 lint:
 	scripts/test.sh lint
+
+## test-arm64: the packages a function links, as arm64 binaries under qemu-user
+test-arm64:
+	scripts/test-arm64.sh
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

@@ -34,4 +34,6 @@ fi
 
 step "go test -race"
 go test -race -count=1 -timeout 30m ./...
+step "arm64 (qemu-user): events, batch, handlers"
+scripts/test-arm64.sh
 step "done"
