@@ -101,6 +101,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	} else if err := openEndpoint(context.Background(), mapping, &opts); err != nil {
 		return fail(err)
 	}
+	if c, ok := opts.Kafka.(interface{ Close() }); ok {
+		defer c.Close()
+	}
 
 	fenv := append(os.Environ(), env...)
 	for _, kv := range env {
