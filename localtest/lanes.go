@@ -34,6 +34,8 @@ type lane struct {
 	windowOpen bool
 	state      json.RawMessage
 	early      bool // the state outgrew maxWindowState: close the window early
+
+	waited int // pos+1 of the record a batching window was last waited for
 }
 
 // maxWindowState is Lambda's limit on a tumbling window's state per shard.
@@ -72,20 +74,15 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 	for _, shard := range shards {
 		sub := make([]*lane, pf)
 		after := ""
-		exhausted := false
 		for k := range sub {
 			sub[k] = &lane{name: shard}
 		}
 		more := func(ctx context.Context) (bool, error) {
-			if exhausted {
-				return false, nil
-			}
 			recs, err := r.stream.Read(ctx, shard, after, max(1000, r.s.batchSize))
 			if err != nil {
 				return false, fmt.Errorf("localtest: read shard %s: %w", shard, err)
 			}
 			if len(recs) == 0 {
-				exhausted = true
 				return false, nil
 			}
 			r.fetched = true
@@ -299,6 +296,9 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	if len(l.split) == 0 && l.pos >= len(l.recs) && !l.windowOpen {
 		return false, nil
 	}
+	if err := r.batchingWindow(ctx, l); err != nil {
+		return false, err
+	}
 	// Records past MaximumRecordAge are given up on before they are sent.
 	if s.maxAge >= 0 && kind.source != SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
 		cutoff := r.clock.Now().Add(-time.Duration(s.maxAge) * time.Second)
@@ -414,6 +414,35 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		return true, r.retry(ctx, kind, l, b)
 	}
 	return true, nil
+}
+
+// batchingWindow waits, on a real source, up to
+// MaximumBatchingWindowInSeconds for a short batch to fill, as Lambda does
+// before it invokes. An emulated source holds every record already.
+func (r *runner) batchingWindow(ctx context.Context, l *lane) error {
+	s := r.s
+	if r.refs != nil || s.window == 0 || len(l.split) > 0 || len(l.recs)-l.pos >= s.batchSize || l.waited == l.pos+1 {
+		return nil
+	}
+	l.waited = l.pos + 1
+	until := r.clock.Now().Add(time.Duration(s.window) * time.Second)
+	for len(l.recs)-l.pos < s.batchSize {
+		left := until.Sub(r.clock.Now())
+		if left <= 0 {
+			return nil
+		}
+		if err := r.clock.Sleep(ctx, min(left, 200*time.Millisecond)); err != nil {
+			return err
+		}
+		more, err := l.more(ctx)
+		if err != nil {
+			return err
+		}
+		if more {
+			l.exhausted = false
+		}
+	}
+	return nil
 }
 
 // windowStart is the start of the tumbling window holding t: windows are

@@ -35,6 +35,21 @@ func (r *runner) runQueue(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("localtest: receive: %w", err)
 		}
+		// On a real queue, gather up to MaximumBatchingWindowInSeconds for a
+		// fuller batch, as Lambda's pollers do.
+		if r.mq == nil && s.window > 0 && len(msgs) > 0 && len(msgs) < max {
+			until := r.clock.Now().Add(time.Duration(s.window) * time.Second)
+			for len(msgs) < max && r.clock.Now().Before(until) {
+				if err := r.clock.Sleep(ctx, min(until.Sub(r.clock.Now()), 200*time.Millisecond)); err != nil {
+					return err
+				}
+				more, err := r.queue.Receive(ctx, max-len(msgs), visibility)
+				if err != nil {
+					return fmt.Errorf("localtest: receive: %w", err)
+				}
+				msgs = append(msgs, more...)
+			}
+		}
 		if len(msgs) == 0 {
 			left, _, err := r.queue.Counts(ctx)
 			if err != nil {
