@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,35 @@ func TestKeptValuesSurviveBufferReuse(t *testing.T) {
 	for i, o := range kept[:len(want)] {
 		if got := fmt.Sprintf("%s %s %s %s %v", o.OrderID, o.CustomerID, o.Currency, o.Items[0].SKU, keptRaw[i]); got != want[i] {
 			t.Fatalf("record %d changed after the buffer was reused:\n got %s\nwant %s", i, got, want[i])
+		}
+	}
+}
+
+// The same for SQS, whose envelope goes through goccy/go-json: the message
+// fields a function keeps must not share the runtime's buffer.
+func TestKeptSQSFieldsSurviveBufferReuse(t *testing.T) {
+	var kept []string
+	h, err := NewSQS(func(ctx context.Context, r SQSRecord[benchOrder]) error {
+		kept = append(kept, r.Raw.MessageId+"|"+r.Raw.Body+"|"+r.Raw.Attributes["SentTimestamp"]+"|"+r.Value.OrderID)
+		return nil
+	}, opts(WithConcurrency(1))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := sqsFixture(t, 20)
+	if _, err := h.Invoke(context.Background(), buf); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, len(kept))
+	for i, k := range kept {
+		want[i] = strings.Clone(k)
+	}
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	for i, k := range kept {
+		if k != want[i] || !bytes.Contains([]byte(k), []byte("ord-s-")) {
+			t.Fatalf("message %d changed after the buffer was reused: %q", i, k)
 		}
 	}
 }

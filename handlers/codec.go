@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"unsafe"
 
 	gojson "github.com/goccy/go-json"
 )
@@ -35,6 +36,21 @@ var noCopy = gojson.DecodeNoCopyString()
 
 func (jsonCodec) Unmarshal(data []byte, v any) error {
 	return gojson.UnmarshalWithOption(data, v, noCopy)
+}
+
+// decodeStringValue decodes a payload held in a string (an SQS body). The
+// default codec reads it in place, without copying: it never writes to its
+// input, and the strings it returns may then share the body's memory, which
+// is immutable. Raw targets and other codecs get a copy.
+func decodeStringValue[T any](c Codec, s string, v *T) error {
+	if _, ok := c.(jsonCodec); ok && s != "" {
+		switch any(v).(type) {
+		case *[]byte, *json.RawMessage:
+		default:
+			return decodeValue(c, unsafe.Slice(unsafe.StringData(s), len(s)), v)
+		}
+	}
+	return decodeValue(c, []byte(s), v)
 }
 
 // decodeValue decodes data into v. A *[]byte receives data itself and a

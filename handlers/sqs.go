@@ -126,7 +126,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		if decErrs != nil && decErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
-		if err := decodeValue(h.cfg.codec, []byte(recs[i].Body), &r.Value); err != nil {
+		if err := decodeStringValue(h.cfg.codec, recs[i].Body, &r.Value); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
 		return h.chain.Handle(ctx, r)
