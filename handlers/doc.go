@@ -8,7 +8,9 @@
 //	func main() { lambda.Start(handlers.Kinesis(process)) }
 //
 // Each handler implements aws-lambda-go's lambda.Handler (Invoke(ctx, []byte)),
-// so the event is decoded once, by Sluice, and never by reflection. Each
+// so the event is decoded once, by Sluice: Kinesis with a hand-written
+// scanner, the other sources with goccy/go-json, encoding/json for anything
+// those reject. Each
 // record's payload is decoded into T with a Codec (JSON by default; T of type
 // []byte receives the raw payload). The typed record keeps the record exactly
 // as Lambda delivered it beside the decoded value.
