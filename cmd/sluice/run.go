@@ -258,7 +258,11 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\n", t.Bisections, t.Retries, t.Duplicates)
 	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\n", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
 	tw.Flush()
-	for _, of := range rep.OnFailureRecords {
+	for i, of := range rep.OnFailureRecords {
+		if i == 3 {
+			fmt.Fprintf(w, "  ... and %d more on-failure records (see --report)\n", len(rep.OnFailureRecords)-3)
+			break
+		}
 		b, _ := json.Marshal(of)
 		fmt.Fprintf(w, "  on-failure: %s\n", b)
 	}
