@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,8 +285,8 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	}
 	if len(rep.Checkpoints) > 0 {
 		fmt.Fprintf(w, "  checkpoints:")
-		for k, v := range rep.Checkpoints {
-			fmt.Fprintf(w, " %s=%s", k, v)
+		for _, k := range slices.Sorted(maps.Keys(rep.Checkpoints)) {
+			fmt.Fprintf(w, " %s=%s", k, rep.Checkpoints[k])
 		}
 		fmt.Fprintln(w)
 	}
