@@ -32,8 +32,8 @@ if [[ -x scripts/servers/install.sh ]]; then
 	scripts/servers/install.sh
 fi
 
-step "go test -race"
-go test -race -count=1 -timeout 30m ./...
 step "arm64 (qemu-user): events, batch, handlers"
 scripts/test-arm64.sh
-step "done"
+# go test last, so its summary lines close the output.
+step "go test -race"
+go test -race -count=1 -timeout 30m ./...
