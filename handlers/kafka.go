@@ -97,13 +97,7 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 		Records map[string][]events.KafkaRecord `json:"records"`
 	}
 	if gojson.Unmarshal(payload, &whole) == nil {
-		keys := make([]string, 0, len(whole.Records))
-		n := 0
-		for k, rs := range whole.Records {
-			keys = append(keys, k)
-			n += len(rs)
-		}
-		slices.Sort(keys)
+		keys, n := partitionsOf(whole.Records)
 		out := make([]kafkaEntry, 0, n)
 		parts := make([]string, 0, n)
 		for _, k := range keys {
@@ -120,13 +114,7 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 	if err := json.Unmarshal(payload, &loose); err != nil {
 		return nil, nil, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
 	}
-	keys := make([]string, 0, len(loose.Records))
-	n := 0
-	for k, rs := range loose.Records {
-		keys = append(keys, k)
-		n += len(rs)
-	}
-	slices.Sort(keys)
+	keys, n := partitionsOf(loose.Records)
 	out := make([]kafkaEntry, 0, n)
 	parts := make([]string, 0, n)
 	for _, k := range keys {
@@ -147,6 +135,19 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 		}
 	}
 	return out, parts, nil
+}
+
+// partitionsOf returns the topic-partition keys of an event's records map,
+// sorted, and how many records it holds.
+func partitionsOf[R any](records map[string][]R) ([]string, int) {
+	keys := make([]string, 0, len(records))
+	n := 0
+	for k, rs := range records {
+		keys = append(keys, k)
+		n += len(rs)
+	}
+	slices.Sort(keys)
+	return keys, n
 }
 
 // Invoke handles one Kafka event and returns the partial batch response.
