@@ -216,6 +216,14 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 			Payload: errorDocument("injected function error", "Injected.Error")}, reqID, nil
 	}
 	resp, err := r.opts.Invoker.Invoke(ctx, Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout})
+	// Lambda retries a throttled invocation (HTTP 429) with back-off; it is
+	// neither a function error nor a consumed retry.
+	for wait := 100 * time.Millisecond; throttled(err) && wait <= 30*time.Second; wait *= 2 {
+		if serr := r.clock.Sleep(ctx, wait); serr != nil {
+			return resp, reqID, serr
+		}
+		resp, err = r.opts.Invoker.Invoke(ctx, Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout})
+	}
 	if err != nil {
 		return resp, reqID, fmt.Errorf("localtest: invocation %d: %w", r.n, err)
 	}
@@ -228,6 +236,11 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 			Payload: errorDocument("injected timeout", "Sandbox.Timedout")}
 	}
 	return resp, reqID, nil
+}
+
+func throttled(err error) bool {
+	var ie *InvokeAPIError
+	return errors.As(err, &ie) && (ie.StatusCode == 429 || strings.Contains(ie.Type, "TooManyRequests"))
 }
 
 func (r *runner) trace(e TraceEntry) {
