@@ -75,3 +75,23 @@ func TestKeptSQSFieldsSurviveBufferReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultCodecLeavesPayloadAlone: the default codec must never write to
+// the payload it decodes (r.Data() and an SQS body stay as delivered), even
+// when strings need unescaping.
+func TestDefaultCodecLeavesPayloadAlone(t *testing.T) {
+	payload := []byte(`{"orderId":"a\"b\\c\u00e9\n","items":[{"sku":"x\ty"}]}`)
+	orig := string(payload)
+	var o benchOrder
+	if err := decodeValue(JSON(), payload, &o); err != nil {
+		t.Fatal(err)
+	}
+	if string(payload) != orig || o.OrderID != "a\"b\\cé\n" || o.Items[0].SKU != "x\ty" {
+		t.Fatalf("payload %q, decoded %+v", payload, o)
+	}
+	body := strings.Clone(orig)
+	o = benchOrder{}
+	if err := decodeStringValue(JSON(), body, &o); err != nil || body != orig || o.OrderID != "a\"b\\cé\n" {
+		t.Fatalf("body %q, decoded %+v, %v", body, o, err)
+	}
+}
