@@ -119,52 +119,29 @@ func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, ma
 	if max <= 0 {
 		return nil, nil
 	}
-	it, cached := s.cursors.take(shard, after)
-	if !cached {
-		var err error
-		if it, err = s.iterator(ctx, shard, after); err != nil {
-			return nil, err
-		}
-	}
-	var recs []StreamRecord
-	var next *string
-	for page := 0; ; page++ {
-		in := &dynamodbstreams.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(max-len(recs), 1000)))}
-		out, err := s.api.GetRecords(ctx, in)
-		var expired *streamtypes.ExpiredIteratorException
-		if cached && page == 0 && errors.As(err, &expired) {
-			cached = false
-			if it, err = s.iterator(ctx, shard, after); err != nil {
-				return nil, err
+	return s.cursors.read(ctx, shard, after,
+		func() (string, error) { return s.iterator(ctx, shard, after) },
+		func(it string, left int) (shardPage, error) {
+			out, err := s.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(left, 1000)))})
+			var expired *streamtypes.ExpiredIteratorException
+			if errors.As(err, &expired) {
+				return shardPage{expired: true}, nil
 			}
-			out, err = s.api.GetRecords(ctx, in)
-		}
-		if err != nil {
-			return nil, sdkErr(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard), err)
-		}
-		for _, r := range out.Records {
-			rec, err := dynamoDBRecord(r, s.arn, s.region)
 			if err != nil {
-				return nil, err
+				return shardPage{}, sdkErr(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard), err)
 			}
-			recs = append(recs, rec)
-		}
-		next = out.NextShardIterator
-		// An open shard may answer empty pages before its records; there is
-		// no MillisBehindLatest to tell, so try a few pages.
-		if len(recs) > 0 || next == nil || page+1 >= maxEmptyPages {
-			break
-		}
-		it = *next
-	}
-	if next != nil {
-		last := after
-		if len(recs) > 0 {
-			last = recs[len(recs)-1].SequenceNumber
-		}
-		s.cursors.put(shard, last, *next)
-	}
-	return recs, nil
+			// An open shard may answer empty pages before its records, and
+			// DynamoDB Streams has no MillisBehindLatest: never at the tip.
+			p := shardPage{next: out.NextShardIterator}
+			for _, r := range out.Records {
+				rec, err := dynamoDBRecord(r, s.arn, s.region)
+				if err != nil {
+					return shardPage{}, err
+				}
+				p.recs = append(p.recs, rec)
+			}
+			return p, nil
+		}, max)
 }
 
 func (s *DynamoDBStreamSource) iterator(ctx context.Context, shard, after string) (string, error) {

@@ -102,10 +102,6 @@ func (s *KinesisStreamSource) Shards(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// maxEmptyPages bounds the GetRecords calls one Read makes while pages come
-// back empty but the iterator is behind the tip (a sparse shard on AWS).
-const maxEmptyPages = 5
-
 // Read returns up to max records (at most 10,000) of shard after sequence
 // number after, or from the starting position when after is "".
 func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error) {
@@ -116,49 +112,27 @@ func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max
 	if err != nil {
 		return nil, err
 	}
-	it, cached := s.cursors.take(shard, after)
-	if !cached {
-		if it, err = s.iterator(ctx, shard, after); err != nil {
-			return nil, err
-		}
-	}
-	var recs []StreamRecord
-	var next *string
-	for page := 0; ; page++ {
-		out, err := s.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(max-len(recs), 10000)))})
-		var expired *kintypes.ExpiredIteratorException
-		if cached && page == 0 && errors.As(err, &expired) {
-			// A cached iterator outlived its 5 minutes: start over from after.
-			cached = false
-			if it, err = s.iterator(ctx, shard, after); err != nil {
-				return nil, err
+	return s.cursors.read(ctx, shard, after,
+		func() (string, error) { return s.iterator(ctx, shard, after) },
+		func(it string, left int) (shardPage, error) {
+			out, err := s.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(left, 10000)))})
+			var expired *kintypes.ExpiredIteratorException
+			if errors.As(err, &expired) {
+				return shardPage{expired: true}, nil
 			}
-			out, err = s.api.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: &it, Limit: aws.Int32(int32(min(max-len(recs), 10000)))})
-		}
-		if err != nil {
-			return nil, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetRecords", s.name, shard), err)
-		}
-		for _, r := range out.Records {
-			rec, err := kinesisRecord(r, shard, arn, s.region)
 			if err != nil {
-				return nil, err
+				return shardPage{}, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetRecords", s.name, shard), err)
 			}
-			recs = append(recs, rec)
-		}
-		next = out.NextShardIterator
-		if len(recs) > 0 || next == nil || aws.ToInt64(out.MillisBehindLatest) == 0 || page+1 >= maxEmptyPages {
-			break
-		}
-		it = *next
-	}
-	if next != nil {
-		last := after
-		if len(recs) > 0 {
-			last = recs[len(recs)-1].SequenceNumber
-		}
-		s.cursors.put(shard, last, *next)
-	}
-	return recs, nil
+			p := shardPage{next: out.NextShardIterator, atTip: aws.ToInt64(out.MillisBehindLatest) == 0}
+			for _, r := range out.Records {
+				rec, err := kinesisRecord(r, shard, arn, s.region)
+				if err != nil {
+					return shardPage{}, err
+				}
+				p.recs = append(p.recs, rec)
+			}
+			return p, nil
+		}, max)
 }
 
 // iterator gets a fresh shard iterator for a Read after after.
@@ -233,36 +207,6 @@ func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (StreamRe
 		return StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
 	}
 	return StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
-}
-
-// shardCursors remembers, per shard, the NextShardIterator of the last Read
-// and the sequence number it continues after.
-type shardCursors struct {
-	mu sync.Mutex
-	m  map[string]shardCursor
-}
-
-type shardCursor struct{ after, iterator string }
-
-// take returns and forgets the iterator of shard if it continues after after.
-func (c *shardCursors) take(shard, after string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cur, ok := c.m[shard]
-	if !ok || cur.after != after || cur.iterator == "" {
-		return "", false
-	}
-	delete(c.m, shard)
-	return cur.iterator, true
-}
-
-func (c *shardCursors) put(shard, after, iterator string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]shardCursor{}
-	}
-	c.m[shard] = shardCursor{after, iterator}
 }
 
 // arnField returns field i of an ARN (3: region, 4: account, 5: resource), or
