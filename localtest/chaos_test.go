@@ -74,7 +74,7 @@ func TestChaos(t *testing.T) {
 	rep, err := Run(context.Background(), Options{
 		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 10 * time.Second, Seed: 42,
 		Faults:  Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.01, DuplicateRate: 0.02},
-		Effects: func() ([]Effect, error) { return ReadEffects(effects) },
+		Effects: func() ([]Effect, error) { return ReadEffects(effects, "") },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +82,8 @@ func TestChaos(t *testing.T) {
 	tt := rep.Totals
 	t.Logf("%d records in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
 	for _, inv := range rep.Invariants {
-		if !inv.Held {
-			t.Errorf("invariant %s violated: %v", inv.Name, inv.Violations)
+		if inv.Status != StatusHeld {
+			t.Errorf("invariant %s %s: %s %v", inv.Name, inv.Status, inv.Reason, inv.Violations)
 		}
 	}
 	if len(rep.Invariants) != 2 {

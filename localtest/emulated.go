@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -66,7 +67,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
 		if r.PartitionKey == "" {
-			return nil, nil, fmt.Errorf("record %d: a Kinesis record needs a partitionKey", i+1)
+			return nil, nil, fmt.Errorf("%s: a Kinesis record needs a partitionKey; a Kinesis record is %s", where(i, r), recordShapes[SourceKinesis])
 		}
 		sh := kinesisShard(r.PartitionKey, s.shards)
 		at := start.Add(time.Duration(i) * time.Millisecond)
@@ -81,7 +82,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 		}
 		seq := rec.Kinesis.SequenceNumber
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: r.PartitionKey, Arrival: at, Event: raw})
-		refs[i] = inputRef{id: seq, key: r.PartitionKey, payloadID: payloadID(payload)}
+		refs[i] = newRef(i, r, seq, r.PartitionKey, payload)
 	}
 	return ms, refs, nil
 }
@@ -112,15 +113,15 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 	for i, r := range in {
 		keys, err := plainObject(r.Keys)
 		if err != nil || keys == nil {
-			return nil, nil, fmt.Errorf("record %d: a DynamoDB record needs keys, a JSON object: %v", i+1, err)
+			return nil, nil, fmt.Errorf("%s: a DynamoDB record needs keys, a JSON object (%v); a DynamoDB Streams record is %s", where(i, r), err, recordShapes[SourceDynamoDB])
 		}
 		newImg, err := plainObject(r.NewImage)
 		if err != nil {
-			return nil, nil, fmt.Errorf("record %d: newImage: %w", i+1, err)
+			return nil, nil, fmt.Errorf("%s: newImage: %w", where(i, r), err)
 		}
 		oldImg, err := plainObject(r.OldImage)
 		if err != nil {
-			return nil, nil, fmt.Errorf("record %d: oldImage: %w", i+1, err)
+			return nil, nil, fmt.Errorf("%s: oldImage: %w", where(i, r), err)
 		}
 		keyText := string(r.Keys)
 		if kb, err := json.Marshal(keys); err == nil {
@@ -159,7 +160,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 			err = fmt.Errorf("eventName %q is not INSERT, MODIFY or REMOVE", name)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("record %d: %w", i+1, err)
+			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
 		}
 		rec := b.Last()
 		raw, err := json.Marshal(rec)
@@ -168,15 +169,24 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 		}
 		seq := rec.Change.SequenceNumber
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
-		var pid string
-		for _, img := range []map[string]any{newImg, oldImg} {
-			if p, ok := img["payload"].(string); ok && pid == "" {
-				pid = payloadID([]byte(p))
-			}
-		}
-		refs[i] = inputRef{id: seq, key: keyText, payloadID: pid}
+		refs[i] = newRef(i, r, seq, keyText, ddbPayload(r.NewImage, r.OldImage, newImg, oldImg))
 	}
 	return ms, refs, nil
+}
+
+// ddbPayload is what effects and reports read a DynamoDB record's payload
+// from: the new image (else the old one) as plain JSON or, when that image
+// has a string attribute "payload" holding a JSON object (the conformance
+// function's convention), that object.
+func ddbPayload(rawNew, rawOld json.RawMessage, newImg, oldImg map[string]any) []byte {
+	raw, img := rawNew, newImg
+	if img == nil {
+		raw, img = rawOld, oldImg
+	}
+	if p, ok := img["payload"].(string); ok && strings.HasPrefix(strings.TrimSpace(p), "{") {
+		return []byte(p)
+	}
+	return raw
 }
 
 // memQueue is an emulated SQS queue with its dead-letter queue.
@@ -220,7 +230,7 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 		key := id
 		if fifo {
 			if r.MessageGroupID == "" {
-				return nil, nil, fmt.Errorf("record %d: a FIFO message needs a messageGroupId", i+1)
+				return nil, nil, fmt.Errorf("%s: a FIFO message needs a messageGroupId; an SQS FIFO record is %s", where(i, r), recordShapes[SourceSQSFIFO])
 			}
 			msg.group, msg.dedup = r.MessageGroupID, r.MessageDeduplicationID
 			if msg.dedup == "" {
@@ -231,7 +241,7 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 			key = r.MessageGroupID
 		}
 		q.msgs = append(q.msgs, msg)
-		refs[i] = inputRef{id: id, key: key, payloadID: payloadID([]byte(body))}
+		refs[i] = newRef(i, r, id, key, []byte(body))
 	}
 	return q, refs, nil
 }
@@ -381,7 +391,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		case r.Partition != nil:
 			p = *r.Partition
 			if p < 0 || p >= s.partitions {
-				return nil, nil, fmt.Errorf("record %d: partition %d is outside 0..%d (Partitions)", i+1, p, s.partitions-1)
+				return nil, nil, fmt.Errorf("%s: partition %d is outside 0..%d (Partitions)", where(i, r), p, s.partitions-1)
 			}
 		case key != nil:
 			sum := md5.Sum(key)
@@ -407,7 +417,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 			return nil, nil, err
 		}
 		k.recs[pk] = append(k.recs[pk], KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
-		refs[i] = inputRef{id: kafkaID(pk, rec.Offset), key: pk, payloadID: payloadID(value)}
+		refs[i] = newRef(i, r, kafkaID(pk, rec.Offset), pk, value)
 	}
 	ev := b.Envelope()
 	k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
@@ -418,10 +428,46 @@ func kafkaID(partition string, offset int64) string {
 	return partition + "@" + strconv.FormatInt(offset, 10)
 }
 
-// inputRef ties an input record to its id in the source, its ordering key
-// and the id its payload carries.
+// inputRef ties a record to its id in the source (item identifier; for
+// Kafka "<topic>-<partition>@<offset>"), its ordering key, the id its
+// payload carries, where it came from, and its payload (for matching
+// effects by a payload field).
 type inputRef struct {
 	id, key, payloadID string
+	line               int    // records-file line, or 0
+	input              int    // 1-based position among Options.Records, or 0 (a real source)
+	payload            []byte // the record's payload: data, body, value, or the DynamoDB image
+}
+
+// name is how reports name the record: by records-file line, or position
+// among Options.Records, or (a real source) its id; with its payload id.
+func (r inputRef) name() string {
+	var s string
+	switch {
+	case r.line > 0:
+		s = fmt.Sprintf("line %d", r.line)
+	case r.input > 0:
+		s = fmt.Sprintf("record %d", r.input)
+	default:
+		s = r.id
+	}
+	if r.payloadID != "" {
+		s += " (id " + r.payloadID + ")"
+	}
+	return s
+}
+
+// where names input record i for an error message.
+func where(i int, r InputRecord) string {
+	if r.Line > 0 {
+		return fmt.Sprintf("records line %d", r.Line)
+	}
+	return fmt.Sprintf("record %d", i+1)
+}
+
+// newRef is the inputRef of input record i.
+func newRef(i int, r InputRecord, id, key string, payload []byte) inputRef {
+	return inputRef{id: id, key: key, payloadID: payloadID(payload), line: r.Line, input: i + 1, payload: payload}
 }
 
 func or(s, def string) string {

@@ -44,6 +44,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		s:      s,
 		rnd:    rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
 		fates:  map[string]string{},
+		known:  map[string]int{},
 		report: &Report{Mapping: *opts.Mapping, Checkpoints: map[string]string{}},
 	}
 	if opts.WallClock || opts.Stream != nil || opts.Queue != nil || opts.Kafka != nil {
@@ -101,9 +102,17 @@ type runner struct {
 	dest    Destination
 	report  *Report
 	fates   map[string]string
-	seen    []string // record ids in the order first delivered (real sources)
-	n       int      // invocations so far
-	fetched bool     // a lane read records from its source this round
+	seen    []inputRef     // records in the order first delivered (real sources)
+	known   map[string]int // record id -> index in seen
+	n       int            // invocations so far
+	reqID   string         // the last invocation's request id
+	fetched bool           // a lane read records from its source this round
+
+	// What the function did, for Report.Failure: invocations that reached
+	// the invoker, those its code answered, init failures (all, and in a
+	// row), and whether any init succeeded.
+	called, answered, initFailed, initFailedInRow int
+	initOK                                        bool
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 }
@@ -138,6 +147,11 @@ func (r *runner) setSource() error {
 		}
 		r.kafka = r.opts.Kafka
 		return nil
+	}
+	for i, rec := range r.opts.Records {
+		if err := checkShape(s.source, rec); err != nil {
+			return fmt.Errorf("localtest: %s: %w", where(i, rec), err)
+		}
 	}
 	start := r.clock.Now().Add(-backlog)
 	var err error
@@ -203,6 +217,9 @@ func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) e
 
 // invoke makes one invocation with the injected faults, and counts it.
 func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, error) {
+	if r.report.Failure != nil {
+		return Response{}, "", errStop
+	}
 	if r.n >= r.opts.MaxInvocations {
 		r.report.Stopped = fmt.Sprintf("MaxInvocations (%d) reached", r.opts.MaxInvocations)
 		return Response{}, "", errStop
@@ -210,23 +227,26 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 	r.n++
 	r.report.Totals.Invocations++
 	reqID := fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)
+	r.reqID = reqID
 	f := r.opts.Faults
 	if f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
 		return Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
 			Payload: errorDocument("injected function error", "Injected.Error")}, reqID, nil
 	}
-	resp, err := r.opts.Invoker.Invoke(ctx, Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout})
+	inv := Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
+	resp, err := r.opts.Invoker.Invoke(ctx, inv)
 	// Lambda retries a throttled invocation (HTTP 429) with back-off; it is
 	// neither a function error nor a consumed retry.
 	for wait := 100 * time.Millisecond; throttled(err) && wait <= 30*time.Second; wait *= 2 {
 		if serr := r.clock.Sleep(ctx, wait); serr != nil {
 			return resp, reqID, serr
 		}
-		resp, err = r.opts.Invoker.Invoke(ctx, Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout})
+		resp, err = r.opts.Invoker.Invoke(ctx, inv)
 	}
 	if err != nil {
 		return resp, reqID, fmt.Errorf("localtest: invocation %d: %w", r.n, err)
 	}
+	r.observe(resp, reqID)
 	switch {
 	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
 		resp = Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: resp.Duration,
@@ -238,15 +258,82 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 	return resp, reqID, nil
 }
 
+// Early stop: a function that failed this many inits in a row, and never
+// started, is not going to start.
+const maxInitFailures = 3
+
+// observe takes note of what the function itself answered (before injected
+// faults): the last failure and its last words, and whether the run can
+// test the function at all (see Report.Failure). A run whose function
+// cannot start stops early instead of spending every record's retries.
+func (r *runner) observe(resp Response, reqID string) {
+	r.called++
+	if resp.InitFailed {
+		r.initFailed++
+		r.initFailedInRow++
+		r.report.Totals.InitFailures++
+	} else {
+		r.initFailedInRow = 0
+		r.initOK = true
+	}
+	if !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError" {
+		r.answered++
+	}
+	if !resp.Failed() {
+		return
+	}
+	typ, msg := errorFields(resp)
+	r.report.LastFailedInvocation = &FailedInvocation{N: r.n, RequestID: reqID, Result: resultOf(resp),
+		ErrorType: typ, ErrorMessage: msg, Logs: resp.Logs}
+	switch {
+	case strings.HasSuffix(typ, "SourceMismatchError"):
+		r.report.Failure = &RunFailure{Kind: FailureSourceMismatch,
+			Reason: fmt.Sprintf("the function cannot handle %s events (%s: %s): check the handler against the mapping's EventSource", r.s.source, typ, msg)}
+	case resp.InitFailed && !r.initOK && resp.TimedOut:
+		r.report.Failure = &RunFailure{Kind: FailureInit,
+			Reason: fmt.Sprintf("the function did not finish its init within the init timeout (%s)", msg)}
+	case resp.InitFailed && !r.initOK && r.initFailedInRow >= maxInitFailures:
+		r.report.Failure = &RunFailure{Kind: FailureInit,
+			Reason: fmt.Sprintf("the function failed its init %d times in a row and never started (%s)", r.initFailedInRow, or(typ, "Runtime.ExitError"))}
+	}
+	if r.report.Failure != nil {
+		r.report.Stopped = "the function cannot be tested: " + r.report.Failure.Kind
+	}
+}
+
+// errorFields reads errorType and errorMessage from a failed response's
+// error document.
+func errorFields(resp Response) (typ, msg string) {
+	var doc struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	if json.Unmarshal(resp.Payload, &doc) == nil {
+		typ, msg = doc.Type, doc.Message
+	} else if b := bytes.TrimSpace(resp.Payload); len(b) > 0 {
+		msg = string(b)
+	}
+	if typ == "" {
+		typ = resp.ErrorType
+	}
+	if len(msg) > 2000 {
+		msg = msg[:2000] + "..."
+	}
+	return typ, msg
+}
+
 func throttled(err error) bool {
 	var ie *InvokeAPIError
 	return errors.As(err, &ie) && (ie.StatusCode == 429 || strings.Contains(ie.Type, "TooManyRequests"))
 }
 
-func (r *runner) trace(e TraceEntry) {
-	e.N = r.n
+func (r *runner) trace(e TraceEntry, resp Response) {
+	e.N, e.RequestID = r.n, r.reqID
 	if e.Reported == nil {
 		e.Reported = []string{}
+	}
+	if resp.Failed() {
+		e.ErrorType, e.ErrorMessage = errorFields(resp)
 	}
 	switch e.Result {
 	case ResultSuccess:
@@ -279,10 +366,16 @@ func resultOf(resp Response) string {
 }
 
 func (r *runner) resolve(id, fate string) {
-	if _, ok := r.fates[id]; !ok {
-		r.seen = append(r.seen, id)
-	}
+	r.see(inputRef{id: id})
 	r.fates[id] = fate
+}
+
+// see notes a record delivered from a real source, the first time.
+func (r *runner) see(ref inputRef) {
+	if _, ok := r.known[ref.id]; !ok {
+		r.known[ref.id] = len(r.seen)
+		r.seen = append(r.seen, ref)
+	}
 }
 
 func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord) error {
@@ -311,9 +404,9 @@ func (r *runner) finish(ctx context.Context) error {
 			// deleted went to its dead-letter queue (the only other way
 			// out, retention, takes days).
 			var pending []string
-			for _, id := range r.seen {
-				if r.fates[id] == FateLeft {
-					pending = append(pending, id)
+			for _, ref := range r.seen {
+				if r.fates[ref.id] == FateLeft {
+					pending = append(pending, ref.id)
 				}
 			}
 			if len(pending) <= dl {
@@ -345,17 +438,26 @@ func (r *runner) finish(ctx context.Context) error {
 	r.report.Fates = r.fates
 	for _, ref := range r.records() {
 		if f := r.fates[ref.id]; f != FateProcessed {
-			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, PayloadID: ref.payloadID, Key: ref.key, Fate: f})
+			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, Line: ref.line, Input: ref.input,
+				PayloadID: ref.payloadID, Key: ref.key, Fate: f})
 		}
 	}
-	var effects []Effect
-	if r.opts.Effects != nil {
-		var err error
-		if effects, err = r.opts.Effects(); err != nil {
-			return fmt.Errorf("localtest: effects: %w", err)
+	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS}
+	if in.have {
+		in.effects, in.err = r.opts.Effects()
+	}
+	r.report.Invariants = checkInvariants(in)
+	if r.report.Failure == nil && r.called > 0 {
+		switch {
+		case r.initFailed == r.called:
+			r.report.Failure = &RunFailure{Kind: FailureInit,
+				Reason: fmt.Sprintf("every invocation (%d) failed at init: the function never started", r.called)}
+		case r.answered == 0:
+			r.report.Failure = &RunFailure{Kind: FailureNoAnswer,
+				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
 		}
 	}
-	r.report.Invariants = checkInvariants(r.records(), r.fates, effects, r.opts.Effects != nil, r.s.source == SourceSQS)
 	return nil
 }
 
@@ -364,17 +466,16 @@ func (r *runner) records() []inputRef {
 	if r.refs != nil {
 		return r.refs
 	}
-	out := make([]inputRef, len(r.seen))
-	for i, id := range r.seen {
-		out[i] = inputRef{id: id}
-	}
-	return out
+	return r.seen
 }
 
-// ReadEffects reads an effects file: one {"id","key"} JSON object per line,
-// as the conformance handler writes to SLUICE_EFFECTS_FILE. A missing file
-// is no effects.
-func ReadEffects(path string) ([]Effect, error) {
+// ReadEffects reads an effects file: one JSON object per line, as the
+// conformance function writes to SLUICE_EFFECTS_FILE:
+// {"record": <record id>, "id": <payload id>, "key": <ordering key>}.
+// With key set (Options.EffectsKey), Effect.ID is read from the line's field
+// of that name instead (a string, or any other JSON value's text). A
+// missing file is no effects.
+func ReadEffects(path, key string) ([]Effect, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -385,16 +486,24 @@ func ReadEffects(path string) ([]Effect, error) {
 	defer f.Close()
 	var out []Effect
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var e Effect
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(line, &fields); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w (want one JSON object per line)", path, n, err)
 		}
-		out = append(out, e)
+		idField := "id"
+		if key != "" {
+			idField = key
+		}
+		out = append(out, Effect{Record: jsonText(fields["record"]), ID: jsonText(fields[idField]), Key: jsonText(fields["key"])})
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package localtest
 
 import (
 	"fmt"
+	"strings"
 )
 
 // Invariant names in Report.Invariants.
@@ -10,79 +11,195 @@ const (
 	InvariantOrder  = "order-per-key"
 )
 
-// checkInvariants checks, from the input records in order, each record's
+// effectsInput is what the invariant checks read.
+type effectsInput struct {
+	records []inputRef        // every record of the run, in source order
+	fates   map[string]string // record id -> fate
+	// have is true when the run was given effects to check (Options.Effects);
+	// err is why they could not be read.
+	have    bool
+	effects []Effect
+	err     error
+	// field, if set, matches an effect to the record whose payload's
+	// top-level field of that name equals Effect.ID; otherwise Effect.Record
+	// names the record's id.
+	field     string
+	unordered bool // SQS standard: no order to check
+}
+
+// checkInvariants checks, from the records in source order, each record's
 // fate, and the effects the function recorded (in the order they
 // happened):
 //
 //   - no record lost: every record was processed, sent to the on-failure
 //     destination, moved to the dead-letter queue, or is still waiting in the
-//     source; and, when effects are known, every record whose payload names
-//     an id and that counts as processed has at least one effect (a record
-//     acknowledged without its effect is lost: the mapping ignored its
-//     failure).
+//     source; and, when effects are given, every record that counts as
+//     processed has at least one effect (a record acknowledged without its
+//     effect is lost: the mapping ignored its failure).
 //   - order per key: for every ordering key, the first effects of its records
 //     happen in record order. Not checked for SQS standard queues, which
 //     promise no order.
 //
-// Further checks (every effect exactly once, with idempotency) plug in here.
-func checkInvariants(records []inputRef, fates map[string]string, effects []Effect, haveEffects, unordered bool) []InvariantResult {
-	loss := InvariantResult{Name: InvariantNoLoss, Held: true}
-	first := map[string]int{} // payload id -> position of its first effect
-	for i, e := range effects {
-		if _, ok := first[e.ID]; !ok {
-			first[e.ID] = i
-		}
-	}
-	for _, rec := range records {
-		f, ok := fates[rec.id]
+// A check that cannot be evaluated says why and is not held: effects that
+// cannot be read, effects that name no record of the run, no effects at all
+// although records were acknowledged as processed, or (matching by a
+// payload field) processed records whose payload lacks the field or
+// records that share a value.
+func checkInvariants(in effectsInput) []InvariantResult {
+	loss := InvariantResult{Name: InvariantNoLoss, Status: StatusHeld}
+	processed := 0
+	for _, rec := range in.records {
+		f, ok := in.fates[rec.id]
 		switch {
 		case !ok:
-			loss.violate("record %s has no fate: it was never delivered and is not in the source", rec.id)
-		case f == FateProcessed && haveEffects && rec.payloadID != "":
-			if _, ok := first[rec.payloadID]; !ok {
-				loss.violate("record %s (payload %s) was acknowledged as processed but its effect never happened", rec.id, rec.payloadID)
-			}
+			loss.violate("record %s has no fate: it was never delivered and is not in the source", rec.name())
+		case f == FateProcessed:
+			processed++
+		}
+	}
+	if !in.have {
+		return []InvariantResult{loss}
+	}
+	first, why := matchEffects(in, processed)
+	if why != "" {
+		out := []InvariantResult{loss.notEvaluated(why)}
+		if !in.unordered {
+			out = append(out, InvariantResult{Name: InvariantOrder, Status: StatusNotEvaluated, Reason: why})
+		}
+		return out
+	}
+	for i, rec := range in.records {
+		if in.fates[rec.id] == FateProcessed && first[i] < 0 {
+			loss.violate("record %s was acknowledged as processed but no effect names it: its effect never happened", rec.name())
 		}
 	}
 	out := []InvariantResult{loss}
-	if !haveEffects || unordered {
+	if in.unordered {
 		return out
 	}
-	order := InvariantResult{Name: InvariantOrder, Held: true}
-	last := map[string]inputRef{} // key -> record with the latest first effect so far
-	index := map[string]int{}
-	for i, rec := range records {
-		if rec.payloadID != "" {
-			index[rec.payloadID] = i
-		}
-	}
+	order := InvariantResult{Name: InvariantOrder, Status: StatusHeld}
 	// Walk records by the position of their first effect; within a key the
-	// input index must grow.
-	byPos := make([]string, len(effects))
-	for id, pos := range first {
-		byPos[pos] = id
+	// source index must grow.
+	byPos := make([]int, len(in.effects))
+	for i := range byPos {
+		byPos[i] = -1
 	}
-	for pos, id := range byPos {
-		if id == "" {
+	for i, pos := range first {
+		if pos >= 0 {
+			byPos[pos] = i
+		}
+	}
+	last := map[string]int{} // key -> record index with the latest first effect so far
+	for pos, i := range byPos {
+		if i < 0 {
 			continue
 		}
-		i, ok := index[id]
-		if !ok {
-			continue // an effect of something that is not an input record
-		}
-		rec := records[i]
-		if prev, ok := last[rec.key]; ok && index[prev.payloadID] > i {
-			order.violate("key %s: record %s (payload %s) first took effect at %d, after record %s (payload %s), which comes later in the source",
-				rec.key, rec.id, rec.payloadID, pos, prev.id, prev.payloadID)
+		rec := in.records[i]
+		if prev, ok := last[rec.key]; ok && prev > i {
+			order.violate("key %s: record %s first took effect at effect %d, after record %s, which comes later in the source",
+				rec.key, rec.name(), pos+1, in.records[prev].name())
 			continue
 		}
-		last[rec.key] = rec
+		last[rec.key] = i
 	}
 	return append(out, order)
 }
 
+// matchEffects returns, per record, the position of its first effect (-1
+// for none), or why the effects cannot be matched to the records.
+func matchEffects(in effectsInput, processed int) ([]int, string) {
+	if in.err != nil {
+		return nil, "the effects could not be read: " + in.err.Error()
+	}
+	if len(in.effects) == 0 {
+		if processed == 0 { // nothing needed an effect
+			none := make([]int, len(in.records))
+			for i := range none {
+				none[i] = -1
+			}
+			return none, ""
+		}
+		return nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
+			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
+	}
+	index := make(map[string]int, len(in.records))
+	if in.field == "" {
+		for i, rec := range in.records {
+			index[rec.id] = i
+		}
+	} else {
+		var missing, shared []string
+		for i, rec := range in.records {
+			v, ok := payloadField(rec.payload, in.field)
+			if !ok {
+				if in.fates[rec.id] == FateProcessed {
+					missing = append(missing, rec.name())
+				}
+				continue
+			}
+			if j, dup := index[v]; dup {
+				shared = append(shared, fmt.Sprintf("%s and %s both carry %q", in.records[j].name(), rec.name(), v))
+				continue
+			}
+			index[v] = i
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
+				len(missing), in.field, list(missing))
+		}
+		if len(shared) > 0 {
+			return nil, fmt.Sprintf("payload field %q does not tell records apart (%s): match effects by record instead", in.field, list(shared))
+		}
+	}
+	first := make([]int, len(in.records))
+	for i := range first {
+		first[i] = -1
+	}
+	var stray []string
+	for pos, e := range in.effects {
+		name := e.Record
+		if in.field != "" {
+			name = e.ID
+		}
+		i, ok := index[name]
+		if !ok {
+			stray = append(stray, fmt.Sprintf("effect %d %s", pos+1, e.describe(in.field)))
+			continue
+		}
+		if first[i] < 0 {
+			first[i] = pos
+		}
+	}
+	if len(stray) > 0 {
+		how := `"record" (the record's id in its source)`
+		if in.field != "" {
+			how = fmt.Sprintf("the payload field %q", in.field)
+		}
+		return nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
+	}
+	return first, ""
+}
+
+func (e Effect) describe(field string) string {
+	if field != "" {
+		return fmt.Sprintf("%s=%q", field, e.ID)
+	}
+	if e.Record == "" {
+		return `has no "record"`
+	}
+	return fmt.Sprintf("record=%q", e.Record)
+}
+
+// list joins the first few items.
+func list(items []string) string {
+	if len(items) > 3 {
+		return strings.Join(items[:3], "; ") + fmt.Sprintf("; ... %d more", len(items)-3)
+	}
+	return strings.Join(items, "; ")
+}
+
 func (r *InvariantResult) violate(format string, args ...any) {
-	r.Held = false
+	r.Status = StatusViolated
 	if len(r.Violations) < 20 {
 		r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
 	} else if len(r.Violations) == 20 {
@@ -90,10 +207,25 @@ func (r *InvariantResult) violate(format string, args ...any) {
 	}
 }
 
-// Held reports whether every invariant in the report held.
+// notEvaluated marks r not evaluated, unless it is already violated (a
+// record without a fate is lost whatever the effects say).
+func (r InvariantResult) notEvaluated(why string) InvariantResult {
+	if r.Status == StatusViolated {
+		r.Reason = "effects not checked: " + why
+		return r
+	}
+	r.Status, r.Reason = StatusNotEvaluated, why
+	return r
+}
+
+// Held reports whether the run tested the function (no Failure) and every
+// invariant held. A check that could not be evaluated is not held.
 func (rep *Report) Held() bool {
+	if rep.Failure != nil {
+		return false
+	}
 	for _, inv := range rep.Invariants {
-		if !inv.Held {
+		if inv.Status != StatusHeld {
 			return false
 		}
 	}

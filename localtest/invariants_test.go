@@ -1,48 +1,143 @@
 package localtest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
 
 func TestCheckInvariants(t *testing.T) {
-	recs := []inputRef{{id: "s1", key: "a", payloadID: "1"}, {id: "s2", key: "a", payloadID: "2"}, {id: "s3", key: "b", payloadID: "3"}}
+	recs := []inputRef{
+		{id: "s1", key: "a", payloadID: "1", line: 1, payload: []byte(`{"id":"1","pay":"p1"}`)},
+		{id: "s2", key: "a", payloadID: "2", line: 2, payload: []byte(`{"id":"2","pay":"p2"}`)},
+		{id: "s3", key: "b", payloadID: "3", line: 3, payload: []byte(`{"id":"3","pay":"p3"}`)},
+	}
 	all := map[string]string{"s1": FateProcessed, "s2": FateOnFailure, "s3": FateProcessed}
+	done := map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed}
+	byRec := func(ids ...string) []Effect {
+		var out []Effect
+		for _, id := range ids {
+			out = append(out, Effect{Record: id})
+		}
+		return out
+	}
+	byID := func(ids ...string) []Effect {
+		var out []Effect
+		for _, id := range ids {
+			out = append(out, Effect{ID: id})
+		}
+		return out
+	}
 	tests := []struct {
 		name      string
+		recs      []inputRef
 		fates     map[string]string
 		effects   []Effect
+		err       error
+		field     string
 		unordered bool
-		broken    string // the invariant that must fail, or ""
-		mention   string
+		// want is the status of no-record-lost and order-per-key.
+		want    [2]string
+		mention string
 	}{
-		{"all good", all, []Effect{{"1", "a"}, {"3", "b"}}, false, "", ""},
-		{"a record without a fate is lost", map[string]string{"s1": FateProcessed, "s3": FateProcessed}, []Effect{{"1", "a"}, {"3", "b"}}, false, InvariantNoLoss, "s2"},
-		{"processed without an effect is lost", all, []Effect{{"1", "a"}}, false, InvariantNoLoss, "payload 3"},
-		{"on-failure needs no effect", all, []Effect{{"1", "a"}, {"3", "b"}}, false, "", ""},
-		{"out of order within a key", map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed},
-			[]Effect{{"2", "a"}, {"1", "a"}, {"3", "b"}}, false, InvariantOrder, "key a"},
-		{"duplicates after the first effect are fine", map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed},
-			[]Effect{{"1", "a"}, {"2", "a"}, {"1", "a"}, {"3", "b"}}, false, "", ""},
-		{"other keys may interleave", map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed},
-			[]Effect{{"3", "b"}, {"1", "a"}, {"2", "a"}}, false, "", ""},
-		{"SQS standard promises no order", map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed},
-			[]Effect{{"2", "a"}, {"1", "a"}, {"3", "b"}}, true, "", ""},
+		{name: "all good", fates: all, effects: byRec("s1", "s3"), want: [2]string{StatusHeld, StatusHeld}},
+		{name: "a record without a fate is lost", fates: map[string]string{"s1": FateProcessed, "s3": FateProcessed},
+			effects: byRec("s1", "s3"), want: [2]string{StatusViolated, StatusHeld}, mention: "line 2 (id 2)"},
+		{name: "processed without an effect is lost", fates: all, effects: byRec("s1"),
+			want: [2]string{StatusViolated, StatusHeld}, mention: "line 3 (id 3)"},
+		{name: "out of order within a key", fates: done, effects: byRec("s2", "s1", "s3"),
+			want: [2]string{StatusHeld, StatusViolated}, mention: "key a"},
+		{name: "duplicates after the first effect are fine", fates: done, effects: byRec("s1", "s2", "s1", "s3"),
+			want: [2]string{StatusHeld, StatusHeld}},
+		{name: "other keys may interleave", fates: done, effects: byRec("s3", "s1", "s2"), want: [2]string{StatusHeld, StatusHeld}},
+		{name: "SQS standard promises no order", fates: done, effects: byRec("s2", "s1", "s3"), unordered: true,
+			want: [2]string{StatusHeld, ""}},
+		{name: "matched by a payload field", fates: all, effects: byID("p1", "p3"), field: "pay", want: [2]string{StatusHeld, StatusHeld}},
+		{name: "matched by a payload field, one missing", fates: all, effects: byID("p1"), field: "pay",
+			want: [2]string{StatusViolated, StatusHeld}, mention: "line 3"},
+		{name: "nothing needed an effect", fates: map[string]string{"s1": FateOnFailure, "s2": FateOnFailure, "s3": FateLeft},
+			want: [2]string{StatusHeld, StatusHeld}},
+
+		{name: "effects unreadable", fates: all, err: errors.New("effects.jsonl line 2: invalid character"),
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: "could not be read"},
+		{name: "no effects although records were processed", fates: all,
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: "no effect was recorded"},
+		{name: "effects in the old {id} format name no record", fates: all, effects: byID("1", "3"),
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: `has no "record"`},
+		{name: "an effect of an unknown record", fates: all, effects: byRec("s1", "s3", "s9"),
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: `record="s9"`},
+		{name: "payload lacks the key field", fates: all, effects: byID("p1", "p3"), field: "paymentId",
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: `no top-level payload field "paymentId"`},
+		{name: "the key field does not tell records apart", recs: []inputRef{
+			{id: "s1", key: "a", line: 1, payload: []byte(`{"id":"x"}`)}, {id: "s2", key: "a", line: 2, payload: []byte(`{"id":"x"}`)}},
+			fates: map[string]string{"s1": FateProcessed, "s2": FateProcessed}, effects: byID("x"), field: "id",
+			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: "does not tell records apart"},
+		{name: "a lost record stays violated whatever the effects", fates: map[string]string{"s1": FateProcessed},
+			err: errors.New("unreadable"), want: [2]string{StatusViolated, StatusNotEvaluated}, mention: "line 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := checkInvariants(recs, tt.fates, tt.effects, true, tt.unordered)
-			for _, inv := range res {
-				if inv.Held != (inv.Name != tt.broken) {
-					t.Fatalf("%s held=%v: %+v", inv.Name, inv.Held, res)
-				}
-				if !inv.Held && !strings.Contains(strings.Join(inv.Violations, "\n"), tt.mention) {
-					t.Fatalf("violation should mention %q: %v", tt.mention, inv.Violations)
+			rs := recs
+			if tt.recs != nil {
+				rs = tt.recs
+			}
+			res := checkInvariants(effectsInput{records: rs, fates: tt.fates, have: true, effects: tt.effects, err: tt.err,
+				field: tt.field, unordered: tt.unordered})
+			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
+				t.Fatalf("%d invariants checked: %+v", len(res), res)
+			}
+			for i, inv := range res {
+				if inv.Status != tt.want[i] {
+					t.Fatalf("%s is %s, want %s: %+v", inv.Name, inv.Status, tt.want[i], res)
 				}
 			}
-			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
-				t.Fatalf("%d invariants checked", len(res))
+			if tt.mention != "" {
+				text := ""
+				for _, inv := range res {
+					text += inv.Reason + "\n" + strings.Join(inv.Violations, "\n") + "\n"
+				}
+				if !strings.Contains(text, tt.mention) {
+					t.Fatalf("results should mention %q: %+v", tt.mention, res)
+				}
+			}
+			rep := &Report{Invariants: res}
+			if rep.Held() != (tt.want[0] == StatusHeld && (tt.want[1] == StatusHeld || tt.want[1] == "")) {
+				t.Fatalf("Held() = %v for %+v", rep.Held(), res)
 			}
 		})
+	}
+}
+
+func TestHeldIsFalseForAFailedRun(t *testing.T) {
+	rep := &Report{Invariants: []InvariantResult{{Name: InvariantNoLoss, Status: StatusHeld}},
+		Failure: &RunFailure{Kind: FailureInit, Reason: "never started"}}
+	if rep.Held() {
+		t.Fatal("a run that could not test the function must not hold")
+	}
+}
+
+func TestCheckShape(t *testing.T) {
+	p := 1
+	tests := []struct {
+		source string
+		rec    InputRecord
+		err    string // "" for none
+	}{
+		{SourceKinesis, InputRecord{PartitionKey: "k", Data: []byte(`{}`)}, ""},
+		{SourceSQS, InputRecord{Body: []byte(`{}`)}, ""},
+		{SourceSQSFIFO, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, ""},
+		{SourceKafka, InputRecord{Partition: &p, Value: []byte(`{}`)}, ""},
+		{SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`)}, ""},
+		{SourceSQS, InputRecord{PartitionKey: "k", Data: []byte(`{}`)},
+			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body", "attributes"?}`},
+		{SourceSQS, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, `"messageGroupId" belongs to an SQS FIFO record`},
+		{SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data"}`},
+		{SourceKafka, InputRecord{Keys: []byte(`{}`)}, `"keys" belongs to a DynamoDB Streams record`},
+	}
+	for _, tt := range tests {
+		err := checkShape(tt.source, tt.rec)
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s %+v: %v, want %q", tt.source, tt.rec, err, tt.err)
+		}
 	}
 }

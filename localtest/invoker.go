@@ -27,6 +27,9 @@ type Invocation struct {
 	// deadline this far ahead, and ends the invocation (killing the process,
 	// for a process invoker) when it passes.
 	Timeout time.Duration
+	// N is the invocation's number in the run (1, 2, ...), for log prefixes;
+	// 0 when there is none.
+	N int
 }
 
 // Response is how an invocation ended.
@@ -42,6 +45,15 @@ type Response struct {
 	ErrorType string
 	// TimedOut is true when the function ran into its timeout.
 	TimedOut bool
+	// InitFailed is true when the function failed before it asked for its
+	// first invocation: its process exited, posted /runtime/init/error, or
+	// ran past the init timeout (then TimedOut is true too). Only invokers
+	// that can tell (the Runtime API invoker) set it.
+	InitFailed bool
+	// Logs are, for a failed invocation, the last lines (at most LogLines)
+	// the function wrote during it, its init included when it started cold,
+	// when the invoker sees them.
+	Logs     []string
 	Duration time.Duration
 }
 

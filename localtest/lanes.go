@@ -93,6 +93,9 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				}
 				sub[k].recs = append(sub[k].recs, laneRec{id: rec.SequenceNumber, key: rec.PartitionKey, arrival: rec.Arrival, event: rec.Event})
 				r.shardOrder[shard] = append(r.shardOrder[shard], rec.SequenceNumber)
+				if r.refs == nil {
+					r.see(realRef(r.s.source, rec.SequenceNumber, rec.PartitionKey, rec.Event))
+				}
 			}
 			after = recs[len(recs)-1].SequenceNumber
 			return true, nil
@@ -148,6 +151,17 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 	return lanes, kind, nil
 }
 
+// entry starts the trace entry of a batch of lane l, naming the lane as
+// its source calls it.
+func (k laneKind) entry(l *lane) TraceEntry { return kindEntry(k.source, l) }
+
+func kindEntry(source string, l *lane) TraceEntry {
+	if source == SourceKafka {
+		return TraceEntry{Partition: l.name}
+	}
+	return TraceEntry{Shard: l.name}
+}
+
 // kafkaLanes makes one lane per topic-partition.
 func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 	parts, err := r.kafka.Partitions(ctx)
@@ -169,8 +183,12 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			}
 			r.fetched = true
 			for _, rec := range recs {
-				l.recs = append(l.recs, laneRec{id: kafkaID(p, rec.Offset), key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
-				r.shardOrder[p] = append(r.shardOrder[p], kafkaID(p, rec.Offset))
+				id := kafkaID(p, rec.Offset)
+				l.recs = append(l.recs, laneRec{id: id, key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
+				r.shardOrder[p] = append(r.shardOrder[p], id)
+				if r.refs == nil {
+					r.see(realRef(SourceKafka, id, p, rec.Event))
+				}
 			}
 			next = recs[len(recs)-1].Offset + 1
 			return true, nil
@@ -348,7 +366,8 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	}
 	l.attempts++
 	l.lastReq, l.lastResp = reqID, resp
-	entry := TraceEntry{Shard: l.name, IDs: ids(batch), Result: resultOf(resp), Bisect: fromSplit, Retry: l.retries, Ms: resp.Duration.Milliseconds()}
+	entry := kind.entry(l)
+	entry.IDs, entry.Result, entry.Bisect, entry.Retry, entry.Ms = ids(batch), resultOf(resp), fromSplit, l.retries, resp.Duration.Milliseconds()
 
 	v := verdict{kind: verdictSuccess}
 	var state json.RawMessage
@@ -368,6 +387,8 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		if pv := kind.read(resp.Payload, l, batch); pv.kind == verdictPartial {
 			entry.Ignored = true // Lambda ignores a partial response without ReportBatchItemFailures
 			entry.Reported = batchIDsAt(batch, pv.reported)
+			r.report.Totals.IgnoredResponses++
+			r.report.Totals.IgnoredRecords += len(pv.reported)
 		}
 	}
 	if win > 0 && v.kind != verdictWhole {
@@ -376,7 +397,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	}
 	switch v.kind {
 	case verdictSuccess:
-		r.trace(entry)
+		r.trace(entry, resp)
 		r.succeed(l, a, b, fromSplit)
 		if f := r.opts.Faults.DuplicateRate; f > 0 && r.rnd.Float64() < f {
 			if err := r.duplicate(ctx, l, payload, batch); err != nil {
@@ -387,7 +408,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		k := a + v.reported[0] // Lambda restarts at the lowest reported record
 		entry.Result = ResultPartial
 		entry.Reported = batchIDsAt(batch, v.reported)
-		r.trace(entry)
+		r.trace(entry, resp)
 		r.succeed(l, a, k, false)
 		if fromSplit {
 			l.split[0][0] = k
@@ -400,7 +421,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		if entry.Error == "" {
 			entry.Error = v.reason
 		}
-		r.trace(entry)
+		r.trace(entry, resp)
 		if s.bisect && b-a > 1 && (kind.source != SourceKafka || s.kafkaMode == KafkaProvisioned) {
 			m := a + (b-a)/2
 			rest := l.split
@@ -504,12 +525,13 @@ func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win ti
 	if err != nil {
 		return err
 	}
-	entry := TraceEntry{Shard: l.name, IDs: []string{}, Result: resultOf(resp), Final: true, Ms: resp.Duration.Milliseconds()}
+	entry := kind.entry(l)
+	entry.IDs, entry.Result, entry.Final, entry.Ms = []string{}, resultOf(resp), true, resp.Duration.Milliseconds()
 	var state json.RawMessage
 	if !resp.Failed() && !readState(resp.Payload, &state) {
 		entry.Result, entry.Error = ResultFunctionError, "the response carries no state (a tumbling window response must)"
 	}
-	r.trace(entry)
+	r.trace(entry, resp)
 	if entry.Result != ResultSuccess {
 		return r.clock.Sleep(ctx, r.opts.RetryDelay)
 	}
@@ -589,7 +611,9 @@ func (r *runner) duplicate(ctx context.Context, l *lane, payload []byte, batch [
 		return err
 	}
 	r.report.Totals.Duplicates++
-	r.trace(TraceEntry{Shard: l.name, IDs: ids(batch), Result: resultOf(resp), Duplicate: true, Ms: resp.Duration.Milliseconds()})
+	entry := kindEntry(r.s.source, l)
+	entry.IDs, entry.Result, entry.Duplicate, entry.Ms = ids(batch), resultOf(resp), true, resp.Duration.Milliseconds()
+	r.trace(entry, resp)
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -78,7 +77,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 		b.WriteString(`{"Records":[`)
 		ids := make([]string, len(msgs))
 		groups := map[string]bool{}
-		var shard []string
+		var groupList []string
 		for i, m := range msgs {
 			if i > 0 {
 				b.WriteByte(',')
@@ -87,11 +86,17 @@ func (r *runner) runQueue(ctx context.Context) error {
 			ids[i] = m.MessageID
 			if m.GroupID != "" && !groups[m.GroupID] {
 				groups[m.GroupID] = true
-				shard = append(shard, m.GroupID)
+				groupList = append(groupList, m.GroupID)
 			}
 			if _, ok := r.fates[m.MessageID]; !ok {
-				r.seen = append(r.seen, m.MessageID)
-				r.fates[m.MessageID] = FateLeft
+				if r.refs == nil {
+					key := m.GroupID
+					if key == "" {
+						key = m.MessageID
+					}
+					r.see(realRef(s.source, m.MessageID, key, m.Event))
+				}
+				r.resolve(m.MessageID, FateLeft)
 			}
 		}
 		b.WriteString("]}")
@@ -99,7 +104,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		entry := TraceEntry{Shard: strings.Join(shard, ","), IDs: ids, Result: resultOf(resp), Retry: msgs[0].ReceiveCount - 1, Ms: resp.Duration.Milliseconds()}
+		entry := TraceEntry{Groups: groupList, IDs: ids, Result: resultOf(resp), Retry: msgs[0].ReceiveCount - 1, Ms: resp.Duration.Milliseconds()}
 		var remove []int // indexes of messages to delete
 		switch {
 		case resp.Failed():
@@ -111,6 +116,8 @@ func (r *runner) runQueue(ctx context.Context) error {
 				if v.kind == verdictPartial {
 					entry.Ignored = true
 					entry.Reported = pick(ids, v.reported)
+					r.report.Totals.IgnoredResponses++
+					r.report.Totals.IgnoredRecords += len(v.reported)
 				}
 				remove = all(len(msgs))
 			case v.kind == verdictSuccess:
@@ -134,10 +141,10 @@ func (r *runner) runQueue(ctx context.Context) error {
 		}
 		for _, m := range msgs {
 			if m.ReceiveCount > 1 {
-				r.report.Totals.Retries++
+				r.report.Totals.Redeliveries++
 			}
 		}
-		r.trace(entry)
+		r.trace(entry, resp)
 		handles := make([]string, len(remove))
 		for n, i := range remove {
 			handles[n] = msgs[i].ReceiptHandle
@@ -155,7 +162,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 					return err
 				}
 				r.report.Totals.Duplicates++
-				r.trace(TraceEntry{Shard: entry.Shard, IDs: ids, Result: resultOf(dup), Duplicate: true, Ms: dup.Duration.Milliseconds()})
+				r.trace(TraceEntry{Groups: groupList, IDs: ids, Result: resultOf(dup), Duplicate: true, Ms: dup.Duration.Milliseconds()}, dup)
 			}
 		}
 	}

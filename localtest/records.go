@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,12 @@ type InputRecord struct {
 	Key       json.RawMessage   `json:"key,omitempty"`
 	Value     json.RawMessage   `json:"value,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
+
+	// Line is the records-file line the record came from (ReadRecords sets
+	// it); the report and error messages name the record by it. Zero for
+	// records made in Go: they are named by their position in
+	// Options.Records instead.
+	Line int `json:"-"`
 }
 
 // ReadRecords reads records.jsonl: one JSON object per line; blank lines
@@ -57,12 +64,86 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 		if err := dec.Decode(&rec); err != nil {
 			return nil, fmt.Errorf("records line %d: %w", n, err)
 		}
+		rec.Line = n
 		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
 	return out, nil
+}
+
+// recordShapes is the shape of a records.jsonl line for each source.
+var recordShapes = map[string]string{
+	SourceKinesis:  `{"partitionKey", "data"}`,
+	SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
+	SourceSQS:      `{"body", "attributes"?}`,
+	SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?}`,
+	SourceKafka:    `{"partition"?, "key"?, "value", "headers"?}`,
+}
+
+// sourceFields lists, per field of InputRecord, whether rec sets it and the
+// source it belongs to.
+func sourceFields(rec InputRecord) []struct {
+	name, source string
+	set          bool
+} {
+	return []struct {
+		name, source string
+		set          bool
+	}{
+		{"partitionKey", SourceKinesis, rec.PartitionKey != ""},
+		{"data", SourceKinesis, len(rec.Data) > 0},
+		{"keys", SourceDynamoDB, len(rec.Keys) > 0},
+		{"newImage", SourceDynamoDB, len(rec.NewImage) > 0},
+		{"oldImage", SourceDynamoDB, len(rec.OldImage) > 0},
+		{"eventName", SourceDynamoDB, rec.EventName != ""},
+		{"body", SourceSQS, len(rec.Body) > 0},
+		{"messageGroupId", SourceSQS, rec.MessageGroupID != ""},
+		{"messageDeduplicationId", SourceSQS, rec.MessageDeduplicationID != ""},
+		{"attributes", SourceSQS, rec.Attributes != nil},
+		{"partition", SourceKafka, rec.Partition != nil},
+		{"key", SourceKafka, len(rec.Key) > 0},
+		{"value", SourceKafka, len(rec.Value) > 0},
+		{"headers", SourceKafka, rec.Headers != nil},
+	}
+}
+
+var sourceNames = map[string]string{
+	SourceKinesis: "a Kinesis", SourceDynamoDB: "a DynamoDB Streams", SourceSQS: "an SQS",
+	SourceSQSFIFO: "an SQS FIFO", SourceKafka: "a Kafka",
+}
+
+// checkShape rejects an input record whose fields belong to another
+// source than the mapping's: such a record would otherwise be sent with an
+// empty payload.
+func checkShape(source string, rec InputRecord) error {
+	family := source
+	if family == SourceSQSFIFO {
+		family = SourceSQS
+	}
+	var foreign []string
+	var owner string
+	for _, f := range sourceFields(rec) {
+		if f.set && f.source != family {
+			foreign = append(foreign, strconv.Quote(f.name))
+			if owner == "" {
+				owner = f.source
+			}
+		}
+	}
+	if len(foreign) == 0 {
+		if source == SourceSQS && rec.MessageGroupID != "" {
+			return fmt.Errorf(`"messageGroupId" belongs to an SQS FIFO record; an SQS standard record is %s`, recordShapes[source])
+		}
+		return nil
+	}
+	verb := "belong"
+	if len(foreign) == 1 {
+		verb = "belongs"
+	}
+	return fmt.Errorf("%s %s to %s record, but the mapping's EventSource is %s; %s record is %s",
+		strings.Join(foreign, ", "), verb, sourceNames[owner], source, sourceNames[source], recordShapes[source])
 }
 
 // payloadText is the bytes a data/body/value field stands for: a JSON
@@ -81,21 +162,38 @@ func payloadText(raw json.RawMessage) []byte {
 	return []byte(raw)
 }
 
-// payloadID is the "id" of a JSON object payload, or "": the conformance
-// handler's records carry one, and effects name records by it.
+// payloadID is the "id" of a JSON object payload, or "": reports name
+// records by it beside their line.
 func payloadID(payload []byte) string {
+	v, _ := payloadField(payload, "id")
+	return v
+}
+
+// payloadField returns the top-level field of a JSON object payload: a
+// string's contents, or any other JSON value's text. ok is false when the
+// payload is not a JSON object or lacks the field (or it is null).
+func payloadField(payload []byte, field string) (string, bool) {
 	if !bytes.HasPrefix(bytes.TrimSpace(payload), []byte("{")) {
-		return ""
+		return "", false
 	}
-	var v struct {
-		ID json.RawMessage `json:"id"`
+	var v map[string]json.RawMessage
+	if json.Unmarshal(payload, &v) != nil {
+		return "", false
 	}
-	if json.Unmarshal(payload, &v) != nil || len(v.ID) == 0 {
+	t := jsonText(v[field])
+	return t, t != ""
+}
+
+// jsonText is a JSON string's contents, or any other JSON value's text; ""
+// for none or null.
+func jsonText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(v.ID, &s) == nil {
+	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	return strings.TrimSpace(string(v.ID))
+	return string(raw)
 }

@@ -12,24 +12,39 @@ const (
 	ResultTimeout       = "timeout"
 )
 
-// TraceEntry is one invocation, as written to trace.jsonl.
+// TraceEntry is one invocation, as written to trace.jsonl. Each source
+// names its lane in its own field: Shard (Kinesis, DynamoDB Streams),
+// Partition (Kafka) or Groups (SQS FIFO); an SQS standard batch has none.
 type TraceEntry struct {
-	N        int      `json:"n"`
-	Shard    string   `json:"shard"` // shard, topic-partition, or message group(s)
-	IDs      []string `json:"ids"`
-	Result   string   `json:"result"`
-	Reported []string `json:"reported"`
-	Bisect   bool     `json:"bisect"` // this batch is a half of a split
-	Retry    int      `json:"retry"`  // retries consumed so far for these records
+	N         int      `json:"n"`
+	RequestID string   `json:"requestId,omitempty"`
+	Shard     string   `json:"shard,omitempty"`     // Kinesis / DynamoDB Streams shard id
+	Partition string   `json:"partition,omitempty"` // Kafka "<topic>-<partition>"
+	Groups    []string `json:"groups,omitempty"`    // SQS FIFO message groups in the batch, in order
+	IDs       []string `json:"ids"`
+	Result    string   `json:"result"`
+	Reported  []string `json:"reported"`
+	Bisect    bool     `json:"bisect"` // this batch is a half of a split
+	// Retry is, for streams and Kafka, the retries consumed so far by the
+	// batch's first record; for SQS, how often the batch's first message
+	// was received before (ApproximateReceiveCount - 1).
+	Retry int `json:"retry"`
 	// Duplicate marks an injected redelivery of a batch that had succeeded.
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Final marks the final invoke of a tumbling window (no records).
 	Final bool `json:"final,omitempty"`
 	// Ignored marks a partial response that Lambda ignored because the
-	// mapping lacks ReportBatchItemFailures.
+	// mapping lacks ReportBatchItemFailures (or, for Kafka, runs in
+	// on-demand mode): Reported then lists records acknowledged although
+	// the function said they failed.
 	Ignored bool   `json:"ignored,omitempty"`
 	Error   string `json:"error,omitempty"` // why the batch failed as a whole
-	Ms      int64  `json:"ms"`              // wall-clock duration of the invocation
+	// ErrorType and ErrorMessage are the function's error document (its
+	// Runtime API /error body or the Invoke API error body) when the
+	// invocation failed.
+	ErrorType    string `json:"errorType,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	Ms           int64  `json:"ms"` // wall-clock duration of the invocation
 }
 
 // Totals counts what a run did.
@@ -40,9 +55,23 @@ type Totals struct {
 	PartialFailures int `json:"partialFailures"`
 	FunctionErrors  int `json:"functionErrors"`
 	Timeouts        int `json:"timeouts"`
-	Bisections      int `json:"bisections"`
-	Retries         int `json:"retries"`
-	Duplicates      int `json:"duplicates"`
+	// InitFailures counts invocations that failed because the function
+	// could not start (its process exited, posted /runtime/init/error or
+	// timed out before asking for its first invocation).
+	InitFailures int `json:"initFailures"`
+	Bisections   int `json:"bisections"`
+	// Retries counts stream and Kafka batch retries (each consumes one of
+	// MaximumRetryAttempts). Redeliveries counts SQS messages received
+	// again after a failure (each raises ApproximateReceiveCount).
+	Retries      int `json:"retries"`
+	Redeliveries int `json:"redeliveries"`
+	Duplicates   int `json:"duplicates"`
+	// IgnoredResponses counts partial batch responses that Lambda ignored
+	// (no ReportBatchItemFailures, or Kafka on-demand mode);
+	// IgnoredRecords the records they reported failed, which Lambda
+	// acknowledged as processed anyway.
+	IgnoredResponses int `json:"ignoredResponses"`
+	IgnoredRecords   int `json:"ignoredRecords"`
 	// Records that ended processed, sent to the on-failure destination,
 	// moved to the queue's dead-letter queue, or still waiting.
 	Processed    int `json:"processed"`
@@ -55,6 +84,13 @@ type Totals struct {
 type Report struct {
 	Mapping Mapping `json:"mapping"`
 	Totals  Totals  `json:"totals"`
+	// Failure is set when the run could not test the function at all: it
+	// never started, never answered, or cannot handle this source. Such a
+	// run never counts as held.
+	Failure *RunFailure `json:"failure,omitempty"`
+	// LastFailedInvocation is the last invocation the function failed,
+	// with what it said (its error document and its last output lines).
+	LastFailedInvocation *FailedInvocation `json:"lastFailedInvocation,omitempty"`
 	// OnFailureRecords are the on-failure records sent, exactly in AWS's
 	// shape.
 	OnFailureRecords []sevents.OnFailureRecord `json:"onFailureRecords"`
@@ -68,7 +104,8 @@ type Report struct {
 	// Fates says what became of each input record, by record id.
 	Fates map[string]string `json:"fates,omitempty"`
 	// Unprocessed lists, in source order, the records that did not end
-	// processed, with the id their payload carries and their ordering key.
+	// processed, with the line they came from, the id their payload
+	// carries and their ordering key.
 	Unprocessed []RecordFate `json:"unprocessed,omitempty"`
 	// Invariants are the checks run at the end, and whether they held.
 	Invariants []InvariantResult `json:"invariants,omitempty"`
@@ -77,9 +114,47 @@ type Report struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
+// RunFailure says why a run could not test the function.
+type RunFailure struct {
+	// Kind is FailureInit, FailureNoAnswer or FailureSourceMismatch.
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// Run failure kinds.
+const (
+	// FailureInit: every invocation failed at init; the function never
+	// started.
+	FailureInit = "init"
+	// FailureNoAnswer: the function's code never answered (every
+	// invocation timed out or crashed without an answer).
+	FailureNoAnswer = "no-answer"
+	// FailureSourceMismatch: the function answered that it cannot handle
+	// this source (an errorType ending in SourceMismatchError).
+	FailureSourceMismatch = "source-mismatch"
+)
+
+// FailedInvocation is one failed invocation and the function's last words.
+type FailedInvocation struct {
+	N            int    `json:"n"`
+	RequestID    string `json:"requestId"`
+	Result       string `json:"result"`
+	ErrorType    string `json:"errorType,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	// Logs are the last lines (at most LogLines) the function wrote to
+	// stdout and stderr during the invocation, its init included when it
+	// started cold. Only invokers that see the output fill them (the
+	// Runtime API invoker; an Invoke API endpoint that returns a log tail).
+	Logs []string `json:"logs,omitempty"`
+}
+
 // RecordFate is what became of one record.
 type RecordFate struct {
-	ID        string `json:"id"`
+	ID string `json:"id"`
+	// Line is the records-file line; Input the 1-based position among
+	// Options.Records (both 0 for a record read from a real source).
+	Line      int    `json:"line,omitempty"`
+	Input     int    `json:"input,omitempty"`
 	PayloadID string `json:"payloadId,omitempty"`
 	Key       string `json:"key,omitempty"`
 	Fate      string `json:"fate"`
@@ -87,10 +162,20 @@ type RecordFate struct {
 
 // InvariantResult is one invariant check.
 type InvariantResult struct {
-	Name       string   `json:"name"`
-	Held       bool     `json:"held"`
+	Name string `json:"name"`
+	// Status is StatusHeld, StatusViolated or StatusNotEvaluated.
+	Status string `json:"status"`
+	// Reason says why the check could not be evaluated.
+	Reason     string   `json:"reason,omitempty"`
 	Violations []string `json:"violations,omitempty"`
 }
+
+// Invariant statuses. A check that could not be evaluated is not held.
+const (
+	StatusHeld         = "held"
+	StatusViolated     = "violated"
+	StatusNotEvaluated = "not-evaluated"
+)
 
 // Record fates in Report.Fates.
 const (

@@ -33,8 +33,14 @@ type Options struct {
 	MaxInvocations int
 	// Effects, when set, returns the effects the function recorded, in the
 	// order they happened, for the invariant checks (the conformance
-	// handler's SLUICE_EFFECTS_FILE).
+	// handler's SLUICE_EFFECTS_FILE; see ReadEffects). An error makes the
+	// checks that need effects "not evaluated", never held.
 	Effects func() ([]Effect, error)
+	// EffectsKey, when set, matches effects to records by a payload field
+	// instead of the record's identity: Effect.ID must equal the top-level
+	// field EffectsKey of the record's payload (Kinesis data, SQS body,
+	// Kafka value, DynamoDB image). Default: Effect.Record names the record.
+	EffectsKey string
 	// Seed makes fault injection and arrival jitter repeatable.
 	Seed uint64
 	// WallClock runs the emulated source on the wall clock instead of the
@@ -65,9 +71,16 @@ type Faults struct {
 	DuplicateRate float64
 }
 
-// Effect is one side effect the function recorded: the record's payload id
-// and its ordering key.
+// Effect is one side effect the function recorded, naming the record it
+// came from. Record is the record's identity in its source, which the
+// function knows: the SQS messageId, the Kinesis or DynamoDB Streams
+// sequence number, or for Kafka "<topic>-<partition>@<offset>" (as
+// partial batch responses and Report.Fates name records). ID is the
+// payload's id when matching by Options.EffectsKey. Key is the ordering
+// key, for people reading the file (the checks take keys from the
+// records).
 type Effect struct {
-	ID  string `json:"id"`
-	Key string `json:"key"`
+	Record string `json:"record,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Key    string `json:"key,omitempty"`
 }

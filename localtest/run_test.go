@@ -91,7 +91,7 @@ func TestEdge01_ReportBatchItemFailuresOffIgnoresFailures(t *testing.T) {
 			if pid == "2" {
 				return failuresJSON(seqs[i]), nil
 			}
-			effects = append(effects, Effect{ID: pid, Key: "k"})
+			effects = append(effects, Effect{Record: seqs[i], Key: "k"})
 		}
 		return failuresJSON(), nil
 	})
@@ -486,7 +486,7 @@ func TestEdge13_ParallelizationFactorKeepsKeyOrder(t *testing.T) {
 		var ev events.KinesisEvent
 		json.Unmarshal(p, &ev)
 		for _, r := range ev.Records {
-			effects = append(effects, Effect{ID: payloadID(r.Kinesis.Data), Key: r.Kinesis.PartitionKey})
+			effects = append(effects, Effect{Record: r.Kinesis.SequenceNumber, Key: r.Kinesis.PartitionKey})
 		}
 		return nil, nil
 	})
@@ -598,15 +598,15 @@ func TestOrderInvariantCatchesReordering(t *testing.T) {
 	// A function that applies each batch in reverse breaks per-key order.
 	var effects []Effect
 	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
-		_, pids := kinesisIDs(t, p)
-		for i := len(pids) - 1; i >= 0; i-- {
-			effects = append(effects, Effect{ID: pids[i], Key: "k"})
+		seqs, _ := kinesisIDs(t, p)
+		for i := len(seqs) - 1; i >= 0; i-- {
+			effects = append(effects, Effect{Record: seqs[i], Key: "k"})
 		}
 		return nil, nil
 	})
 	rep, _ := run(t, Options{Mapping: kinesisMapping(5, nil), Records: kinesisRecords(5, oneKey), Invoker: InProcess(h),
 		Effects: func() ([]Effect, error) { return effects, nil }})
-	if rep.Held() || rep.Invariants[1].Name != InvariantOrder || rep.Invariants[1].Held {
+	if rep.Held() || rep.Invariants[1].Name != InvariantOrder || rep.Invariants[1].Status != StatusViolated {
 		t.Fatalf("order invariant must fail: %+v", rep.Invariants)
 	}
 }

@@ -26,14 +26,19 @@ const (
 	// DefaultFunctionTimeout is the timeout of an Invocation that sets none
 	// (Lambda's default).
 	DefaultFunctionTimeout = 3 * time.Second
-	// InitTimeout bounds a cold start: the time from starting the process
-	// to its first GET .../invocation/next (Lambda's 10 s init limit).
-	InitTimeout = 10 * time.Second
+	// DefaultInitTimeout bounds a cold start: the time from starting the
+	// process to its first GET .../invocation/next (Lambda's 10 s init
+	// limit). RuntimeAPIInitTimeout changes it.
+	DefaultInitTimeout = 10 * time.Second
 	// MaxResponseSize is Lambda's limit on a synchronous response; a larger
 	// one is the function error Function.ResponseSizeTooLarge.
 	MaxResponseSize = 6 << 20
 	// RuntimeLogSize is how much of the function's output Logs keeps.
 	RuntimeLogSize = 1 << 20
+	// LogLines is how many of its last output lines a failed invocation
+	// carries in Response.Logs; longer lines are cut at maxLogLine bytes.
+	LogLines   = 20
+	maxLogLine = 2000
 )
 
 const (
@@ -60,7 +65,10 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //
 // Lifecycle, as in a Lambda execution environment:
 //   - The process starts on the first Invoke (init) and is reused while it
-//     lives. Init must reach /next within InitTimeout.
+//     lives. Init must reach /next within the init timeout
+//     (DefaultInitTimeout; RuntimeAPIInitTimeout). An invocation that
+//     fails before it (exit, /init/error, init timeout) answers with
+//     Response.InitFailed set.
 //   - Invocations run one at a time; Invoke waits for the previous one.
 //   - When an invocation passes its deadline (Invocation.Timeout, default
 //     DefaultFunctionTimeout, counted from the hand-over to the function,
@@ -76,16 +84,20 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //
 // The process gets the environment given to RuntimeAPI plus Lambda's
 // reserved variables. On Linux it is also killed if this process dies.
-// Its stdout and stderr are kept in a ring buffer: see Logs.
+// Its stdout and stderr are kept in a ring buffer (see Logs); a failed
+// invocation carries its last LogLines lines in Response.Logs; and
+// RuntimeAPILogs streams every line as it comes.
 type RuntimeAPIInvoker struct {
-	bootstrap string
-	taskRoot  string
-	env       []string // without AWS_LAMBDA_RUNTIME_API
-	arn       string
+	bootstrap   string
+	taskRoot    string
+	env         []string // without AWS_LAMBDA_RUNTIME_API
+	arn         string
+	initTimeout time.Duration
 
 	sem   chan struct{} // held by the Invoke in progress
 	timer *time.Timer   // used under sem
 	logs  *ringBuffer
+	out   *lineLog // the function's output, line by line
 
 	mu     sync.Mutex // guards sb and closed
 	sb     *sandbox
@@ -105,7 +117,7 @@ var _ Invoker = (*RuntimeAPIInvoker)(nil)
 // (us-east-1) when env does not set them.
 //
 // No process starts until the first Invoke.
-func RuntimeAPI(bootstrap string, env []string) (Invoker, error) {
+func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (Invoker, error) {
 	abs, err := filepath.Abs(bootstrap)
 	if err != nil {
 		return nil, fmt.Errorf("localtest: bootstrap %s: %w", bootstrap, err)
@@ -158,15 +170,58 @@ func RuntimeAPI(bootstrap string, env []string) (Invoker, error) {
 	)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &RuntimeAPIInvoker{
-		bootstrap: abs,
-		taskRoot:  root,
-		env:       full,
-		arn:       "arn:aws:lambda:" + region + ":" + testAccount + ":function:" + name,
-		sem:       make(chan struct{}, 1),
-		timer:     t,
-		logs:      newRingBuffer(RuntimeLogSize),
-	}, nil
+	logs := newRingBuffer(RuntimeLogSize)
+	r := &RuntimeAPIInvoker{
+		bootstrap:   abs,
+		taskRoot:    root,
+		env:         full,
+		arn:         "arn:aws:lambda:" + region + ":" + testAccount + ":function:" + name,
+		initTimeout: DefaultInitTimeout,
+		sem:         make(chan struct{}, 1),
+		timer:       t,
+		logs:        logs,
+		out:         &lineLog{ring: logs},
+	}
+	var errs []error
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("localtest: RuntimeAPI: %w", err)
+	}
+	return r, nil
+}
+
+// A RuntimeAPIOption configures RuntimeAPI.
+type RuntimeAPIOption func(*RuntimeAPIInvoker) error
+
+// RuntimeAPIInitTimeout sets how long a cold start may take before the
+// invocation fails as an init timeout (default DefaultInitTimeout, Lambda's
+// 10 s).
+func RuntimeAPIInitTimeout(d time.Duration) RuntimeAPIOption {
+	return func(r *RuntimeAPIInvoker) error {
+		if d <= 0 {
+			return fmt.Errorf("RuntimeAPIInitTimeout(%v): must be positive", d)
+		}
+		r.initTimeout = d
+		return nil
+	}
+}
+
+// RuntimeAPILogs streams the function's stdout and stderr to w as they
+// come, one line at a time, each prefixed by the invocation it belongs to:
+// "[#12 <request id>] " (the number is Invocation.N), or "[init] " for
+// lines written while the process starts. Writes to w are serialised.
+func RuntimeAPILogs(w io.Writer) RuntimeAPIOption {
+	return func(r *RuntimeAPIInvoker) error {
+		if w == nil {
+			return errors.New("RuntimeAPILogs(nil)")
+		}
+		r.out.stream = w
+		return nil
+	}
 }
 
 // Logs returns the function's recent stdout and stderr (the last
@@ -212,7 +267,22 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Respons
 		return Response{}, ctx.Err()
 	}
 	defer func() { <-r.sem }()
+	if inv.RequestID == "" {
+		inv.RequestID = newRequestID()
+	}
+	label := inv.RequestID
+	if inv.N > 0 {
+		label = "#" + strconv.Itoa(inv.N) + " " + inv.RequestID
+	}
+	r.out.begin(label)
+	resp, err := r.invoke(ctx, inv)
+	if err == nil && resp.Failed() {
+		resp.Logs = r.out.last()
+	}
+	return resp, err
+}
 
+func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Response, error) {
 	timeout := inv.Timeout
 	if timeout <= 0 {
 		timeout = DefaultFunctionTimeout
@@ -238,7 +308,7 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Respons
 			return Response{}, err
 		}
 		if cold {
-			r.timer.Reset(InitTimeout)
+			r.timer.Reset(r.initTimeout)
 		} else {
 			deadline = time.Now().Add(timeout)
 			r.timer.Reset(timeout)
@@ -257,8 +327,11 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Respons
 			return r.exitResponse(sb, id, time.Time{})
 		case <-r.timer.C:
 			if cold {
-				r.kill(sb, fmt.Sprintf("init did not finish within %v", InitTimeout))
-				return r.closedOr(timedOut(id, InitTimeout, 0))
+				r.kill(sb, fmt.Sprintf("init did not finish within %v", r.initTimeout))
+				resp := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
+					Payload: errorDocument(fmt.Sprintf("RequestId: %s Error: the function did not finish its init within %v (init timeout): "+
+						"it never asked for an invocation", id, r.initTimeout), "Sandbox.Timedout")}
+				return r.closedOr(resp)
 			}
 			r.kill(sb, "timed out before asking for the invocation")
 			return r.closedOr(timedOut(id, timeout, timeout))
@@ -275,6 +348,7 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Respons
 		r.timer.Reset(timeout)
 	}
 
+	r.out.handOver()
 	c := &sb.call
 	sb.mu.Lock()
 	c.id, c.payload, c.deadline, c.active = id, inv.Payload, deadline, true
@@ -371,7 +445,7 @@ func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time
 	}
 	r.mu.Unlock()
 	sb.shutdown()
-	resp := Response{FunctionError: "Unhandled"}
+	resp := Response{FunctionError: "Unhandled", InitFailed: start.IsZero()}
 	if !start.IsZero() {
 		resp.Duration = time.Since(start)
 	}
@@ -418,8 +492,9 @@ func (r *RuntimeAPIInvoker) start() (*sandbox, error) {
 	cmd := exec.Command(r.bootstrap)
 	cmd.Dir = r.taskRoot
 	cmd.Env = append(r.env[:len(r.env):len(r.env)], "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stdout = r.logs
-	cmd.Stderr = r.logs
+	cmd.Stdout = r.out // one writer for both: exec gives them one pipe, in order
+	cmd.Stderr = r.out
+	r.out.initStart()
 	cmd.WaitDelay = time.Second // a grandchild holding the output pipe must not block Wait
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -885,4 +960,99 @@ func (b *ringBuffer) String() string {
 		return string(b.buf)
 	}
 	return string(b.buf[b.off:]) + string(b.buf[:b.off])
+}
+
+// lineLog takes the function's output: it keeps it in the ring buffer,
+// splits it into lines, keeps the current invocation's last LogLines lines
+// and streams lines, prefixed by their invocation, when asked to.
+type lineLog struct {
+	ring   *ringBuffer
+	stream io.Writer // or nil
+
+	mu      sync.Mutex
+	label   string // the invocation the output belongs to
+	inv     string // the current invocation's label, for after init
+	partial []byte
+	lines   []string // the current invocation's last lines, oldest first
+}
+
+// begin starts a new invocation's lines.
+func (l *lineLog) begin(label string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushPartial()
+	l.label, l.inv, l.lines = label, label, l.lines[:0]
+}
+
+// initStart marks output from now on as the process's init.
+func (l *lineLog) initStart() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushPartial()
+	l.label = "init"
+}
+
+// handOver marks output from now on as the invocation's.
+func (l *lineLog) handOver() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushPartial()
+	l.label = l.inv
+}
+
+// last returns the current invocation's last lines.
+func (l *lineLog) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, len(l.lines), len(l.lines)+1)
+	copy(out, l.lines)
+	if len(l.partial) > 0 {
+		out = append(out, string(l.partial))
+		if len(out) > LogLines {
+			out = out[1:]
+		}
+	}
+	return out
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.ring.Write(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			if room := maxLogLine - len(l.partial); room > 0 {
+				l.partial = append(l.partial, rest[:min(room, len(rest))]...)
+			}
+			break
+		}
+		if room := maxLogLine - len(l.partial); room > 0 {
+			l.partial = append(l.partial, rest[:min(room, i)]...)
+		}
+		l.line(string(bytes.TrimSuffix(l.partial, []byte("\r"))))
+		l.partial = l.partial[:0]
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
+
+// flushPartial ends a line left without its newline.
+func (l *lineLog) flushPartial() {
+	if len(l.partial) > 0 {
+		l.line(string(l.partial))
+		l.partial = l.partial[:0]
+	}
+}
+
+func (l *lineLog) line(s string) {
+	if len(l.lines) == LogLines {
+		copy(l.lines, l.lines[1:])
+		l.lines = l.lines[:LogLines-1]
+	}
+	l.lines = append(l.lines, s)
+	if l.stream != nil {
+		fmt.Fprintf(l.stream, "[%s] %s\n", l.label, s)
+	}
 }

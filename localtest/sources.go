@@ -94,3 +94,76 @@ type KafkaRecord struct {
 type Destination interface {
 	Send(ctx context.Context, rec sevents.OnFailureRecord) error
 }
+
+// realRef is the inputRef of a record read from a real source, with its
+// payload taken from its event record (Kinesis data, SQS body, Kafka value,
+// DynamoDB image).
+func realRef(source, id, key string, event json.RawMessage) inputRef {
+	p := eventPayload(source, event)
+	return inputRef{id: id, key: key, payloadID: payloadID(p), payload: p}
+}
+
+// eventPayload extracts the payload of one event record, or nil.
+func eventPayload(source string, event json.RawMessage) []byte {
+	switch source {
+	case SourceKinesis:
+		var e struct {
+			Kinesis struct {
+				Data []byte `json:"data"`
+			} `json:"kinesis"`
+		}
+		if json.Unmarshal(event, &e) == nil {
+			return e.Kinesis.Data
+		}
+	case SourceSQS, SourceSQSFIFO:
+		var e struct {
+			Body string `json:"body"`
+		}
+		if json.Unmarshal(event, &e) == nil {
+			return []byte(e.Body)
+		}
+	case SourceKafka:
+		var e struct {
+			Value []byte `json:"value"`
+		}
+		if json.Unmarshal(event, &e) == nil {
+			return e.Value
+		}
+	case SourceDynamoDB:
+		var e struct {
+			Change struct {
+				New map[string]map[string]json.RawMessage `json:"NewImage"`
+				Old map[string]map[string]json.RawMessage `json:"OldImage"`
+			} `json:"dynamodb"`
+		}
+		if json.Unmarshal(event, &e) != nil {
+			return nil
+		}
+		img := e.Change.New
+		if img == nil {
+			img = e.Change.Old
+		}
+		// Top-level scalar attributes as plain JSON: enough to match
+		// effects by a field and to name records.
+		plain := map[string]json.RawMessage{}
+		for name, av := range img {
+			for typ, v := range av {
+				switch typ {
+				case "S", "BOOL":
+					plain[name] = v
+				case "N":
+					if n := jsonText(v); json.Valid([]byte(n)) {
+						plain[name] = json.RawMessage(n)
+					}
+				}
+			}
+		}
+		var inner string
+		if json.Unmarshal(plain["payload"], &inner) == nil && len(inner) > 0 && inner[0] == '{' {
+			return []byte(inner)
+		}
+		b, _ := json.Marshal(plain)
+		return b
+	}
+	return nil
+}

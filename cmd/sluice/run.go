@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/localtest"
 )
 
@@ -41,23 +42,57 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		"https://lambda.REGION.amazonaws.com (a VPC endpoint, a proxy, a test server; default $AWS_ENDPOINT_URL_LAMBDA)")
 	tracePath := fs.String("trace", "", "write one JSON line per invocation to this file")
 	reportPath := fs.String("report", "", "write the report as JSON to this file")
-	effectsPath := fs.String("effects", "", "effects file: passed to the function as SLUICE_EFFECTS_FILE and read back for the invariant checks")
+	effectsPath := fs.String("effects", "", "effects file: passed to the function as SLUICE_EFFECTS_FILE and read back for the invariant checks; "+
+		`one {"record": <record id>, ...} line per processed record`)
+	effectsKey := fs.String("effects-key", "", `match effects to records by this top-level payload field (each effects line carries the same field) `+
+		`instead of by "record", the record's id in its source`)
 	timeout := fs.Duration("timeout", 3*time.Second, "the function's timeout")
+	initTimeout := fs.Duration("init-timeout", localtest.DefaultInitTimeout, "how long a bootstrap may take to start (Lambda's init limit)")
 	faults := fs.String("faults", "", "injected faults: error=RATE,crash=RATE,timeout=RATE,duplicate=RATE")
 	seed := fs.Uint64("seed", 1, "seed for injected faults")
 	maxInv := fs.Int("max-invocations", 0, "stop after this many invocations (default 100,000 + 10 per record)")
 	wall := fs.Bool("wall-clock", false, "really wait out visibility timeouts and retry delays instead of skipping them")
+	logs := fs.Bool("logs", false, "stream the bootstrap's stdout and stderr to stderr, each line prefixed by its invocation ([#N request-id] or [init])")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	var env multiFlag
-	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
+	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable); wins over SLUICE_REPORT_BATCH_ITEM_FAILURES, "+
+		"which sluice sets from the mapping's FunctionResponseTypes")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *mappingPath == "" || *handler == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "sluice run: --mapping and --handler are required")
-		fs.Usage()
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sluice run: "+format+"\n", a...)
+		fmt.Fprintln(stderr, `Run "sluice run -h" for the flags.`)
 		return 2
 	}
+	if *mappingPath == "" || *handler == "" {
+		return usage("--mapping and --handler are required")
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usage("--env %q is not KEY=VALUE", kv)
+		}
+	}
+	fl, err := parseFaults(*faults)
+	if err != nil {
+		return usage("%v", err)
+	}
+	switch {
+	case *timeout <= 0:
+		return usage("--timeout %v: must be positive", *timeout)
+	case *initTimeout <= 0:
+		return usage("--init-timeout %v: must be positive", *initTimeout)
+	case *maxInv < 0:
+		return usage("--max-invocations %d: must not be negative", *maxInv)
+	case *effectsKey != "" && *effectsPath == "":
+		return usage("--effects-key goes with --effects")
+	}
+	functionNameSet := false
+	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
+
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "sluice run: %v\n", err)
 		return 1
@@ -73,20 +108,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if err := mapping.Validate(); err != nil {
 		return fail(fmt.Errorf("%s: AWS would reject this mapping:\n  %s", *mappingPath, strings.ReplaceAll(err.Error(), "\n", "\n  ")))
 	}
-	functionNameSet := false
-	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
 	target, isAPI, err := resolveInvokeTarget(*handler, *functionName, functionNameSet, *invokeEndpoint, mapping.Region)
 	if err != nil {
-		return fail(err)
+		return usage("%v", err)
 	}
-	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall}
-	if opts.Faults, err = parseFaults(*faults); err != nil {
-		return fail(err)
-	}
+	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall,
+		Faults: fl, EffectsKey: *effectsKey}
 	if mapping.Endpoint == "" {
 		if *recordsPath == "" {
-			fmt.Fprintln(stderr, "sluice run: --records is required for an emulated source (the mapping names no Endpoint)")
-			return 2
+			return usage("--records is required for an emulated source (the mapping names no Endpoint)")
 		}
 		f, err := os.Open(*recordsPath)
 		if err != nil {
@@ -107,12 +137,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		defer c.Close()
 	}
 
-	fenv := append(os.Environ(), env...)
-	for _, kv := range env {
-		if !strings.Contains(kv, "=") {
-			return fail(fmt.Errorf("--env %q is not KEY=VALUE", kv))
-		}
-	}
+	// The function's environment: sluice's own, then what the mapping says
+	// (as Sluice's CDK constructs set it), then --env, the last one winning.
+	fenv := append(os.Environ(), handlers.EnvReportBatchItemFailures+"="+strconv.FormatBool(mapping.ReportsBatchItemFailures()))
+	fenv = append(fenv, env...)
 	if *effectsPath != "" {
 		abs, err := filepath.Abs(*effectsPath)
 		if err != nil {
@@ -122,12 +150,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		fenv = append(fenv, "SLUICE_EFFECTS_FILE="+abs)
-		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs) }
+		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs, *effectsKey) }
 	}
 	if isAPI {
 		opts.Invoker, err = openInvokeAPI(context.Background(), target)
 	} else {
-		opts.Invoker, err = localtest.RuntimeAPI(*handler, fenv)
+		ropts := []localtest.RuntimeAPIOption{localtest.RuntimeAPIInitTimeout(*initTimeout)}
+		if *logs {
+			ropts = append(ropts, localtest.RuntimeAPILogs(stderr))
+		}
+		opts.Invoker, err = localtest.RuntimeAPI(*handler, fenv, ropts...)
 	}
 	if err != nil {
 		return fail(err)
@@ -147,7 +179,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		opts.Trace = func(e localtest.TraceEntry) { enc.Encode(e) }
 	}
 	total := len(opts.Records)
-	prog := newProgress(stderr, total, !*quiet && isTerminal(stderr))
+	prog := newProgress(stderr, total, !*quiet && !*logs && isTerminal(stderr))
 	opts.Progress = prog.update
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -254,19 +286,28 @@ func (p *progress) done() {
 func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	t := rep.Totals
 	m := rep.Mapping
+	sqs := m.EventSource == localtest.SourceSQS || m.EventSource == localtest.SourceSQSFIFO
 	fmt.Fprintf(w, "%s mapping: %d records, %d invocations in %v\n", m.EventSource, t.Records, t.Invocations, took.Round(time.Millisecond))
+	if f := rep.Failure; f != nil {
+		fmt.Fprintf(w, "  RUN FAILED (%s): %s\n", f.Kind, f.Reason)
+	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  invocations\tsuccess %d\tpartial %d\tfunction error %d\ttimeout %d\n", t.Successes, t.PartialFailures, t.FunctionErrors, t.Timeouts)
-	fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\n", t.Bisections, t.Retries, t.Duplicates)
-	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\n", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
+	fmt.Fprintf(tw, "  invocations\tsuccess %d\tpartial %d\tfunction error %d\ttimeout %d\tinit failure %d\n",
+		t.Successes, t.PartialFailures, t.FunctionErrors, t.Timeouts, t.InitFailures)
+	if sqs {
+		fmt.Fprintf(tw, "  lambda\tredeliveries %d\tduplicates %d\t\t\t\n", t.Redeliveries, t.Duplicates)
+	} else {
+		fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\t\n", t.Bisections, t.Retries, t.Duplicates)
+	}
+	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\t\n", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
 	tw.Flush()
-	for i, of := range rep.OnFailureRecords {
-		if i == 3 {
-			fmt.Fprintf(w, "  ... and %d more on-failure records (see --report)\n", len(rep.OnFailureRecords)-3)
-			break
+	if t.IgnoredResponses > 0 {
+		why := "the mapping's FunctionResponseTypes lacks ReportBatchItemFailures"
+		if m.ReportsBatchItemFailures() {
+			why = "Kafka in on-demand mode does not read partial responses"
 		}
-		b, _ := json.Marshal(of)
-		fmt.Fprintf(w, "  on-failure: %s\n", b)
+		fmt.Fprintf(w, "  WARNING: Lambda ignored %d partial batch responses (%s): %d records the function reported as failed were acknowledged as processed\n",
+			t.IgnoredResponses, why, t.IgnoredRecords)
 	}
 	if n := len(rep.Unprocessed); n > 0 {
 		fmt.Fprintf(w, "  not processed:")
@@ -275,13 +316,20 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 				fmt.Fprintf(w, " ... and %d more (see the report)", n-10)
 				break
 			}
-			name := u.ID
-			if u.PayloadID != "" {
-				name = u.PayloadID
+			if i > 0 {
+				fmt.Fprint(w, ",")
 			}
-			fmt.Fprintf(w, " %s (%s)", name, u.Fate)
+			fmt.Fprintf(w, " %s (%s)", recordName(u), u.Fate)
 		}
 		fmt.Fprintln(w)
+	}
+	for i, of := range rep.OnFailureRecords {
+		if i == 3 {
+			fmt.Fprintf(w, "  ... and %d more on-failure records (see --report)\n", len(rep.OnFailureRecords)-3)
+			break
+		}
+		b, _ := json.Marshal(of)
+		fmt.Fprintf(w, "  on-failure: %s\n", b)
 	}
 	if len(rep.Checkpoints) > 0 {
 		fmt.Fprintf(w, "  checkpoints:")
@@ -293,14 +341,55 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	if rep.Stopped != "" {
 		fmt.Fprintf(w, "  stopped early: %s\n", rep.Stopped)
 	}
-	for _, inv := range rep.Invariants {
-		mark := "held"
-		if !inv.Held {
-			mark = "VIOLATED"
+	if f := rep.LastFailedInvocation; f != nil {
+		fmt.Fprintf(w, "  last failed invocation #%d (%s, %s): %s: %s\n", f.N, f.RequestID, f.Result, f.ErrorType, oneLine(f.ErrorMessage))
+		if len(f.Logs) > 0 {
+			fmt.Fprintf(w, "    its last %d output lines:\n", len(f.Logs))
+			for _, l := range f.Logs {
+				fmt.Fprintf(w, "    | %s\n", l)
+			}
 		}
-		fmt.Fprintf(w, "  invariant %s: %s\n", inv.Name, mark)
+	}
+	for _, inv := range rep.Invariants {
+		switch inv.Status {
+		case localtest.StatusHeld:
+			fmt.Fprintf(w, "  invariant %s: held\n", inv.Name)
+		case localtest.StatusViolated:
+			fmt.Fprintf(w, "  invariant %s: VIOLATED\n", inv.Name)
+		default:
+			fmt.Fprintf(w, "  invariant %s: NOT EVALUATED: %s\n", inv.Name, inv.Reason)
+		}
 		for _, v := range inv.Violations {
 			fmt.Fprintf(w, "    - %s\n", v)
 		}
 	}
+	if rep.Failure != nil {
+		fmt.Fprintf(w, "  the run could not test the function: %s\n", rep.Failure.Reason)
+	}
+}
+
+// recordName names a record for people: by its records-file line (or
+// position) and payload id, else by its id in the source.
+func recordName(u localtest.RecordFate) string {
+	var s string
+	switch {
+	case u.Line > 0:
+		s = fmt.Sprintf("line %d", u.Line)
+	case u.Input > 0:
+		s = fmt.Sprintf("record %d", u.Input)
+	default:
+		s = u.ID
+	}
+	if u.PayloadID != "" {
+		s += " id " + u.PayloadID
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " | ")
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	return s
 }

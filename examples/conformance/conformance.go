@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -23,10 +22,14 @@ type Command struct {
 	Action string `json:"action"`
 }
 
-// Effect is one line of the effects file.
+// Effect is one line of the effects file: the record's identity in its
+// source (SQS messageId, Kinesis or DynamoDB sequence number, Kafka
+// "<topic>-<partition>@<offset>"), the payload's id if it has one, and the
+// ordering key.
 type Effect struct {
-	ID  string `json:"id"`
-	Key string `json:"key"`
+	Record string `json:"record"`
+	ID     string `json:"id,omitempty"`
+	Key    string `json:"key"`
 }
 
 // ddbItem is the DynamoDB item shape: the command travels in "payload".
@@ -51,7 +54,7 @@ func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler
 	switch source {
 	case "kinesis":
 		return handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[Command]) error {
-			return f.run(ctx, r.Value, r.PartitionKey())
+			return f.run(ctx, r.Value, r.SequenceNumber(), r.PartitionKey())
 		}, opts...)
 	case "dynamodb":
 		return handlers.NewDynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[ddbItem]) error {
@@ -66,7 +69,7 @@ func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler
 			if err := json.Unmarshal([]byte(img.Payload), &c); err != nil {
 				return &batch.DecodeError{ID: r.SequenceNumber(), Err: err}
 			}
-			return f.run(ctx, c, keyOf(r))
+			return f.run(ctx, c, r.SequenceNumber(), keyOf(r))
 		}, opts...)
 	case "sqs", "sqs-fifo":
 		fn := func(ctx context.Context, r handlers.SQSRecord[Command]) error {
@@ -74,7 +77,7 @@ func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler
 			if key == "" {
 				key = r.MessageID()
 			}
-			return f.run(ctx, r.Value, key)
+			return f.run(ctx, r.Value, r.MessageID(), key)
 		}
 		if source == "sqs-fifo" {
 			return handlers.NewSQSFIFO(fn, opts...)
@@ -82,7 +85,7 @@ func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler
 		return handlers.NewSQS(fn, opts...)
 	case "kafka":
 		return handlers.NewKafka(func(ctx context.Context, r handlers.KafkaRecord[Command]) error {
-			return f.run(ctx, r.Value, r.PartitionKey())
+			return f.run(ctx, r.Value, fmt.Sprintf("%s@%d", r.PartitionKey(), r.Offset()), r.PartitionKey())
 		}, opts...)
 	}
 	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))
@@ -93,21 +96,24 @@ func keyOf(r handlers.DynamoDBRecord[ddbItem]) string {
 	return string(b)
 }
 
-// run performs c's action and records the effect on success.
-func (f *function) run(ctx context.Context, c Command, key string) error {
+// run performs c's action and records the effect on success. record is
+// the record's identity in its source; a payload without an id is named by
+// it in messages and transient counts.
+func (f *function) run(ctx context.Context, c Command, record, key string) error {
+	e := Effect{Record: record, ID: c.ID, Key: key}
 	if c.ID == "" {
-		return batch.Permanent(errors.New(`payload has no "id"`))
+		c.ID = record
 	}
 	if err := f.act(ctx, c); err != nil {
 		return err
 	}
-	return f.record(Effect{ID: c.ID, Key: key})
+	return f.record(e)
 }
 
 func (f *function) act(ctx context.Context, c Command) error {
 	verb, arg, _ := strings.Cut(c.Action, ":")
 	switch verb {
-	case "ok":
+	case "ok", "":
 		return nil
 	case "fail":
 		return fmt.Errorf("record %s: asked to fail", c.ID)

@@ -247,6 +247,13 @@ func check(t *testing.T, source string, sc scenario, ids []string, out []byte, e
 			t.Fatalf("reported %v, want %v", got, wantIDs)
 		}
 	}
+	// Each effect names its record as the runner and partial batch
+	// responses do.
+	for _, e := range effects {
+		if !slices.Contains(ids, e.Record) {
+			t.Fatalf("effect %+v: record is not one of the batch's identifiers %v", e, ids)
+		}
+	}
 	wantEff := slices.Clone(sc.effects[source])
 	slices.Sort(wantEff)
 	if got := effectIDs(effects); !slices.Equal(got, wantEff) && !(len(got) == 0 && len(wantEff) == 0) {

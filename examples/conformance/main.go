@@ -9,14 +9,21 @@
 // Environment:
 //
 //	SLUICE_SOURCE        kinesis | dynamodb | sqs | sqs-fifo | kafka (required)
-//	SLUICE_EFFECTS_FILE  if set, one JSON line {"id":...,"key":...} is appended
-//	                     for every record processed successfully
+//	SLUICE_EFFECTS_FILE  if set, one JSON line {"record":...,"id":...,"key":...}
+//	                     is appended for every record processed successfully:
+//	                     record is the record's identity in its source (SQS
+//	                     messageId, Kinesis or DynamoDB sequence number, Kafka
+//	                     "<topic>-<partition>@<offset>"), id the payload's id
+//	                     (left out when it has none), key its ordering key
 //	SLUICE_RETRY_BACKOFF if set (a Go duration such as 5ms), the base of the
 //	                     in-process retry back-off instead of 50ms, so tests
 //	                     with many transient failures run fast
+//	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
+//	                     start (for tests of functions that cannot start)
 //
 // Each record's payload (Kinesis data, SQS body, Kafka value, or the
-// DynamoDB image attribute "payload" of type S) is {"id":"...","action":"..."}:
+// DynamoDB image attribute "payload" of type S) is {"id":"...","action":"..."};
+// both are optional (no action is "ok"):
 //
 //	ok             succeed
 //	fail           return a plain error
@@ -31,6 +38,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"time"
 
@@ -41,6 +49,16 @@ import (
 )
 
 func main() {
+	switch os.Getenv("CONFORMANCE_INIT") {
+	case "fatal":
+		log.Print("conformance: loading configuration")
+		log.Fatal("conformance: asked to fail at init (CONFORMANCE_INIT=fatal)")
+	case "hang":
+		fmt.Println("conformance: starting, and never finishing (CONFORMANCE_INIT=hang)")
+		for {
+			time.Sleep(time.Hour) // not select{}: the runtime would call that a deadlock and exit
+		}
+	}
 	var opts []handlers.Option
 	if v := os.Getenv("SLUICE_RETRY_BACKOFF"); v != "" {
 		d, err := time.ParseDuration(v)
