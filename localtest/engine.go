@@ -442,12 +442,6 @@ func (r *runner) finish(ctx context.Context) error {
 				PayloadID: ref.payloadID, Key: ref.key, Fate: f})
 		}
 	}
-	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS}
-	if in.have {
-		in.effects, in.err = r.opts.Effects()
-	}
-	r.report.Invariants = checkInvariants(in)
 	if r.report.Failure == nil && r.called > 0 {
 		switch {
 		case r.initFailed == r.called:
@@ -456,6 +450,26 @@ func (r *runner) finish(ctx context.Context) error {
 		case r.answered == 0:
 			r.report.Failure = &RunFailure{Kind: FailureNoAnswer,
 				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
+		}
+	}
+	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS}
+	if in.have {
+		in.effects, in.err = r.opts.Effects()
+	}
+	r.report.Invariants = checkInvariants(in)
+	// Records that were never tried are not lost, but they were not tested
+	// either: a run that failed or stopped early holds nothing.
+	why := ""
+	switch {
+	case r.report.Failure != nil:
+		why = "the run could not test the function (" + r.report.Failure.Kind + ")"
+	case r.report.Stopped != "":
+		why = "the run stopped before every record was resolved: " + r.report.Stopped
+	}
+	if why != "" {
+		for i, inv := range r.report.Invariants {
+			r.report.Invariants[i] = inv.notEvaluated(why)
 		}
 	}
 	return nil

@@ -211,17 +211,23 @@ func (r *InvariantResult) violate(format string, args ...any) {
 // record without a fate is lost whatever the effects say).
 func (r InvariantResult) notEvaluated(why string) InvariantResult {
 	if r.Status == StatusViolated {
-		r.Reason = "effects not checked: " + why
+		if r.Reason == "" {
+			r.Reason = "not fully checked: " + why
+		}
 		return r
+	}
+	if r.Status == StatusNotEvaluated {
+		return r // keep the first reason
 	}
 	r.Status, r.Reason = StatusNotEvaluated, why
 	return r
 }
 
-// Held reports whether the run tested the function (no Failure) and every
-// invariant held. A check that could not be evaluated is not held.
+// Held reports whether the run tested the function (no Failure), ran to
+// its end (not Stopped) and every invariant held. A check that could not be
+// evaluated is not held.
 func (rep *Report) Held() bool {
-	if rep.Failure != nil {
+	if rep.Failure != nil || rep.Stopped != "" {
 		return false
 	}
 	for _, inv := range rep.Invariants {

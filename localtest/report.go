@@ -110,7 +110,8 @@ type Report struct {
 	// Invariants are the checks run at the end, and whether they held.
 	Invariants []InvariantResult `json:"invariants,omitempty"`
 	// Stopped is why the run ended before every record was resolved, if it
-	// did.
+	// did (MaxInvocations, a queue that never settles, a Failure). A
+	// stopped run does not hold.
 	Stopped string `json:"stopped,omitempty"`
 }
 

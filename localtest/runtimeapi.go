@@ -348,6 +348,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 		r.timer.Reset(timeout)
 	}
 
+	sb.out.drain() // what init wrote is init's
 	r.out.handOver()
 	c := &sb.call
 	sb.mu.Lock()
@@ -366,6 +367,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 	select {
 	case res = <-sb.done:
 		r.timer.Stop()
+		sb.out.drain() // what it wrote before answering is this invocation's
 	case <-sb.exited:
 		r.timer.Stop()
 		if res, ok := sb.takeResult(); ok {
@@ -374,6 +376,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 		return r.exitResponse(sb, id, start)
 	case <-r.timer.C:
 		if res, ok := sb.takeResult(); ok { // answered at the wire
+			sb.out.drain()
 			return res.response(time.Since(start)), nil
 		}
 		r.kill(sb, fmt.Sprintf("request %s timed out after %v", id, timeout))
@@ -492,19 +495,27 @@ func (r *RuntimeAPIInvoker) start() (*sandbox, error) {
 	cmd := exec.Command(r.bootstrap)
 	cmd.Dir = r.taskRoot
 	cmd.Env = append(r.env[:len(r.env):len(r.env)], "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stdout = r.out // one writer for both: exec gives them one pipe, in order
-	cmd.Stderr = r.out
+	out, err := attachOutput(cmd, r.out)
+	if err != nil {
+		sb.shutdown()
+		return nil, fmt.Errorf("localtest: a pipe for the function's output: %w", err)
+	}
+	sb.out = out
 	r.out.initStart()
 	cmd.WaitDelay = time.Second // a grandchild holding the output pipe must not block Wait
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
+		out.started(cmd)
+		out.finish()
 		sb.shutdown()
 		return nil, fmt.Errorf("localtest: starting %s: %w", r.bootstrap, err)
 	}
+	out.started(cmd)
 	sb.cmd = cmd
 	r.logs.Printf("localtest: started %s (pid %d), Runtime API on %s\n", r.bootstrap, cmd.Process.Pid, ln.Addr())
 	go func() {
 		err := cmd.Wait()
+		out.finish() // all it wrote is in before anyone learns it exited
 		r.logs.Printf("localtest: pid %d exited: %v\n", cmd.Process.Pid, exitStatus(err, cmd.ProcessState))
 		close(sb.exited)
 	}()
@@ -523,6 +534,7 @@ type sandbox struct {
 	arn  string
 	logs *ringBuffer
 	cmd  *exec.Cmd
+	out  *funcOutput
 	ln   net.Listener
 
 	idle       chan *nextConn // a GET /next offers its connection here

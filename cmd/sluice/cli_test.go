@@ -72,7 +72,7 @@ func TestRunKinesisFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"kinesis mapping: 20 records", "not processed: r7 (on-failure)", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
+	for _, want := range []string{"kinesis mapping: 20 records", "not processed: line 8 id r7 (on-failure)", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -103,6 +103,10 @@ func TestRunKinesisFile(t *testing.T) {
 	}
 }
 
+// TestRunReportsLossWhenReportBatchItemFailuresIsOff runs a function that
+// reports partial failures although the mapping lacks
+// ReportBatchItemFailures (--env overrides what sluice derives from the
+// mapping): Lambda deletes the failed message, and the check says so.
 func TestRunReportsLossWhenReportBatchItemFailuresIsOff(t *testing.T) {
 	bin := conformance(t)
 	dir := t.TempDir()
@@ -111,9 +115,12 @@ func TestRunReportsLossWhenReportBatchItemFailuresIsOff(t *testing.T) {
 {"body":{"id":"b","action":"fail"}}
 `)
 	code, out, _ := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet",
-		"--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=sqs")
-	if code != 1 || !strings.Contains(out, "invariant no-record-lost: VIOLATED") || !strings.Contains(out, "payload b") {
+		"--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=sqs", "--env", "SLUICE_REPORT_BATCH_ITEM_FAILURES=true")
+	if code != 1 || !strings.Contains(out, "invariant no-record-lost: VIOLATED") || !strings.Contains(out, "record line 2 (id b)") {
 		t.Fatalf("exit %d, want 1 and the lost record named:\n%s", code, out)
+	}
+	if !strings.Contains(out, "WARNING: Lambda ignored 1 partial batch responses") || !strings.Contains(out, "1 records the function reported as failed") {
+		t.Fatalf("the summary must warn about the ignored response:\n%s", out)
 	}
 }
 

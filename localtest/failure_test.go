@@ -1,0 +1,258 @@
+package localtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SourceMismatchError stands in for handlers.SourceMismatchError: the
+// in-process invoker reports its type as "*localtest.SourceMismatchError".
+type SourceMismatchError struct{ Want, Got string }
+
+func (e *SourceMismatchError) Error() string {
+	return fmt.Sprintf("a %s handler was given a %s event", e.Want, e.Got)
+}
+
+// scripted is an Invoker answering from a list, then repeating the last.
+type scripted struct {
+	answers []Response
+	calls   int
+}
+
+func (s *scripted) Invoke(context.Context, Invocation) (Response, error) {
+	r := s.answers[min(s.calls, len(s.answers)-1)]
+	s.calls++
+	return r, nil
+}
+func (s *scripted) Close() error { return nil }
+
+func initCrash() Response {
+	return Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", InitFailed: true,
+		Payload: errorDocument("Runtime exited with error: exit status 1", "Runtime.ExitError"), Logs: []string{"fatal: no config"}}
+}
+
+func TestRunFailures(t *testing.T) {
+	ok := Response{Payload: []byte(`{}`)}
+	plainErr := Response{FunctionError: "Unhandled", ErrorType: "errorString", Payload: errorDocument("boom", "errorString")}
+	timeout := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Payload: errorDocument("Task timed out", "Sandbox.Timedout")}
+	initHang := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
+		Payload: errorDocument("init timeout", "Sandbox.Timedout")}
+	crash := Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Payload: errorDocument("Runtime exited", "Runtime.ExitError")}
+	retries := func(m *Mapping) { m.MaximumRetryAttempts = ptr(5) }
+	tests := []struct {
+		name        string
+		answers     []Response
+		kind        string // Failure.Kind, or "" for a run that tested the function
+		invocations int
+	}{
+		{"crash at init stops after three", []Response{initCrash()}, FailureInit, maxInitFailures},
+		{"a hang at init stops at once", []Response{initHang}, FailureInit, 1},
+		{"init that fails twice then starts is fine", []Response{initCrash(), initCrash(), ok}, "", 3},
+		{"init failures after a good start do not stop the run", []Response{plainErr, initCrash(), initCrash(), initCrash(), ok}, "", 5},
+		{"never answered: every invocation timed out", []Response{timeout}, FailureNoAnswer, 6},
+		{"never answered: every invocation crashed", []Response{crash}, FailureNoAnswer, 6},
+		{"ordinary errors are a legitimate test", []Response{plainErr}, "", 6},
+		{"one answer among timeouts is a legitimate test", []Response{timeout, timeout, plainErr, timeout}, "", 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inv := &scripted{answers: tt.answers}
+			rep, _ := run(t, Options{Mapping: kinesisMapping(10, retries), Records: kinesisRecords(3, oneKey), Invoker: inv})
+			if rep.Totals.Invocations != tt.invocations {
+				t.Fatalf("%d invocations, want %d: %+v", rep.Totals.Invocations, tt.invocations, rep.Totals)
+			}
+			if tt.kind == "" {
+				if rep.Failure != nil {
+					t.Fatalf("unexpected failure %+v", rep.Failure)
+				}
+				return
+			}
+			if rep.Failure == nil || rep.Failure.Kind != tt.kind || rep.Held() {
+				t.Fatalf("failure %+v, held %v; want %s", rep.Failure, rep.Held(), tt.kind)
+			}
+			for _, inv := range rep.Invariants {
+				if inv.Status == StatusHeld {
+					t.Fatalf("a failed run holds nothing: %+v", rep.Invariants)
+				}
+			}
+			if rep.LastFailedInvocation == nil || rep.LastFailedInvocation.ErrorType == "" {
+				t.Fatalf("the last words are missing: %+v", rep.LastFailedInvocation)
+			}
+		})
+	}
+}
+
+func TestRunStopsAtSourceMismatch(t *testing.T) {
+	h := fn(func(context.Context, []byte) ([]byte, error) {
+		return nil, &SourceMismatchError{Want: "kinesis", Got: "sqs"}
+	})
+	m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(5, nil), Invoker: InProcess(h)})
+	if rep.Failure == nil || rep.Failure.Kind != FailureSourceMismatch || rep.Held() || rep.Totals.Invocations != 1 {
+		t.Fatalf("failure %+v, totals %+v", rep.Failure, rep.Totals)
+	}
+	f := rep.LastFailedInvocation
+	if f == nil || f.ErrorType != "*localtest.SourceMismatchError" || f.ErrorMessage != "a kinesis handler was given a sqs event" ||
+		!strings.Contains(rep.Failure.Reason, "cannot handle sqs events") {
+		t.Fatalf("last failed invocation %+v, failure %+v", f, rep.Failure)
+	}
+	if len(tr.entries) != 1 || tr.entries[0].ErrorType != f.ErrorType || tr.entries[0].ErrorMessage != f.ErrorMessage {
+		t.Fatalf("trace %+v", tr.entries)
+	}
+}
+
+func TestIgnoredResponsesAreCounted(t *testing.T) {
+	h := fn(func(_ context.Context, p []byte) ([]byte, error) {
+		ids, _, _ := sqsIDs(t, p)
+		return failuresJSON(ids[0], ids[2]), nil
+	})
+	m := &Mapping{EventSource: SourceSQS, BatchSize: ptr(5)}
+	rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(10, nil), Invoker: InProcess(h)})
+	if rep.Totals.IgnoredResponses != 2 || rep.Totals.IgnoredRecords != 4 || rep.Totals.Processed != 10 {
+		t.Fatalf("totals %+v", rep.Totals)
+	}
+	for _, e := range tr.entries {
+		if !e.Ignored || len(e.Reported) != 2 {
+			t.Fatalf("trace %+v", e)
+		}
+	}
+}
+
+func TestRecordShapeIsCheckedAgainstTheSource(t *testing.T) {
+	recs := []InputRecord{{Body: json.RawMessage(`"a"`), Line: 1}, {PartitionKey: "k", Data: json.RawMessage(`"b"`), Line: 4}}
+	_, err := Run(context.Background(), Options{Mapping: &Mapping{EventSource: SourceSQS}, Records: recs, Invoker: InProcess(fn(nil))})
+	if err == nil || !strings.Contains(err.Error(), `records line 4: "partitionKey", "data" belong to a Kinesis record`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestUnprocessedRecordsCarryTheirLine(t *testing.T) {
+	recs := kinesisRecords(3, oneKey)
+	for i := range recs {
+		recs[i].Line = 10 + i
+	}
+	m := kinesisMapping(10, func(m *Mapping) { m.MaximumRetryAttempts = ptr(0); m.BisectBatchOnFunctionError = ptr(true) })
+	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(poisonAt(t, "2"))})
+	if len(rep.Unprocessed) != 1 || rep.Unprocessed[0].Line != 11 || rep.Unprocessed[0].Input != 2 || rep.Unprocessed[0].PayloadID != "2" {
+		t.Fatalf("unprocessed %+v", rep.Unprocessed)
+	}
+}
+
+func TestEffectsReadErrorIsNotEvaluated(t *testing.T) {
+	rep, _ := run(t, Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(2, oneKey), Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil })),
+		Effects: func() ([]Effect, error) { return nil, errors.New("effects.jsonl line 3: unexpected end of JSON input") }})
+	if rep.Held() || rep.Invariants[0].Status != StatusNotEvaluated || !strings.Contains(rep.Invariants[0].Reason, "line 3") {
+		t.Fatalf("%+v", rep.Invariants)
+	}
+}
+
+func TestEventPayload(t *testing.T) {
+	tests := []struct {
+		source, event, want string
+	}{
+		{SourceKinesis, `{"kinesis":{"data":"eyJpZCI6MX0="}}`, `{"id":1}`},
+		{SourceSQS, `{"body":"{\"id\":\"a\"}"}`, `{"id":"a"}`},
+		{SourceKafka, `{"value":"eyJpZCI6MX0="}`, `{"id":1}`},
+		{SourceDynamoDB, `{"dynamodb":{"NewImage":{"pk":{"S":"x"},"n":{"N":"5"},"m":{"M":{}}}}}`, `{"n":5,"pk":"x"}`},
+		{SourceDynamoDB, `{"dynamodb":{"OldImage":{"payload":{"S":"{\"id\":\"d1\"}"}}}}`, `{"id":"d1"}`},
+	}
+	for _, tt := range tests {
+		if got := string(eventPayload(tt.source, json.RawMessage(tt.event))); got != tt.want {
+			t.Errorf("%s %s: %s, want %s", tt.source, tt.event, got, tt.want)
+		}
+	}
+}
+
+func TestRuntimeAPIInitFailureAndLogs(t *testing.T) {
+	t.Parallel()
+	inv, err := RuntimeAPI(testBinary(t), []string{testFunctionEnv + "=initerror"}, RuntimeAPIInitTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	resp, err := inv.Invoke(context.Background(), Invocation{Payload: []byte(`1`), Timeout: time.Second, N: 7})
+	if err != nil || !resp.InitFailed || resp.ErrorType != "Runtime.TestInitError" {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	if _, err := RuntimeAPI(testBinary(t), nil, RuntimeAPIInitTimeout(0)); err == nil {
+		t.Fatal("a zero init timeout must be refused")
+	}
+}
+
+func TestRuntimeAPIInitTimeout(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	inv, err := RuntimeAPI(testBinary(t), []string{testFunctionEnv + "=sleep"}, RuntimeAPIInitTimeout(200*time.Millisecond), RuntimeAPILogs(&syncWriter{w: &out}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inv.Close()
+	resp, err := inv.Invoke(context.Background(), Invocation{Payload: []byte(`1`), Timeout: time.Second})
+	if err != nil || !resp.InitFailed || !resp.TimedOut || !strings.Contains(string(resp.Payload), "init timeout") {
+		t.Fatalf("%+v %v (%s)", resp, err, resp.Payload)
+	}
+}
+
+func TestRuntimeAPILogsArePrefixed(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	sw := &syncWriter{w: &out}
+	inv, err := RuntimeAPI(testBinary(t), []string{testFunctionEnv + "=echo"}, RuntimeAPILogs(sw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "hang" prints its grandchild's pid, then runs into the timeout.
+	resp, err := inv.Invoke(context.Background(), Invocation{RequestID: "req-1", Payload: []byte(`hang`), Timeout: 300 * time.Millisecond, N: 12})
+	if err != nil || !resp.TimedOut || len(resp.Logs) != 1 || !strings.HasPrefix(resp.Logs[0], "grandchild ") {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	inv.Close()
+	if got := sw.String(); !strings.Contains(got, "[#12 req-1] grandchild ") {
+		t.Fatalf("streamed output:\n%s", got)
+	}
+}
+
+func TestLineLogKeepsTheLastLines(t *testing.T) {
+	l := &lineLog{ring: newRingBuffer(1 << 10)}
+	l.begin("a")
+	for i := range LogLines + 5 {
+		fmt.Fprintf(l, "line %d\n", i)
+	}
+	l.Write([]byte("partial"))
+	got := l.last()
+	if len(got) != LogLines || got[0] != "line 6" || got[len(got)-1] != "partial" {
+		t.Fatalf("%q", got)
+	}
+	l.Write([]byte(strings.Repeat("x", 3*maxLogLine) + "\n"))
+	if got := l.last(); len(got[len(got)-1]) != maxLogLine {
+		t.Fatalf("a long line must be cut: %d bytes", len(got[len(got)-1]))
+	}
+	l.begin("b")
+	if got := l.last(); len(got) != 0 {
+		t.Fatalf("a new invocation starts empty: %q", got)
+	}
+}
+
+// syncWriter is a strings.Builder safe for concurrent use.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
