@@ -8,9 +8,17 @@
 // invocation, and can check invariants: no record lost, per-key order of
 // first effects kept.
 //
-// The rules are those of ESM-SPEC.md (the project's contract, with AWS
-// sources). Where AWS leaves a rule open the runner picks the conservative
-// reading and offers the other as a named option of Options.
+// The rules are those of docs/semantics.md (the event source mapping rules
+// the project is correct against, with their AWS sources). Where AWS leaves
+// a rule open the runner picks the conservative reading and offers the
+// other as a named option of Options.
+//
+// A run is a test verdict, so it never reports success it has not shown:
+// an invariant that cannot be evaluated (effects that cannot be read or
+// matched to records, no effects at all although records were
+// acknowledged) has Status StatusNotEvaluated; a run whose function never
+// started, never answered or cannot handle the source has a Failure; a run
+// that stopped early is Stopped. Report.Held is false in each case.
 //
 // Time: sources read from files or memory run on a virtual clock that
 // skips waits (visibility timeouts, retry back-off, batching windows), so a

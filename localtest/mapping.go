@@ -124,7 +124,7 @@ func (m *Mapping) ReportsBatchItemFailures() bool {
 	return slices.Contains(m.FunctionResponseTypes, "ReportBatchItemFailures")
 }
 
-// Validate rejects settings where AWS rejects them (ESM-SPEC.md), with AWS's
+// Validate rejects settings where AWS rejects them (docs/semantics.md), with AWS's
 // reason, and returns all problems joined.
 func (m *Mapping) Validate() error {
 	var errs []error

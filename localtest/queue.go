@@ -9,7 +9,7 @@ import (
 
 // runQueue polls the SQS queue until it is empty (every message deleted or
 // moved to the dead-letter queue) or the run stops. Lambda's rules
-// (ESM-SPEC.md 3, 4): a successful invocation deletes the batch; a function
+// (docs/semantics.md, SQS): a successful invocation deletes the batch; a function
 // error deletes nothing, and the messages return after the visibility
 // timeout with ApproximateReceiveCount one higher; a valid partial response
 // deletes the unlisted messages; without ReportBatchItemFailures a listed

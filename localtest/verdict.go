@@ -21,7 +21,7 @@ type verdict struct {
 }
 
 // readStringResponse reads a Kinesis, DynamoDB Streams or SQS partial batch
-// response against the batch's item identifiers (ESM-SPEC.md 1, 3):
+// response against the batch's item identifiers (docs/semantics.md):
 // an empty, null or {} body, or a null or empty list, is success; invalid
 // JSON, a body that is not an object, a failure without itemIdentifier (a
 // wrong key name), an empty or null identifier, or one not in the batch fail
@@ -55,7 +55,7 @@ type kafkaRef struct {
 	offset    int64
 }
 
-// readKafkaResponse reads a Kafka partial batch response (ESM-SPEC.md 5):
+// readKafkaResponse reads a Kafka partial batch response (docs/semantics.md):
 // identifiers are {"partition":"<topic>-<n>","offset":N}; one that names no
 // record of the batch fails the whole batch.
 func readKafkaResponse(body []byte, refs []kafkaRef) verdict {

@@ -346,6 +346,9 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 		if len(f.Logs) > 0 {
 			fmt.Fprintf(w, "    its last %d output lines:\n", len(f.Logs))
 			for _, l := range f.Logs {
+				if len(l) > 300 {
+					l = l[:300] + "... (see --report)"
+				}
 				fmt.Fprintf(w, "    | %s\n", l)
 			}
 		}
