@@ -19,9 +19,9 @@ import (
 // maxPayload is Lambda's synchronous invocation payload limit.
 const maxPayload = 6 << 20
 
-// FunctionARN is the function the emulated mapping invokes, as on-failure
+// functionARN is the function the emulated mapping invokes, as on-failure
 // records name it.
-const FunctionARN = "arn:aws:lambda:us-east-1:123456789012:function:sluice-local"
+const functionARN = "arn:aws:lambda:us-east-1:123456789012:function:sluice-local"
 
 // Run emulates the mapping until every record is resolved (processed, sent to
 // the on-failure destination, moved to the dead-letter queue) or the run

@@ -573,7 +573,7 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 	rec := sevents.OnFailureRecord{
 		RequestContext: sevents.OnFailureRequestContext{
 			RequestID:              l.lastReq,
-			FunctionARN:            FunctionARN,
+			FunctionARN:            functionARN,
 			Condition:              condition,
 			ApproximateInvokeCount: l.attempts,
 		},

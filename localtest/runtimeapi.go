@@ -30,11 +30,11 @@ const (
 	// process to its first GET .../invocation/next (Lambda's 10 s init
 	// limit). RuntimeAPIInitTimeout changes it.
 	DefaultInitTimeout = 10 * time.Second
-	// MaxResponseSize is Lambda's limit on a synchronous response; a larger
+	// maxResponseSize is Lambda's limit on a synchronous response; a larger
 	// one is the function error Function.ResponseSizeTooLarge.
-	MaxResponseSize = 6 << 20
-	// RuntimeLogSize is how much of the function's output Logs keeps.
-	RuntimeLogSize = 1 << 20
+	maxResponseSize = 6 << 20
+	// runtimeLogSize is how much of the function's output Logs keeps.
+	runtimeLogSize = 1 << 20
 	// LogLines is how many of its last output lines a failed invocation
 	// carries in Response.Logs; longer lines are cut at maxLogLine bytes.
 	LogLines   = 20
@@ -170,7 +170,7 @@ func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (Invok
 	)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	logs := newRingBuffer(RuntimeLogSize)
+	logs := newRingBuffer(runtimeLogSize)
 	r := &RuntimeAPIInvoker{
 		bootstrap:   abs,
 		taskRoot:    root,
@@ -224,9 +224,9 @@ func RuntimeAPILogs(w io.Writer) RuntimeAPIOption {
 	}
 }
 
-// Logs returns the function's recent stdout and stderr (the last
-// RuntimeLogSize bytes, across restarts), with a line from the invoker at
-// each start, exit, timeout and kill.
+// Logs returns the function's recent stdout and stderr (the last 1 MB,
+// across restarts), with a line from the invoker at each start, exit,
+// timeout and kill.
 func (r *RuntimeAPIInvoker) Logs() string { return r.logs.String() }
 
 // PID returns the process id of the running function, or 0 if none runs.
@@ -781,7 +781,7 @@ func (sb *sandbox) serveResult(w *bufio.Writer, req *http.Request, id string, is
 	}
 	if tooLarge {
 		res = result{failed: true, errorType: "Function.ResponseSizeTooLarge",
-			payload: errorDocument(fmt.Sprintf("Response payload size exceeded maximum allowed payload size (%d bytes).", MaxResponseSize), "Function.ResponseSizeTooLarge")}
+			payload: errorDocument(fmt.Sprintf("Response payload size exceeded maximum allowed payload size (%d bytes).", maxResponseSize), "Function.ResponseSizeTooLarge")}
 	}
 
 	sb.mu.Lock()
@@ -824,11 +824,11 @@ func (sb *sandbox) serveInitError(w *bufio.Writer, req *http.Request) {
 	w.WriteString(accepted)
 }
 
-// readBody reads a request body of at most MaxResponseSize bytes into a
+// readBody reads a request body of at most maxResponseSize bytes into a
 // slice of its own.
 func readBody(req *http.Request) (body []byte, tooLarge bool, err error) {
 	if n := req.ContentLength; n >= 0 {
-		if n > MaxResponseSize {
+		if n > maxResponseSize {
 			_, err = io.Copy(io.Discard, req.Body)
 			return nil, true, err
 		}
@@ -840,11 +840,11 @@ func readBody(req *http.Request) (body []byte, tooLarge bool, err error) {
 		return body, false, err
 	}
 	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(req.Body, MaxResponseSize+1))
+	n, err := buf.ReadFrom(io.LimitReader(req.Body, maxResponseSize+1))
 	if err != nil {
 		return nil, false, err
 	}
-	if n > MaxResponseSize {
+	if n > maxResponseSize {
 		_, err = io.Copy(io.Discard, req.Body)
 		return nil, true, err
 	}
