@@ -117,7 +117,7 @@ Flags:
 	resp, err := inv.Invoke(ctx, localtest.Invocation{Payload: ev.Payload, Timeout: *timeout})
 	inv.Close() // the process exits, and all it wrote is in its logs
 	if l, ok := inv.(interface{ Logs() string }); ok {
-		io.WriteString(stderr, closeLines.ReplaceAllString(l.Logs(), ""))
+		io.WriteString(stderr, withoutCloseLines(l.Logs()))
 	}
 	if err != nil {
 		return fail(err)
@@ -135,9 +135,32 @@ Flags:
 	return 0
 }
 
-// closeLines are the Runtime API invoker's lines about the process that
-// sluice stops once it has answered: not the function's doing.
-var closeLines = regexp.MustCompile(`(?m)^localtest: killing pid \d+: closed\n(?:localtest: pid \d+ exited: signal: killed\n)?`)
+// closedPid finds the Runtime API invoker's line about killing the process
+// once it has answered (sluice stops it: not the function's doing).
+var closedPid = regexp.MustCompile(`(?m)^localtest: killing pid (\d+): closed$`)
+
+// withoutCloseLines drops the lines about the process that sluice stopped
+// after the invocation: the kill and its exit by SIGKILL. The function's
+// output may come between them, as the pipe is drained after the kill.
+func withoutCloseLines(logs string) string {
+	m := closedPid.FindAllStringSubmatch(logs, -1)
+	if m == nil {
+		return logs
+	}
+	drop := map[string]bool{}
+	for _, sm := range m {
+		drop[sm[0]] = true
+		drop["localtest: pid "+sm[1]+" exited: signal: killed"] = true
+	}
+	lines := strings.SplitAfter(logs, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if !drop[strings.TrimSuffix(l, "\n")] {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
 
 // writeResponse writes a response body, indented when it is JSON, with a
 // final newline.

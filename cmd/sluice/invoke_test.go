@@ -140,6 +140,9 @@ func TestInvokeConformance(t *testing.T) {
 					t.Errorf("stdout lacks %q:\n%s", w, out)
 				}
 			}
+			if strings.Contains(errs, "killing pid") || strings.Contains(errs, "signal: killed") {
+				t.Errorf("stderr tells of the process sluice stopped after it answered:\n%s", errs)
+			}
 			for _, w := range tc.want.stderr {
 				if !strings.Contains(errs, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, errs)
@@ -268,4 +271,23 @@ func TestRunEventFile(t *testing.T) {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 		}
 	})
+}
+
+func TestWithoutCloseLines(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"none", "a\nb\n", "a\nb\n"},
+		{"adjacent", "localtest: started x (pid 7)\nout\nlocaltest: killing pid 7: closed\nlocaltest: pid 7 exited: signal: killed\n",
+			"localtest: started x (pid 7)\nout\n"},
+		{"output between", "localtest: killing pid 7: closed\nlate output\nlocaltest: pid 7 exited: signal: killed\n", "late output\n"},
+		{"a timeout kill stays", "localtest: killing pid 6: timed out after 3s\nlocaltest: pid 6 exited: signal: killed\n" +
+			"localtest: killing pid 7: closed\nlocaltest: pid 7 exited: signal: killed\n",
+			"localtest: killing pid 6: timed out after 3s\nlocaltest: pid 6 exited: signal: killed\n"},
+		{"a crash stays", "boom\nlocaltest: pid 8 exited: exit status 2\n", "boom\nlocaltest: pid 8 exited: exit status 2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := withoutCloseLines(tc.in); got != tc.want {
+				t.Fatalf("%q, want %q", got, tc.want)
+			}
+		})
+	}
 }
