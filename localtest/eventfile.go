@@ -238,7 +238,9 @@ func firstByte(b []byte) byte {
 // (most likely not JSON lines at all) from one with a bad line further on,
 // so that only the first gets the list of shapes.
 func checkFirstLine(data []byte) error {
-	for n, line := range bytes.Split(data, []byte("\n")) {
+	for n, rest := 0, data; len(rest) > 0; n++ {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		rest = after
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
@@ -561,8 +563,8 @@ func (e *Event) plainValue(record int, path string, v events.DynamoDBAttributeVa
 	case events.DataTypeMap:
 		m := v.Map()
 		out := make(map[string]any, len(m))
-		for k, el := range m {
-			pv, err := e.plainValue(record, path+"."+k, el)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			pv, err := e.plainValue(record, path+"."+k, m[k])
 			if err != nil {
 				return nil, err
 			}
