@@ -329,11 +329,11 @@ func parseEvent(raw json.RawMessage) (*Event, error) {
 	if list, ok := env["Records"]; ok && firstByte(list) == '[' {
 		var recs []json.RawMessage
 		if err := json.Unmarshal(list, &recs); err != nil {
-			return nil, fmt.Errorf("Records: %w", err)
+			return nil, fmt.Errorf("the Records list: %w", err)
 		}
 		for i, r := range recs {
 			if err := e.addRecord(i, r); err != nil {
-				return nil, fmt.Errorf("Records[%d]: %w", i, err)
+				return nil, fmt.Errorf("in Records[%d]: %w", i, err)
 			}
 		}
 		return e, nil
