@@ -332,7 +332,7 @@ func parseEvent(raw json.RawMessage) (*Event, error) {
 			return nil, fmt.Errorf("the Records list: %w", err)
 		}
 		for i, r := range recs {
-			if err := e.addRecord(i, r); err != nil {
+			if err := e.addRecord(r); err != nil {
 				return nil, fmt.Errorf("in Records[%d]: %w", i, err)
 			}
 		}
@@ -389,7 +389,7 @@ func (e *Event) note(record int, format string, args ...any) {
 	e.notes = append(e.notes, recordNote{record, fmt.Sprintf(format, args...)})
 }
 
-func (e *Event) addRecord(i int, raw json.RawMessage) error {
+func (e *Event) addRecord(raw json.RawMessage) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return errors.New("not a JSON object")
