@@ -4,6 +4,21 @@
 //	    [--trace trace.jsonl] [--report report.json] [--effects effects.jsonl] \
 //	    [--timeout 30s] [--env KEY=VALUE]... [--faults error=0.01,crash=0.01,timeout=0.01,duplicate=0.05]
 //
+// run emulates the mapping over the records: it batches them as Lambda
+// does, invokes the function, reads its answers as Lambda reads them and
+// checks invariants at the end. The records file holds one record per line,
+// or Lambda events (sam local generate-event output, a logged event) whose
+// records are re-batched; the runner assigns their ids, sequence numbers
+// and arrival times.
+//
+//	sluice invoke --event event.json --handler ./bootstrap \
+//	    [--env KEY=VALUE]... [--timeout 30s] [--function-name NAME]
+//
+// invoke sends one event, exactly as in the file (- for standard input), as
+// sam local invoke -e does; prints the function's response on stdout and its
+// own output on stderr, then what the mapping makes of the answer: success,
+// the items a partial batch response reports, or the function error.
+//
 // The handler is a compiled Lambda bootstrap (run behind a Lambda Runtime API
 // that sluice hosts; a timeout kills and restarts it, as Lambda does) or an
 // http(s):// Lambda Invoke API endpoint (SAM start-lambda, LocalStack, the
@@ -25,13 +40,20 @@ const usage = `sluice runs AWS Lambda event source mappings on one machine.
 
 Usage:
   sluice run --mapping FILE --records FILE --handler TARGET [flags]
+      emulate the mapping over the records (JSON lines, or Lambda events
+      such as sam local generate-event writes)
+  sluice invoke --event FILE --handler TARGET [flags]
+      send one event, unchanged, and say what Lambda makes of the answer
 
-Run "sluice run -h" for the flags.
+TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
+(SAM start-lambda, LocalStack, RIE) or aws:NAME.
+Run "sluice run -h" or "sluice invoke -h" for the flags.
 `
 
-// cli runs one command and returns the exit code: 0 when the run finished
-// and every invariant held, 1 when an invariant was violated or the run
-// failed, 2 for a usage error.
+// cli runs one command and returns the exit code: for run, 0 when the run
+// finished and every invariant held, 1 when an invariant was violated or the
+// run failed; for invoke, 0 when the function answered without a function
+// error, 1 otherwise; 2 for a usage error.
 func cli(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -40,6 +62,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runCommand(args[1:], stdout, stderr)
+	case "invoke":
+		return invokeCommand(args[1:], os.Stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -33,7 +33,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names (required)")
-	recordsPath := fs.String("records", "", "records.jsonl: one record per line (required unless the mapping names an endpoint)")
+	recordsPath := fs.String("records", "", "records.jsonl (one record per line) or a Lambda event file such as sam local generate-event writes (required unless the mapping names an endpoint)")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
 		"or aws:NAME, the function NAME (or ARN) on AWS Lambda in the mapping's Region or AWS_REGION (required)")
@@ -122,7 +122,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		opts.Records, err = localtest.ReadRecords(f)
+		opts.Records, err = localtest.ReadRecordsFor(f, mapping.EventSource, stderr)
 		f.Close()
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", *recordsPath, err))

@@ -1,0 +1,472 @@
+package localtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func compact(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// canon is JSON lines re-encoded by encoding/json, so that expectations may
+// spell characters as escapes.
+func canon(t *testing.T, lines string) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(lines, "\n") {
+		if l == "" {
+			continue
+		}
+		var v any
+		dec := json.NewDecoder(strings.NewReader(l))
+		dec.UseNumber() // numbers keep their digits
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		b, _ := json.Marshal(v)
+		out = append(out, string(b))
+	}
+	return strings.Join(out, "\n")
+}
+
+func recordsJSON(t *testing.T, recs []InputRecord) string {
+	t.Helper()
+	var lines []string
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The AWS documentation's sample events (events/testdata) and SAM's
+// generate-event output, each pretty-printed as published, on one line, and
+// twice in a JSON array, become the records a records.jsonl would hold.
+func TestReadRecordsFileEvents(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		source string
+		want   string // the records as JSON lines
+		notes  []string
+	}{
+		{"../events/testdata/kinesis.json", SourceKinesis,
+			`{"partitionKey":"1","data":"Hello, this is a test."}
+{"partitionKey":"1","data":"This is only a test."}`, nil},
+		{"testdata/events/sam-kinesis-get-records.json", SourceKinesis,
+			`{"partitionKey":"partitionKey-03","data":"Hello, this is a test 123."}`, nil},
+		{"../events/testdata/dynamodb.json", SourceDynamoDB,
+			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
+{"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
+{"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}
+{"keys":{"Id":102},"oldImage":{"Id":102,"Message":"Expired item"},"eventName":"REMOVE"}`,
+			[]string{"record 4: userIdentity Service/dynamodb.amazonaws.com (a TTL deletion) is not kept: the record becomes a plain REMOVE"}},
+		{"testdata/events/sam-dynamodb-update.json", SourceDynamoDB,
+			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
+{"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
+{"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}`, nil},
+		{"../events/testdata/sqs.json", SourceSQS,
+			`{"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}
+{"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}`, nil},
+		{"testdata/events/sam-sqs-receive-message.json", SourceSQS,
+			`{"body":"Hello from SQS!","attributes":{"SenderId":"123456789012"}}`, nil},
+		{"../events/testdata/sqs-fifo.json", SourceSQSFIFO,
+			`{"body":"Test message.","messageGroupId":"1","messageDeduplicationId":"1","attributes":{"SenderId":"AIDAIO23YVJENQZJOL4VO"}}`, nil},
+		{"../events/testdata/msk.json", SourceKafka,
+			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
+			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+		{"../events/testdata/self-managed-kafka.json", SourceKafka,
+			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
+			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+	} {
+		pretty := readFile(t, tc.file)
+		one := compact(t, pretty)
+		for _, v := range []struct {
+			name   string
+			data   []byte
+			events int
+		}{
+			{"pretty", pretty, 1},
+			{"one-line", one, 1},
+			{"one-line-newline", append(append([]byte{}, one...), '\n'), 1},
+			{"array", []byte("[\n" + string(pretty) + ",\n" + string(one) + "\n]\n"), 2},
+			{"concatenated", []byte(string(pretty) + "\n" + string(one) + "\n"), 2},
+		} {
+			t.Run(filepath.Base(tc.file)+"/"+v.name, func(t *testing.T) {
+				f, err := ReadRecordsFile(bytes.NewReader(v.data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Source != tc.source || f.Events != v.events {
+					t.Fatalf("source %q, %d events; want %q, %d", f.Source, f.Events, tc.source, v.events)
+				}
+				want := tc.want
+				if v.events == 2 {
+					want += "\n" + tc.want
+				}
+				if got := recordsJSON(t, f.Records); canon(t, got) != canon(t, want) {
+					t.Fatalf("records:\n%s\nwant:\n%s", got, want)
+				}
+				if v.events == 1 && strings.Join(f.Notes, "\n") != strings.Join(tc.notes, "\n") {
+					t.Fatalf("notes %q, want %q", f.Notes, tc.notes)
+				}
+				// The records read back as JSON lines, unchanged.
+				back, err := ReadRecordsFile(strings.NewReader(want + "\n"))
+				if err != nil || back.Source != "" || back.Events != 0 || canon(t, recordsJSON(t, back.Records)) != canon(t, want) {
+					t.Fatalf("as JSON lines: %v %+v", err, back)
+				}
+			})
+		}
+	}
+}
+
+// Every sample's records are accepted by the emulated source of their kind
+// and delivered once each to a function that succeeds.
+func TestEventRecordsRunOnTheEmulatedSource(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		m    *Mapping
+	}{
+		{"../events/testdata/kinesis.json", kinesisMapping(10, nil)},
+		{"../events/testdata/dynamodb.json", &Mapping{EventSource: SourceDynamoDB, StartingPosition: "TRIM_HORIZON"}},
+		{"../events/testdata/sqs.json", &Mapping{EventSource: SourceSQS}},
+		{"../events/testdata/sqs-fifo.json", &Mapping{EventSource: SourceSQSFIFO}},
+		{"../events/testdata/msk.json", &Mapping{EventSource: SourceKafka, StartingPosition: "TRIM_HORIZON"}},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			recs, err := ReadRecordsFor(bytes.NewReader(readFile(t, tc.file)), tc.m.EventSource, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivered := 0
+			inv := InProcess(fn(func(_ context.Context, p []byte) ([]byte, error) {
+				var ev struct {
+					Records json.RawMessage
+				}
+				if err := json.Unmarshal(p, &ev); err != nil {
+					return nil, err
+				}
+				var list []json.RawMessage
+				var parts map[string][]json.RawMessage
+				if json.Unmarshal(ev.Records, &list) != nil {
+					if err := json.Unmarshal(ev.Records, &parts); err != nil {
+						return nil, err
+					}
+				}
+				delivered += len(list)
+				for _, p := range parts {
+					delivered += len(p)
+				}
+				return []byte(`{}`), nil
+			}))
+			rep, err := Run(context.Background(), Options{Mapping: tc.m, Records: recs, Invoker: inv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Totals.Records != len(recs) || rep.Totals.Processed != len(recs) || delivered != len(recs) {
+				t.Fatalf("%d records: totals %+v, %d delivered", len(recs), rep.Totals, delivered)
+			}
+		})
+	}
+}
+
+func TestReadRecordsFileConversions(t *testing.T) {
+	for _, tc := range []struct {
+		name, event, want string
+		notes             []string
+	}{
+		{"dynamodb keeps every digit and converts nested values",
+			`{"Records":[{"eventSource":"aws:dynamodb","eventName":"MODIFY","dynamodb":{"Keys":{"pk":{"S":"a"},"sk":{"N":"123456789012345678901234567890"}},
+			  "NewImage":{"pk":{"S":"a"},"m":{"M":{"l":{"L":[{"N":"-1.5e3"},{"BOOL":true},{"NULL":true}]}}}},
+			  "OldImage":{"pk":{"S":"a"},"tags":{"SS":["x","y"]},"ns":{"NS":["1","2"]},"b":{"B":"AAE="},"bs":{"BS":["AA=="]}}}}]}`,
+			`{"keys":{"pk":"a","sk":123456789012345678901234567890},"newImage":{"m":{"l":[-1.5e3,true,null]},"pk":"a"},"oldImage":{"b":"AAE=","bs":["AA=="],"ns":[1,2],"pk":"a","tags":["x","y"]},"eventName":"MODIFY"}`,
+			[]string{
+				"record 1: dynamodb.OldImage.b is binary (B): it becomes its base64 text, a string (S)",
+				"record 1: dynamodb.OldImage.bs is a binary set (BS): it becomes a list of base64 strings",
+				"record 1: dynamodb.OldImage.ns is a number set (NS): it becomes a list (L)",
+				"record 1: dynamodb.OldImage.tags is a string set (SS): it becomes a list (L)",
+			}},
+		{"sqs keeps custom attributes, drops the runner's, notes message attributes",
+			`{"Records":[{"messageId":"m1","body":"{\"id\":\"a\"}","eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-1:1:q",
+			  "attributes":{"ApproximateReceiveCount":"7","SentTimestamp":"1","ApproximateFirstReceiveTimestamp":"2","AWSTraceHeader":"Root=1-abc"},
+			  "messageAttributes":{"color":{"stringValue":"red","dataType":"String"}}}]}`,
+			`{"body":"{\"id\":\"a\"}","attributes":{"AWSTraceHeader":"Root=1-abc"}}`,
+			[]string{"record 1: messageAttributes (color) are not kept: a records line has no field for them"}},
+		{"sqs fifo by queue name",
+			`{"Records":[{"messageId":"m1","body":"x","eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-1:1:q.fifo","attributes":{}}]}`,
+			`{"body":"x"}`, nil},
+		{"records without eventSource are told by their fields",
+			`{"Records":[{"kinesis":{"partitionKey":"k","data":"eyJpZCI6MX0="}}]}`,
+			`{"partitionKey":"k","data":"{\"id\":1}"}`, nil},
+		{"kafka partitions in order, headers, no key, tombstone",
+			`{"eventSource":"aws:kafka","records":{"t-10":[{"topic":"t","partition":10,"offset":5,"value":"Yg=="}],
+			  "t-2":[{"topic":"t","partition":2,"offset":9,"value":"YQ==","headers":[{"h":[104,-1]},{"h":[105]}]}]}}`,
+			`{"partition":2,"value":"a","headers":{"h":"i"}}
+{"partition":10,"value":"b"}`,
+			[]string{"record 1: header \"h\" is binary (not UTF-8 text): invalid bytes became U+FFFD",
+				"record 1: header \"h\" appears more than once: a records line keeps the last"}},
+		{"binary kinesis data",
+			`{"Records":[{"eventSource":"aws:kinesis","kinesis":{"partitionKey":"k","data":"H4sIAAAAAAAA"}}]}`,
+			`{"partitionKey":"k","data":"\u001f\ufffd\b\u0000\u0000\u0000\u0000\u0000\u0000"}`,
+			[]string{"record 1: kinesis.data is 9 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+		{"an empty event", `{"Records":[]}`, ``, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := ReadRecordsFile(strings.NewReader(tc.event))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := recordsJSON(t, f.Records); canon(t, got) != canon(t, tc.want) {
+				t.Fatalf("records:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if strings.Join(f.Notes, "\n") != strings.Join(tc.notes, "\n") {
+				t.Fatalf("notes:\n%s\nwant:\n%s", strings.Join(f.Notes, "\n"), strings.Join(tc.notes, "\n"))
+			}
+		})
+	}
+}
+
+func TestReadRecordsFileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		shapes     bool     // the error lists the accepted shapes
+		want       []string // substrings of the error
+	}{
+		{"an object that is neither", `{"foo":1}`, true, []string{`line 1`, `unknown field "foo"`}},
+		{"a pretty-printed on-failure record", "{\n  \"requestContext\": {},\n  \"version\": \"1.0\"\n}\n", true,
+			[]string{"object with keys requestContext, version", "one JSON object per line"}},
+		{"a pretty-printed record", "{\n  \"body\": \"x\"\n}\n", true, []string{"keys body"}},
+		{"not JSON", "hello\n", true, []string{"line 1: invalid character"}},
+		{"an array of records", `[{"body":"x"}]`, true, []string{"element 1 of the JSON array"}},
+		{"an empty array", `[]`, true, []string{"empty JSON array"}},
+		{"text after an array", `[{"Records":[]}] x`, true, []string{"text follows"}},
+		{"an S3 event", `{"Records":[{"eventSource":"aws:s3","s3":{}}]}`, false, []string{`Records[0]: eventSource "aws:s3" is not aws:kinesis`}},
+		{"mixed sources in an event", `{"Records":[{"eventSource":"aws:sqs","body":"a"},{"eventSource":"aws:kinesis","kinesis":{}}]}`, false,
+			[]string{"Records[1]: a Kinesis record in a SQS event"}},
+		{"mixed sources across events", `{"Records":[{"eventSource":"aws:sqs","body":"a"}]}
+{"Records":[{"eventSource":"aws:sqs","body":"b","attributes":{"MessageGroupId":"g"}}]}`, false,
+			[]string{"event 2 is SQS FIFO but event 1 is SQS"}},
+		{"a bad value after an event", `{"Records":[]} {"body":"x"}`, false, []string{"event 2 is not an object with a Records list"}},
+		{"bad base64", `{"Records":[{"eventSource":"aws:kinesis","kinesis":{"partitionKey":"k","data":"!!"}}]}`, false, []string{"Records[0]:", "base64"}},
+		{"bad kafka value", `{"eventSource":"aws:kafka","records":{"t-0":[{"partition":0,"value":"!"}]}}`, false, []string{`records["t-0"][0].value is not base64`}},
+		{"a kafka eventSource that is not", `{"eventSource":"aws:sqs","records":{}}`, false, []string{`eventSource "aws:sqs" with a records map`}},
+		{"a bad DynamoDB number", `{"Records":[{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"k":{"N":"x1"}}}}]}`, false, []string{`dynamodb.Keys.k: N "x1" is not a number`}},
+		{"a bad line further on", "{\"body\":\"a\"}\n{\"bdy\":\"b\"}\n", false, []string{`records line 2: json: unknown field "bdy"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadRecordsFile(strings.NewReader(tc.data))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if got := errors.Is(err, ErrNotRecords) && strings.Contains(msg, RecordShapes); got != tc.shapes {
+				t.Errorf("lists the shapes: %v, want %v", got, tc.shapes)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+func TestReadRecordsForChecksTheSource(t *testing.T) {
+	sqs := readFile(t, "../events/testdata/sqs.json")
+	_, err := ReadRecordsFor(bytes.NewReader(sqs), SourceKinesis, nil)
+	if err == nil || !strings.Contains(err.Error(), "SQS events") || !strings.Contains(err.Error(), `EventSource is "kinesis"`) {
+		t.Fatalf("SQS event on a Kinesis mapping: %v", err)
+	}
+	_, err = ReadRecordsFor(bytes.NewReader(readFile(t, "../events/testdata/sqs-fifo.json")), SourceSQS, nil)
+	if err == nil || !strings.Contains(err.Error(), `SQS FIFO events but the mapping's EventSource is "sqs"`) {
+		t.Fatalf("FIFO event on a standard mapping: %v", err)
+	}
+	// JSON lines do not say their source.
+	if recs, err := ReadRecordsFor(strings.NewReader(`{"partitionKey":"k","data":1}`), SourceKinesis, nil); err != nil || len(recs) != 1 {
+		t.Fatalf("JSON lines: %v %v", recs, err)
+	}
+	var notes bytes.Buffer
+	msk := readFile(t, "../events/testdata/msk.json")
+	var many []string
+	for range 12 {
+		many = append(many, string(msk))
+	}
+	recs, err := ReadRecordsFor(strings.NewReader(strings.Join(many, "\n")), SourceKafka, &notes)
+	if err != nil || len(recs) != 12 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	lines := strings.Split(strings.TrimSpace(notes.String()), "\n")
+	if len(lines) != 11 || !strings.HasPrefix(lines[0], "note: record 1: key is 22 bytes of binary") || lines[10] != "note: ... and 2 more notes like these" {
+		t.Fatalf("notes:\n%s", notes.String())
+	}
+}
+
+func TestParseEvent(t *testing.T) {
+	ev, err := ParseEvent(readFile(t, "../events/testdata/sqs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Source != SourceSQS || len(ev.Records) != 2 || !bytes.Equal(ev.Payload, bytes.TrimSpace(readFile(t, "../events/testdata/sqs.json"))) {
+		t.Fatalf("%+v", ev)
+	}
+	if got := strings.Join(ev.Items(), ","); got != "059f36b4-87a3-44ab-83d2-661975830a7d,2e1424d4-f796-459a-8184-9c92662be6da" {
+		t.Fatalf("items %s", got)
+	}
+	ev, err = ParseEvent(readFile(t, "../events/testdata/msk.json"))
+	if err != nil || ev.Source != SourceKafka || strings.Join(ev.Items(), ",") != "mytopic-0@15" || len(ev.Notes()) != 1 {
+		t.Fatalf("%v %+v", err, ev)
+	}
+	for _, tc := range []struct{ name, data, want string }{
+		{"an array", `[{"Records":[]}]`, "a JSON array of 1 events"},
+		{"two events", `{"Records":[]}{"Records":[]}`, "2 events one after another"},
+		{"records", `{"body":"x"}`, "not a Lambda event"},
+		{"empty", ``, "not a Lambda event"},
+		{"an S3 event", `{"Records":[{"eventSource":"aws:s3"}]}`, `eventSource "aws:s3"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseEvent([]byte(tc.data))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEventVerdict(t *testing.T) {
+	sqs, err := ParseEvent(readFile(t, "../events/testdata/sqs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kin, err := ParseEvent(readFile(t, "../events/testdata/kinesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msk, err := ParseEvent(readFile(t, "../events/testdata/msk.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ev   *Event
+		resp Response
+		want string
+	}{
+		{"empty body", sqs, Response{}, "success"},
+		{"empty list", sqs, Response{Payload: []byte(`{"batchItemFailures":[]}`)}, "success"},
+		{"sqs partial", sqs, Response{Payload: []byte(`{"batchItemFailures":[{"itemIdentifier":"2e1424d4-f796-459a-8184-9c92662be6da"}]}`)},
+			"partial: 1 item reported: 2e1424d4-f796-459a-8184-9c92662be6da"},
+		{"kinesis partial, reported out of order", kin, Response{Payload: []byte(`{"batchItemFailures":[
+			{"itemIdentifier":"49590338271490256608559692540925702759324208523137515618"},
+			{"itemIdentifier":"49590338271490256608559692538361571095921575989136588898"}]}`)},
+			"partial: 2 items reported: 49590338271490256608559692538361571095921575989136588898, 49590338271490256608559692540925702759324208523137515618"},
+		{"unknown id", sqs, Response{Payload: []byte(`{"batchItemFailures":[{"itemIdentifier":"nope"}]}`)},
+			`batch failure: batchItemFailures[0].itemIdentifier "nope" is not in the batch`},
+		{"not JSON", kin, Response{Payload: []byte(`oops`)}, "batch failure: the response is not valid JSON"},
+		{"kafka partial", msk, Response{Payload: []byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"mytopic-0","offset":15}}]}`)},
+			"partial: 1 item reported: mytopic-0@15"},
+		{"kafka wrong offset", msk, Response{Payload: []byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"mytopic-0","offset":16}}]}`)},
+			"batch failure: batchItemFailures[0].itemIdentifier mytopic-0@16 is not in the batch"},
+		{"function error", sqs, Response{FunctionError: "Unhandled", ErrorType: "x", Payload: []byte(`{"errorType":"errorString","errorMessage":"boom"}`)},
+			"function error: errorString: boom"},
+		{"exit without a document", sqs, Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError"}, "function error: Runtime.ExitError"},
+		{"timeout", kin, Response{FunctionError: "Unhandled", TimedOut: true, ErrorType: "Sandbox.Timedout", Payload: []byte("Task timed out after 3.00 seconds")},
+			"function error: Sandbox.Timedout: Task timed out after 3.00 seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.ev.Verdict(tc.resp)
+			if v.String() != tc.want {
+				t.Fatalf("%q, want %q", v.String(), tc.want)
+			}
+			if v.Failed() != (strings.HasPrefix(tc.want, "batch failure") || strings.HasPrefix(tc.want, "function error")) {
+				t.Fatalf("Failed() = %v", v.Failed())
+			}
+		})
+	}
+}
+
+// FuzzReadRecordsFile: any input is read or refused, never a panic; records
+// read from events are valid records lines (they read back unchanged as
+// JSON lines); an event that parses gets a verdict on any response, naming
+// only its own items.
+func FuzzReadRecordsFile(f *testing.F) {
+	for _, p := range []string{"kinesis", "dynamodb", "sqs", "sqs-fifo", "msk", "self-managed-kafka", "kinesis-on-failure"} {
+		b, err := os.ReadFile("../events/testdata/" + p + ".json")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, []byte(`{"batchItemFailures":[{"itemIdentifier":"1"}]}`))
+	}
+	f.Add([]byte(`{"partitionKey":"k","data":{"id":"1"}}`+"\n"+`{"partitionKey":"k","data":"x"}`), []byte(`{}`))
+	f.Add([]byte(`[{"Records":[{"eventSource":"aws:sqs","body":"a","messageId":"m"}]}]`), []byte(`{"batchItemFailures":[{"itemIdentifier":"m"}]}`))
+	f.Add([]byte(`{"eventSource":"aws:kafka","records":{"t-1":[{"offset":3,"key":"AA==","headers":[{"h":[-128,127]}]}]}}`),
+		[]byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"t-1","offset":3}}]}`))
+	f.Add([]byte(`{"Records":[{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"k":{"M":{"a":{"L":[{"NS":["1"]},{"B":"AA=="}]}}}}}}]}`), []byte(`null`))
+	f.Fuzz(func(t *testing.T, data, body []byte) {
+		rf, err := ReadRecordsFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if rf.Events > 0 {
+			switch rf.Source {
+			case SourceKinesis, SourceDynamoDB, SourceSQS, SourceSQSFIFO, SourceKafka:
+			case "":
+				if len(rf.Records) > 0 {
+					t.Fatalf("%d records of no source", len(rf.Records))
+				}
+			default:
+				t.Fatalf("source %q", rf.Source)
+			}
+			lines := recordsJSON(t, rf.Records)
+			back, err := ReadRecords(strings.NewReader(lines))
+			if err != nil {
+				t.Fatalf("records do not read back: %v\n%s", err, lines)
+			}
+			if got := recordsJSON(t, back); got != lines {
+				t.Fatalf("records changed:\n%s\n%s", lines, got)
+			}
+		}
+		ev, err := ParseEvent(data)
+		if err != nil {
+			return
+		}
+		items := map[string]bool{}
+		for _, id := range ev.Items() {
+			items[id] = true
+		}
+		if len(ev.Items()) != len(ev.Records) {
+			t.Fatalf("%d items for %d records", len(ev.Items()), len(ev.Records))
+		}
+		v := ev.Verdict(Response{Payload: body})
+		for _, id := range v.Reported {
+			if !items[id] {
+				t.Fatalf("reported %q is not an item of the event", id)
+			}
+		}
+		if (v.Outcome == OutcomePartial) != (len(v.Reported) > 0) {
+			t.Fatalf("verdict %+v", v)
+		}
+	})
+}
