@@ -29,6 +29,6 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench 'Kinesis10k' -benchtime 20x -count 5 ./handlers
 
-## bench-peers: Sluice, the Go hand loop and Powertools (TypeScript) in one run
+## bench-peers: Sluice, the Go hand loop and Powertools (TypeScript) on the same events, in one run (bench/)
 bench-peers:
 	scripts/bench-peers.sh

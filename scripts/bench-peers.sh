@@ -1,58 +1,114 @@
 #!/usr/bin/env bash
-# Sluice against the hand-written Go loop and Powertools for AWS Lambda
-# (TypeScript), in one run on one machine, on the very same event bytes.
+# make bench-peers: Sluice against the same work written by hand in Go and
+# against Powertools for AWS Lambda (TypeScript), in one run on one machine,
+# on the very same event bytes. Everything it needs is in this repository:
 #
-# Needs the peers kit beside the repository (../shared/peers, or PEERS=dir).
-# It copies the kit to a temporary directory (the original may be read-only),
-# runs its run.sh (fixtures, Go hand loops, Powertools on Node, DynamoDB
-# Local), then Sluice's own benchmarks on the kit's kinesis-10k.json, and
-# prints ratios. Env: GO_COUNT (samples, default 5), SKIP_IDEM=1.
+#   bench/gen             writes kinesis-10k.json and sqs-1k.json (deterministic)
+#   bench/powertools-ts   the Powertools peer (exact versions, committed lock)
+#   handlers/*bench*_test.go  Sluice's benchmarks and the Go hand loops
+#
+# Steps: generate the events, npm ci the peer, run the Go benchmarks
+# (median of GO_COUNT samples) and the Node ones (median of ITER iterations
+# after WARMUP), then print ns per record and the ratios of this run.
+#
+# Needs Go, Node >= 20 and npm, and the npm registry on the first run.
+# Output (events, raw results, log) goes to BENCH_OUT, default bench/out
+# (gitignored). Env: GO_COUNT (5), ITER (20), WARMUP (5), JSONV2=1 adds the
+# Go hand loop built with GOEXPERIMENT=jsonv2 (one more build, about a minute).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-peers="${PEERS:-$root/../shared/peers}"
-if [[ ! -x "$peers/run.sh" ]]; then
-	echo "bench-peers: no peers kit at $peers (set PEERS=dir)" >&2
-	exit 1
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cp -r "$peers" "$work/peers"
-chmod -R u+w "$work/peers"
-out="$work/results.txt"
+cd "$root"
+for tool in go node npm; do
+	command -v "$tool" >/dev/null || { echo "bench-peers: $tool not found on PATH (needs Go, Node >= 20, npm)" >&2; exit 1; }
+done
 
-echo "== peers: run.sh (Go hand loop, Powertools TypeScript)"
-SKIP_IDEM="${SKIP_IDEM:-1}" "$work/peers/run.sh" | tee "$out"
+out="${BENCH_OUT:-$root/bench/out}"
+mkdir -p "$out"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+results="$out/run-$stamp.txt"
+log="$out/run-$stamp.log"
+: >"$results"
+start=$SECONDS
+step() { printf '== %s (%ds)\n' "$*" $((SECONDS - start)) >&2; }
+emit() { tee -a "$results"; }
 
-echo "== sluice: BenchmarkKinesis10k on the same kinesis-10k.json"
-(cd "$root" && SLUICE_BENCH_KINESIS="$work/peers/fixtures/kinesis-10k.json" \
-	go test -run '^$' -bench 'Kinesis10k$|Kinesis10kHandLoop$' -benchtime 20x -count "${GO_COUNT:-5}" ./handlers) |
-	tee "$work/sluice.txt"
-awk '
-	/^BenchmarkKinesis10k(HandLoop)?-/ {
-		name=$1; sub(/-[0-9]+$/, "", name)
-		for (i=2;i<=NF;i++) { if ($(i+1)=="ns/record") v[name]=v[name] " " $i; if ($(i+1)=="allocs/record") a[name]=$i }
-	}
-	END {
-		for (n in v) {
-			k=split(substr(v[n],2), x, " ")
-			for (i=2;i<=k;i++) { y=x[i]+0; j=i-1; while (j>=1 && x[j]+0>y) { x[j+1]=x[j]; j-- } x[j+1]=y }
-			med=(k%2)?x[(k+1)/2]:(x[k/2]+x[k/2+1])/2
-			printf "peer=%s bench=kinesis-10k-frombytes ns_per_record_median=%.1f samples=%d allocs_per_record=%s\n", (n=="BenchmarkKinesis10k"?"sluice":"sluice-handloop"), med, k, a[n]
+echo "env date=$stamp go=$(go env GOVERSION) node=$(node --version) cpus=$(nproc) cpu=\"$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)\" loadavg=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)" | emit
+
+step "events: go run ./bench/gen -out $out"
+go run ./bench/gen -out "$out" | emit
+
+step "powertools-ts: npm ci"
+(cd bench/powertools-ts && npm ci --no-audit --no-fund --loglevel=error) >>"$log" 2>&1 ||
+	{ echo "bench-peers: npm ci failed in bench/powertools-ts (is the npm registry reachable?); see $log" >&2; exit 1; }
+
+# go_bench LABEL_SLUICE LABEL_HANDLOOP BENCH REGEX BENCHTIME [env...]: run the
+# benchmarks and print one line per benchmark with the median of the samples.
+go_bench() {
+	local sluice="$1" hand="$2" bench="$3" regex="$4" benchtime="$5"
+	shift 5
+	local raw="$out/go-$hand-$bench-$stamp.txt"
+	env "$@" SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+		go test -run '^$' -bench "$regex" -benchtime "$benchtime" -count "${GO_COUNT:-5}" ./handlers >"$raw" 2>>"$log" ||
+		{ echo "bench-peers: go test failed; see $raw and $log" >&2; exit 1; }
+	awk -v sluice="$sluice" -v hand="$hand" -v bench="$bench" '
+		/^Benchmark/ {
+			name = $1; sub(/-[0-9]+$/, "", name)
+			for (i = 2; i < NF; i++) {
+				if ($(i+1) == "ns/record") v[name] = v[name] " " $i
+				if ($(i+1) == "allocs/op") a[name] = $i
+			}
 		}
-	}' "$work/sluice.txt" | sort | tee -a "$out"
+		END {
+			for (n in v) {
+				k = split(substr(v[n], 2), x, " ")
+				for (i = 2; i <= k; i++) { y = x[i] + 0; j = i - 1; while (j >= 1 && x[j] + 0 > y) { x[j+1] = x[j]; j-- } x[j+1] = y }
+				med = (k % 2) ? x[(k+1)/2] : (x[k/2] + x[k/2+1]) / 2
+				peer = (n ~ /HandLoop$/) ? hand : sluice
+				records = (bench == "sqs-1k") ? 1000 : 10000
+				printf "peer=%s bench=%s variant=frombytes ns_per_record_median=%.1f ns_per_record_min=%.1f ns_per_record_max=%.1f samples=%d allocs_per_record=%.1f go_bench=%s\n",
+					peer, bench, med, x[1], x[k], k, a[n] / records, n
+			}
+		}' "$raw" | sort -r | emit
+}
 
-echo "== ratios (lower is faster for sluice)"
+step "go: Sluice and the hand loop, Kinesis 10k"
+go_bench sluice go-handloop kinesis-10k '^BenchmarkKinesis10k(HandLoop)?$' 20x
+step "go: Sluice and the hand loop, SQS 1k"
+go_bench sluice go-handloop sqs-1k '^BenchmarkSQS1k(HandLoop)?$' 200x
+if [[ -n "${JSONV2:-}" ]]; then
+	step "go: the hand loops with GOEXPERIMENT=jsonv2"
+	go_bench sluice-jsonv2 go-handloop-jsonv2 kinesis-10k '^BenchmarkKinesis10kHandLoop$' 20x GOEXPERIMENT=jsonv2
+	go_bench sluice-jsonv2 go-handloop-jsonv2 sqs-1k '^BenchmarkSQS1kHandLoop$' 200x GOEXPERIMENT=jsonv2
+fi
+
+step "node: Powertools for AWS Lambda (TypeScript), Kinesis 10k and SQS 1k"
+for source in kinesis sqs; do
+	(cd bench/powertools-ts && ITER="${ITER:-20}" WARMUP="${WARMUP:-5}" node bench.mjs "$source" "$out") 2>>"$log" | emit
+done
+
+step "summary"
 awk '
 	/^peer=/ {
 		delete f
-		for (i=1;i<=NF;i++) { split($i, kv, "="); f[kv[1]]=kv[2] }
-		id=f["peer"] "/" f["bench"] (f["variant"] ? "/" f["variant"] : "")
-		ns[id]=f["ns_per_record_median"]
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		id = f["peer"] "/" f["bench"] "/" f["variant"]
+		ns[id] = f["ns_per_record_median"]; al[id] = f["allocs_per_record"]
+		order[++n] = id
 	}
-	function r(name, a, b) { if (ns[a] != "" && ns[b] > 0) printf "ratio %s value=%.2f (%s / %s)\n", name, ns[a]/ns[b], ns[a], ns[b] }
 	END {
-		r("sluice_vs_go_handloop_frombytes", "sluice/kinesis-10k-frombytes", "go-handloop/kinesis-10k-frombytes")
-		r("sluice_vs_sluice_repo_handloop", "sluice/kinesis-10k-frombytes", "sluice-handloop/kinesis-10k-frombytes")
-		r("sluice_vs_powertools_parallel_frombytes", "sluice/kinesis-10k-frombytes", "powertools-ts/kinesis-10k/parallel-frombytes")
-		r("sluice_vs_go_handloop_jsonv2_frombytes", "sluice/kinesis-10k-frombytes", "go-handloop-jsonv2/kinesis-10k-frombytes")
-	}' "$out"
+		for (b = 1; b <= 2; b++) {
+			bench = (b == 1) ? "kinesis-10k" : "sqs-1k"
+			s = ns["sluice/" bench "/frombytes"]
+			printf "\n%-52s %12s %14s %12s\n", bench ": contender", "ns/record", "allocs/record", "Sluice/it"
+			for (i = 1; i <= n; i++) {
+				split(order[i], p, "/")
+				if (p[2] != bench) continue
+				r = (s != "" && ns[order[i]] > 0) ? sprintf("%.2f", s / ns[order[i]]) : ""
+				printf "%-52s %12s %14s %12s\n", p[1] " " p[3], ns[order[i]], al[order[i]], r
+				if (r != "" && p[1] != "sluice") ratios = ratios sprintf("ratio bench=%s sluice_over=%s/%s value=%s\n", bench, p[1], p[3], r)
+			}
+		}
+		printf "\n%s", ratios
+		print "Sluice/it below 1: Sluice spends less time per record. Every figure comes from this one run."
+	}' "$results" | tee "$out/summary-$stamp.txt"
+echo "results: $results $out/summary-$stamp.txt  log: $log" >&2

