@@ -232,7 +232,7 @@ func TestRunEventFile(t *testing.T) {
 		name, mapping, records, source, want string
 	}{
 		{"sqs", `{"EventSource":"sqs","BatchSize":2,"FunctionResponseTypes":["ReportBatchItemFailures"]}`, sqsPath, "sqs", "sqs mapping: 3 records"},
-		{"kafka", `{"EventSource":"kafka","Partitions":2,"StartingPosition":"TRIM_HORIZON"}`, kafkaPath, "kafka", "kafka mapping: 4 records"},
+		{"kafka", `{"EventSource":"kafka","Mode":"provisioned","FunctionResponseTypes":["ReportBatchItemFailures"],"Partitions":2,"StartingPosition":"TRIM_HORIZON"}`, kafkaPath, "kafka", "kafka mapping: 4 records"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mapping := write(t, t.TempDir(), "mapping.json", tc.mapping)
@@ -264,7 +264,7 @@ func TestRunEventFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mapping := write(t, t.TempDir(), "mapping.json", `{"EventSource":"kafka","StartingPosition":"TRIM_HORIZON"}`)
+		mapping := write(t, t.TempDir(), "mapping.json", `{"EventSource":"kafka","Mode":"provisioned","FunctionResponseTypes":["ReportBatchItemFailures"],"StartingPosition":"TRIM_HORIZON"}`)
 		code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", write(t, dir, "binary-key.json", string(raw)), "--handler", bin,
 			"--quiet", "--env", "SLUICE_SOURCE=kafka")
 		if code != 0 || !strings.Contains(errs, "note: record 1: key is 2 bytes of binary (not UTF-8 text)") || !strings.Contains(out, "kafka mapping: 1 records") {
