@@ -94,7 +94,7 @@ func BenchmarkKinesis10k(b *testing.B) {
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[benchOrder]) error {
 		benchSink += r.Value.Amount
 		return nil
-	}, WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv))
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,10 +23,9 @@ func order(id string, amount float64) []byte {
 	return b
 }
 
-// Examples keep logs out of their output and ignore the environment.
+// Examples keep logs out of their output.
 var exampleOpts = []handlers.Option{
 	handlers.WithLogger(slog.New(slog.DiscardHandler)),
-	handlers.WithLookupEnv(func(string) (string, bool) { return "", false }),
 }
 
 func charge(o Order) error {
@@ -39,8 +38,8 @@ func charge(o Order) error {
 
 // A Kinesis handler processes a shard's records in order and stops at the
 // first failure, which it reports: Lambda retries the shard from there.
-func ExampleKinesis() {
-	h := handlers.Kinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
+func ExampleMustKinesis() {
+	h := handlers.MustKinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
 		return charge(r.Value)
 	}, exampleOpts...)
 	// In main: lambda.Start(h)
@@ -56,8 +55,8 @@ func ExampleKinesis() {
 }
 
 // An SQS handler processes messages independently and reports each failure.
-func ExampleSQS() {
-	h := handlers.SQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+func ExampleMustSQS() {
+	h := handlers.MustSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		return charge(r.Value)
 	}, append(exampleOpts, handlers.WithConcurrency(1))...)
 
@@ -73,8 +72,8 @@ func ExampleSQS() {
 
 // On a FIFO queue, WithSkipGroupOnFailure lets other message groups go on
 // after a failure; the failed group's later messages are reported unprocessed.
-func ExampleSQSFIFO() {
-	h := handlers.SQSFIFO(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+func ExampleMustSQSFIFO() {
+	h := handlers.MustSQSFIFO(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		return charge(r.Value)
 	}, append(exampleOpts, handlers.WithSkipGroupOnFailure())...)
 
@@ -97,8 +96,8 @@ type Customer struct {
 
 // A DynamoDB Streams handler sees the item before and after the change,
 // decoded with the same dynamodbav tags the table uses.
-func ExampleDynamoDB() {
-	h := handlers.DynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[Customer]) error {
+func ExampleMustDynamoDB() {
+	h := handlers.MustDynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[Customer]) error {
 		switch r.EventName() {
 		case "INSERT":
 			fmt.Println("welcome", r.New.Email)
@@ -128,8 +127,8 @@ func ExampleDynamoDB() {
 // A Kafka handler runs partitions concurrently, each in offset order, and
 // reports {partition, offset} for a failed record and the rest of its
 // partition.
-func ExampleKafka() {
-	h := handlers.Kafka(func(ctx context.Context, r handlers.KafkaRecord[Order]) error {
+func ExampleMustKafka() {
+	h := handlers.MustKafka(func(ctx context.Context, r handlers.KafkaRecord[Order]) error {
 		if r.Value.Amount <= 0 {
 			return errors.New("bad amount")
 		}
@@ -150,7 +149,7 @@ func ExampleKafka() {
 // fails.
 func ExampleWithRetry() {
 	calls := 0
-	h := handlers.SQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+	h := handlers.MustSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		calls++
 		if calls < 3 {
 			return batch.Transient(errors.New("throttled"))
