@@ -188,9 +188,11 @@ type RecordOutcome struct {
 	Reported bool
 }
 
-// WithOnBatch calls f after each batch, before the handler answers Lambda,
-// for metrics, tracing or a demo. f runs on the invocation's goroutine and
-// must not keep the report after it returns.
+// WithOnBatch calls f after each batch has run, before the handler answers
+// Lambda, for metrics, tracing or a demo. f runs on the invocation's
+// goroutine and must not keep the report after it returns. It is not called
+// for an event the handler rejects as a whole (malformed, or from another
+// source).
 func WithOnBatch(f func(ctx context.Context, r BatchReport)) Option {
 	return func(c *config) {
 		if f == nil {
