@@ -1,9 +1,15 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/batch"
 )
@@ -50,5 +56,39 @@ func TestBatchReport(t *testing.T) {
 	raw, _ = kinesisTestEvent("ok", "fail")
 	if _, err := h.Invoke(context.Background(), raw); err == nil || rep.Err != err || rep.Records[1].Reported {
 		t.Fatalf("whole batch: err %v, report %+v", err, rep)
+	}
+}
+
+// The deadline guard and record ages read the handler's clock: with a fake
+// one, a slow batch is simulated without sleeping.
+func TestClockDrivesDeadlineGuard(t *testing.T) {
+	raw, seqs := kinesisTestEvent("ok", "ok", "ok", "ok")
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer cancel()
+	dl, _ := ctx.Deadline()
+	var mu sync.Mutex
+	clock := dl.Add(-350 * time.Millisecond)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	var buf bytes.Buffer
+	ran := 0
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error {
+		ran++
+		mu.Lock()
+		clock = clock.Add(100 * time.Millisecond) // each record takes 100 ms
+		mu.Unlock()
+		return nil
+	}, withClock(now), withLookupEnv(noEnv), WithDeadlineMargin(100*time.Millisecond),
+		WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(ctx, raw)
+	if err != nil || ran != 3 || !slices.Equal(failures(t, out), []string{seqs[3]}) {
+		t.Fatalf("ran %d, answered %s %v; want 3 records run and the 4th reported", ran, out, err)
+	}
+	var sum map[string]any
+	json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &sum)
+	if sum["not_attempted"] != 1.0 || sum["duration"] != float64(300*time.Millisecond) {
+		t.Fatalf("summary %v: want 1 not attempted and a duration of 300ms by the handler's clock", sum)
 	}
 }
