@@ -287,9 +287,9 @@ type runner struct {
 	retries   []int32 // allocated on the first retry
 	retryOnce sync.Once
 
-	// slots[w] is the record worker w runs; ctxs[w] carries it, for NoteRetry.
+	// slots[w] is the context worker w runs records under; it knows which
+	// record that is, for NoteRetry.
 	slots []slot
-	ctxs  []context.Context
 
 	hasDeadline bool
 	guard       time.Time   // start no record at or after this instant
@@ -299,11 +299,21 @@ type runner struct {
 }
 
 type slot struct {
+	context.Context
 	r *runner
 	i int
 }
 
 type slotKey struct{}
+
+// Value answers slotKey with the slot itself, and any other key as the
+// context it wraps does.
+func (s *slot) Value(key any) any {
+	if key == (slotKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
 
 // NoteRetry tells the engine that the record being processed under ctx (a
 // context given to Process, or derived from one) failed its attempt number
@@ -340,10 +350,8 @@ func (r *runner) run(ctx context.Context) {
 		workers = 1
 	}
 	r.slots = make([]slot, workers)
-	r.ctxs = make([]context.Context, workers)
 	for w := range r.slots {
-		r.slots[w].r = r
-		r.ctxs[w] = context.WithValue(ctx, slotKey{}, &r.slots[w])
+		r.slots[w] = slot{Context: ctx, r: r}
 	}
 	switch {
 	case r.cfg.Policy.keyed() && workers == 1:
@@ -429,7 +437,7 @@ func (r *runner) step(w, i int) bool {
 		return false
 	}
 	r.slots[w].i = i
-	err := r.call(r.ctxs[w], w, i)
+	err := r.call(&r.slots[w], w, i)
 	if err == nil {
 		r.outcomes[i] = Succeeded
 		return true

@@ -351,3 +351,21 @@ func TestAttemptsOfRecordsNotRun(t *testing.T) {
 		t.Fatalf("attempts %d %d %d retries %v", res.Attempts(0), res.Attempts(1), res.Attempts(2), res.Retries)
 	}
 }
+
+func TestProcessContextKeepsParentValuesAndCancellation(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	res := Run(parent, items("abc"), Config{Policy: Independent, Concurrency: 2}, func(ctx context.Context, w, i int) error {
+		if ctx.Value(key{}) != "v" {
+			return errors.New("parent value lost")
+		}
+		if i == 0 {
+			cancel()
+		}
+		<-ctx.Done() // cancelling the invocation reaches every record
+		return nil
+	})
+	if res.Succeeded != 3 {
+		t.Fatalf("outcomes %v errors %v", res.Outcomes, res.Errors)
+	}
+}
