@@ -93,8 +93,8 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	}
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		if !h.x.accepts(recs[i].EventSource) {
-			return nil, h.x.mismatch(recs[i].EventSource)
+		if src := recs[i].EventSource; src != sourceDynamoDB && src != "" {
+			return nil, h.x.mismatch(src)
 		}
 		items[i] = engine.Item{ID: recs[i].Change.SequenceNumber, Key: keyString(recs[i].Change.Keys), Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
 	}

@@ -88,8 +88,8 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	recs := ev.records
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		if !h.x.accepts(recs[i].EventSource) {
-			return nil, h.x.mismatch(recs[i].EventSource)
+		if src := recs[i].EventSource; src != sourceKinesis && src != "" {
+			return nil, h.x.mismatch(src)
 		}
 		items[i] = engine.Item{
 			ID:      recs[i].Kinesis.SequenceNumber,

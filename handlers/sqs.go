@@ -112,8 +112,8 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		if !h.x.accepts(recs[i].EventSource) {
-			return nil, h.x.mismatch(recs[i].EventSource)
+		if src := recs[i].EventSource; src != sourceSQS && src != "" {
+			return nil, h.x.mismatch(src)
 		}
 		items[i] = engine.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: msAttr(recs[i].Attributes["SentTimestamp"])}
 		if fifo {
