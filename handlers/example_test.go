@@ -163,3 +163,34 @@ func ExampleWithRetry() {
 	// Output:
 	// {"batchItemFailures":[]} after 3 calls
 }
+
+// WithOnBatch shows what became of each record: its outcome, how many times
+// it ran in this invocation, and whether the answer to Lambda names it.
+func ExampleWithOnBatch() {
+	calls := map[string]int{}
+	h := handlers.MustKinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
+		calls[r.Value.OrderID]++
+		if r.Value.OrderID == "o-2" && calls["o-2"] == 1 {
+			return batch.Transient(errors.New("throttled"))
+		}
+		return charge(r.Value)
+	}, append(exampleOpts,
+		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(time.Millisecond)}),
+		handlers.WithOnBatch(func(ctx context.Context, rep handlers.BatchReport) {
+			for _, r := range rep.Records {
+				fmt.Printf("...%s key=%s %s attempts=%d reported=%v\n", r.ID[len(r.ID)-3:], r.Key, r.Outcome, r.Attempts, r.Reported)
+			}
+		}))...)
+
+	b := &sevents.KinesisBuilder{}
+	b.Add("c-1", order("o-1", 10)).Add("c-2", order("o-2", 20)).Add("c-1", order("o-3", -1)).Add("c-2", order("o-4", 5))
+	event, _ := json.Marshal(b.Event())
+	h.Invoke(context.Background(), event)
+	// Output:
+	// charged o-1
+	// charged o-2
+	// ...000 key=c-1 succeeded attempts=1 reported=false
+	// ...001 key=c-2 succeeded attempts=2 reported=false
+	// ...002 key=c-1 failed attempts=1 reported=true
+	// ...003 key=c-2 not-attempted attempts=0 reported=false
+}
