@@ -16,7 +16,7 @@ import (
 )
 
 // benchItem and benchOrder are the ~267-byte order payload of the peer
-// benchmarks (../shared/peers/fixtures).
+// benchmarks (make bench-peers).
 type benchItem struct {
 	SKU   string  `json:"sku"`
 	Qty   int     `json:"qty"`
