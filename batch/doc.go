@@ -1,54 +1,34 @@
-// Package batch is the engine behind every Sluice handler: it runs a
-// per-record function over a batch under the ordering policy of the source,
-// classifies what went wrong, and decides which records to report back to
-// Lambda as failed.
+// Package batch is the vocabulary a Sluice function author uses: how a
+// record's error is classified, what became of a record, and the typed
+// Handler, HandlerFunc and Middleware (shaped like net/http's) with the retry
+// middleware and its backoffs. The engine that runs a batch under a source's
+// ordering policy lives inside the module; package handlers wires it up.
 //
-// The engine works on non-generic Items (an identifier, an ordering key and an
-// arrival time); the typed Record handling lives at the edge, in package
-// handlers. Handler, HandlerFunc and Middleware are the typed vocabulary the
-// edge uses, shaped like net/http's Handler, HandlerFunc and middleware.
+// # Errors and their classes
 //
-// # Policies
+// An error returned for a record is classified (see Classify):
 //
-// A Policy says which records may run concurrently, what an earlier failure
-// does to later records, and which records are reported (see Report):
+//   - permanent (Permanent, *DecodeError): the record fails at once and is
+//     never retried in process; retrying cannot help.
+//   - transient (Transient): the record is retried in process by Retry, with
+//     capped exponential backoff and full jitter, never past the deadline,
+//     and fails if the retries do not help.
+//   - plain (any other error): the record fails; Lambda's own retries apply.
 //
-//   - Independent (SQS standard): records are independent and run with bounded
-//     concurrency; every record that did not succeed is reported.
-//   - Ordered (SQS FIFO): records run in batch order; after a failure nothing
-//     later runs, and the failed record and every later one are reported, as
-//     Lambda requires for FIFO queues.
-//   - OrderedPerGroup (SQS FIFO, skip-group mode): as Ordered, but a failure
-//     stops and reports only the later records of the same message group;
-//     other groups go on.
-//   - Stream (Kinesis, DynamoDB Streams): records run in sequence order and the
-//     batch stops at the first failure, which alone is reported: Lambda
-//     restarts the shard from the lowest reported sequence number, so work
-//     after it would be wasted and run twice.
-//   - StreamPerKey: as Stream, but different ordering keys (partition keys) run
-//     concurrently, each key in order; the lowest record that did not succeed
-//     is reported, and records after it are not started.
-//   - PerPartition (Kafka): each ordering key (topic-partition) runs in order,
-//     partitions concurrently; a partition stops at its first failure, and the
-//     failed record and every later record of that partition are reported.
-//     Reporting the later ones too is correct whether Lambda restarts the
-//     partition at the lowest reported offset or retries only what is listed.
+// Classify looks for the marker interfaces interface{ Permanent() bool } and
+// interface{ Transient() bool } with errors.As, so any error type can declare
+// its class without importing batch. Permanent wins over transient.
 //
-// # Failures
+// A panic fails its record with a *PanicError carrying the value and stack.
 //
-// An error from the per-record function is classified (see Classify):
-// permanent errors (Permanent, decode errors) are never retried in process;
-// transient errors (Transient) are retried by the Retry middleware with capped
-// exponential backoff and full jitter, never past the deadline; any other
-// error is a plain failure. A panic becomes a *PanicError for that record.
+// # Outcomes
 //
-// Before each record the deadline guard compares the time left before the
-// Lambda deadline with a margin; when too little is left, that record and all
-// records not yet started are reported as not attempted, so the function
-// answers before Lambda times it out.
-//
-// When no record of a non-empty batch made progress, Run returns a function
-// error (ErrNoProgress) instead of a partial response, so that Lambda's
-// BisectBatchOnFunctionError can split the batch and isolate a poison record.
-// Config.ReportNoProgress turns this off.
+// Each record of an invocation ends Succeeded, Failed, or NotAttempted. A
+// record is not attempted when too little time was left before the Lambda
+// deadline (ErrDeadline) or when an earlier record it must follow failed
+// (ErrStopped). When no record of a batch succeeded, the handler returns the
+// function error ErrNoProgress, so that Lambda's BisectBatchOnFunctionError
+// can split the batch and isolate a poison record. Which records are
+// reported to Lambda after a failure depends on the source; package
+// handlers documents it per source.
 package batch

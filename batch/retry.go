@@ -65,6 +65,11 @@ type RetryPolicy struct {
 	Backoff Backoff
 	// Sleep waits for d or until ctx is done. Nil means a timer select.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRetry, if set, is called before the wait of each retry, with the
+	// number of the attempt that failed (1 for the first), its error and the
+	// wait, for logs and metrics. The handlers in package handlers already
+	// count and log every retry; OnRetry is for what they do not do.
+	OnRetry func(ctx context.Context, attempt int, err error, wait time.Duration)
 }
 
 // DefaultRetryPolicy retries a transient error twice with full-jitter
@@ -117,6 +122,9 @@ func (h *retrier[R]) Handle(ctx context.Context, r R) error {
 		d := h.p.Backoff.Delay(n)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 			return fmt.Errorf("%w (not retried: the wait of %v would pass the deadline)", err, d)
+		}
+		if h.p.OnRetry != nil {
+			h.p.OnRetry(ctx, n, err, d)
 		}
 		if serr := h.p.Sleep(ctx, d); serr != nil {
 			return errors.Join(err, serr)

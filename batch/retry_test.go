@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,14 @@ func (c *counter) Handle(ctx context.Context, r string) error {
 func TestRetry(t *testing.T) {
 	boom := errors.New("boom")
 	var slept []time.Duration
+	var noted []int
 	policy := RetryPolicy{
+		OnRetry: func(ctx context.Context, attempt int, err error, wait time.Duration) {
+			if wait != 10*time.Millisecond<<(attempt-1) || err == nil {
+				t.Errorf("OnRetry(%d, %v, %v): want the failed attempt's error and its wait", attempt, err, wait)
+			}
+			noted = append(noted, attempt)
+		},
 		Retries: 2,
 		Backoff: Exponential(10 * time.Millisecond),
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -70,7 +78,7 @@ func TestRetry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			slept = nil
+			slept, noted = nil, nil
 			mw, err := Retry[string](policy)
 			if err != nil {
 				t.Fatal(err)
@@ -82,6 +90,9 @@ func TestRetry(t *testing.T) {
 			}
 			if len(slept) != c.calls-1 {
 				t.Fatalf("slept %d times for %d calls", len(slept), c.calls)
+			}
+			if want := []int{1, 2}[:c.calls-1]; !slices.Equal(noted, want) {
+				t.Fatalf("OnRetry saw attempts %v, want %v", noted, want)
 			}
 		})
 	}

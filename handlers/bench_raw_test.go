@@ -12,7 +12,7 @@ func BenchmarkKinesis10kRaw(b *testing.B) {
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[[]byte]) error {
 		benchSink += float64(len(r.Value))
 		return nil
-	}, WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv))
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
 	if err != nil {
 		b.Fatal(err)
 	}

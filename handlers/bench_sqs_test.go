@@ -49,7 +49,7 @@ func BenchmarkSQS1k(b *testing.B) {
 	h, err := NewSQS(func(ctx context.Context, r SQSRecord[benchOrder]) error {
 		benchSink += r.Value.Amount
 		return nil
-	}, WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv), WithConcurrency(1))
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv), WithConcurrency(1))
 	if err != nil {
 		b.Fatal(err)
 	}

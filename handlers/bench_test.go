@@ -16,7 +16,7 @@ import (
 )
 
 // benchItem and benchOrder are the ~267-byte order payload of the peer
-// benchmarks (../shared/peers/fixtures).
+// benchmarks (make bench-peers).
 type benchItem struct {
 	SKU   string  `json:"sku"`
 	Qty   int     `json:"qty"`
@@ -94,7 +94,7 @@ func BenchmarkKinesis10k(b *testing.B) {
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[benchOrder]) error {
 		benchSink += r.Value.Amount
 		return nil
-	}, WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv))
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
 	if err != nil {
 		b.Fatal(err)
 	}

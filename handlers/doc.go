@@ -5,7 +5,12 @@
 //
 //	func process(ctx context.Context, r handlers.KinesisRecord[Order]) error { ... }
 //
-//	func main() { lambda.Start(handlers.Kinesis(process)) }
+//	func main() { lambda.Start(handlers.MustKinesis(process)) }
+//
+// NewKinesis, NewDynamoDB, NewSQS, NewSQSFIFO and NewKafka return an error for
+// a bad option or a mapping contract the handler cannot honour; the MustX
+// forms panic instead, so a misconfigured function fails at init, before it
+// takes a batch.
 //
 // Each handler implements aws-lambda-go's lambda.Handler (Invoke(ctx, []byte)),
 // so the event is decoded once, by Sluice: Kinesis with a hand-written
@@ -30,10 +35,27 @@
 //
 // A record whose payload cannot be decoded fails alone, permanently, with an
 // error naming it. A panic fails its record. Transient errors are retried in
-// process (twice by default). No record is started when less than the
-// deadline margin (500 ms by default) is left, and a batch in which nothing
-// succeeded returns a function error so BisectBatchOnFunctionError can split
-// it. A response that reports failures never comes with an error.
+// process (twice by default); each retry is counted into the record's
+// attempts (see WithOnBatch) and logged at debug level. No record is started
+// when less than the deadline margin (500 ms by default) is left, and a batch
+// in which nothing succeeded returns a function error so
+// BisectBatchOnFunctionError can split it (WithPartialResponseWhenNoneSucceed
+// answers with a partial response instead). A response that reports failures
+// never comes with an error.
+//
+// An event that does not come from the handler's source (its records carry
+// another eventSource, or it has no records array of the source's name)
+// fails the whole invocation with a *SourceMismatchError before any record
+// runs: the event source mapping points at the wrong function.
+//
+// # Logs
+//
+// Each batch logs one summary line (counts by outcome, retries, duration,
+// oldest record age) and one line per failed record; each in-process retry
+// logs a line at debug level. Without WithLogger the handler writes to
+// standard error as Lambda's logging configuration says: JSON when
+// AWS_LAMBDA_LOG_FORMAT is JSON, text otherwise, at the level
+// AWS_LAMBDA_LOG_LEVEL names (INFO when unset).
 //
 // # The mapping contract
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // DynamoDBRecord is one DynamoDB Streams record: the item images decoded into
@@ -58,6 +59,7 @@ func (r DynamoDBRecord[T]) CreationTime() time.Time {
 type DynamoDBHandler[T any] struct {
 	cfg   *config
 	chain batch.Handler[DynamoDBRecord[T]]
+	x     expect
 }
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
@@ -70,30 +72,37 @@ func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts 
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "dynamodb", err)
 	}
-	return &DynamoDBHandler[T]{cfg: c, chain: h}, nil
+	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}}}, nil
 }
 
-// DynamoDB is NewDynamoDB that panics on an error, for use in main.
-func DynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts ...Option) *DynamoDBHandler[T] {
-	return must(NewDynamoDB(fn, opts...))
+// MustDynamoDB is NewDynamoDB that panics on an error, for use in main.
+func MustDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts ...Option) *DynamoDBHandler[T] {
+	h := must(NewDynamoDB(fn, opts...))
+	h.x.handler = "handlers.MustDynamoDB"
+	return h
 }
 
 // Invoke handles one DynamoDB Streams event and returns the partial batch
 // response.
 func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	recs, decErrs, err := decodeRecordArray("dynamodb", payload, func(r *events.DynamoDBEventRecord) string { return r.Change.SequenceNumber })
-	if err != nil {
-		return nil, err
+	if err != nil || recs == nil {
+		if err := h.x.check(payload, err); err != nil {
+			return nil, err
+		}
 	}
-	items := make([]batch.Item, len(recs))
+	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		items[i] = batch.Item{ID: recs[i].Change.SequenceNumber, Key: keyString(recs[i].Change.Keys), Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
+		if src := recs[i].EventSource; src != sourceDynamoDB && src != "" {
+			return nil, h.x.mismatch(src)
+		}
+		items[i] = engine.Item{ID: recs[i].Change.SequenceNumber, Key: keyString(recs[i].Change.Keys), Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
 	}
-	policy, workers := batch.Stream, 1
+	policy, workers := engine.Stream, 1
 	if h.cfg.keyConcurrency > 0 {
-		policy, workers = batch.StreamPerKey, h.cfg.keyConcurrency
+		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	res := batch.Run(ctx, items, h.cfg.engine("dynamodb", policy, workers), func(ctx context.Context, w, i int) error {
+	res := engine.Run(ctx, items, h.cfg.engine("dynamodb", policy, workers), func(ctx context.Context, w, i int) error {
 		if decErrs != nil && decErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}

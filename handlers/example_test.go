@@ -23,10 +23,9 @@ func order(id string, amount float64) []byte {
 	return b
 }
 
-// Examples keep logs out of their output and ignore the environment.
+// Examples keep logs out of their output.
 var exampleOpts = []handlers.Option{
 	handlers.WithLogger(slog.New(slog.DiscardHandler)),
-	handlers.WithLookupEnv(func(string) (string, bool) { return "", false }),
 }
 
 func charge(o Order) error {
@@ -39,8 +38,8 @@ func charge(o Order) error {
 
 // A Kinesis handler processes a shard's records in order and stops at the
 // first failure, which it reports: Lambda retries the shard from there.
-func ExampleKinesis() {
-	h := handlers.Kinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
+func ExampleMustKinesis() {
+	h := handlers.MustKinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
 		return charge(r.Value)
 	}, exampleOpts...)
 	// In main: lambda.Start(h)
@@ -56,8 +55,8 @@ func ExampleKinesis() {
 }
 
 // An SQS handler processes messages independently and reports each failure.
-func ExampleSQS() {
-	h := handlers.SQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+func ExampleMustSQS() {
+	h := handlers.MustSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		return charge(r.Value)
 	}, append(exampleOpts, handlers.WithConcurrency(1))...)
 
@@ -73,8 +72,8 @@ func ExampleSQS() {
 
 // On a FIFO queue, WithSkipGroupOnFailure lets other message groups go on
 // after a failure; the failed group's later messages are reported unprocessed.
-func ExampleSQSFIFO() {
-	h := handlers.SQSFIFO(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+func ExampleMustSQSFIFO() {
+	h := handlers.MustSQSFIFO(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		return charge(r.Value)
 	}, append(exampleOpts, handlers.WithSkipGroupOnFailure())...)
 
@@ -97,8 +96,8 @@ type Customer struct {
 
 // A DynamoDB Streams handler sees the item before and after the change,
 // decoded with the same dynamodbav tags the table uses.
-func ExampleDynamoDB() {
-	h := handlers.DynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[Customer]) error {
+func ExampleMustDynamoDB() {
+	h := handlers.MustDynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[Customer]) error {
 		switch r.EventName() {
 		case "INSERT":
 			fmt.Println("welcome", r.New.Email)
@@ -128,8 +127,8 @@ func ExampleDynamoDB() {
 // A Kafka handler runs partitions concurrently, each in offset order, and
 // reports {partition, offset} for a failed record and the rest of its
 // partition.
-func ExampleKafka() {
-	h := handlers.Kafka(func(ctx context.Context, r handlers.KafkaRecord[Order]) error {
+func ExampleMustKafka() {
+	h := handlers.MustKafka(func(ctx context.Context, r handlers.KafkaRecord[Order]) error {
 		if r.Value.Amount <= 0 {
 			return errors.New("bad amount")
 		}
@@ -150,7 +149,7 @@ func ExampleKafka() {
 // fails.
 func ExampleWithRetry() {
 	calls := 0
-	h := handlers.SQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+	h := handlers.MustSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
 		calls++
 		if calls < 3 {
 			return batch.Transient(errors.New("throttled"))
@@ -163,4 +162,35 @@ func ExampleWithRetry() {
 	fmt.Println(string(out), "after", calls, "calls")
 	// Output:
 	// {"batchItemFailures":[]} after 3 calls
+}
+
+// WithOnBatch shows what became of each record: its outcome, how many times
+// it ran in this invocation, and whether the answer to Lambda names it.
+func ExampleWithOnBatch() {
+	calls := map[string]int{}
+	h := handlers.MustKinesis(func(ctx context.Context, r handlers.KinesisRecord[Order]) error {
+		calls[r.Value.OrderID]++
+		if r.Value.OrderID == "o-2" && calls["o-2"] == 1 {
+			return batch.Transient(errors.New("throttled"))
+		}
+		return charge(r.Value)
+	}, append(exampleOpts,
+		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(time.Millisecond)}),
+		handlers.WithOnBatch(func(ctx context.Context, rep handlers.BatchReport) {
+			for _, r := range rep.Records {
+				fmt.Printf("...%s key=%s %s attempts=%d reported=%v\n", r.ID[len(r.ID)-3:], r.Key, r.Outcome, r.Attempts, r.Reported)
+			}
+		}))...)
+
+	b := &sevents.KinesisBuilder{}
+	b.Add("c-1", order("o-1", 10)).Add("c-2", order("o-2", 20)).Add("c-1", order("o-3", -1)).Add("c-2", order("o-4", 5))
+	event, _ := json.Marshal(b.Event())
+	h.Invoke(context.Background(), event)
+	// Output:
+	// charged o-1
+	// charged o-2
+	// ...000 key=c-1 succeeded attempts=1 reported=false
+	// ...001 key=c-2 succeeded attempts=2 reported=false
+	// ...002 key=c-1 failed attempts=1 reported=true
+	// ...003 key=c-2 not-attempted attempts=0 reported=false
 }

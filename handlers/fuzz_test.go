@@ -186,7 +186,7 @@ func FuzzDynamoDBInvoke(f *testing.F) {
 	f.Add(raw)
 	f.Add([]byte(`{"Records":[{"eventName":"INSERT","dynamodb":{"SequenceNumber":"1","StreamViewType":"NEW_IMAGE","NewImage":{"Id":{"S":"x"}}}}]}`))
 	f.Add([]byte(`{"Records":[{"dynamodb":{"SequenceNumber":"1","NewImage":{"Id":{"Q":"x"}}}}]}`))
-	h, _ := NewDynamoDB(func(ctx context.Context, r DynamoDBRecord[ddbItem]) error { return nil }, opts(WithReportNoProgress())...)
+	h, _ := NewDynamoDB(func(ctx context.Context, r DynamoDBRecord[ddbItem]) error { return nil }, opts(WithPartialResponseWhenNoneSucceed())...)
 	f.Fuzz(func(t *testing.T, in []byte) { fuzzInvoke(t, h, in, "dynamodb.SequenceNumber", stringIDs) })
 }
 
@@ -194,7 +194,7 @@ func FuzzKafkaInvoke(f *testing.F) {
 	raw, _ := sevents.MarshalEvent((&sevents.KafkaBuilder{}).Add("t", 0, nil, payload("1", "fail")).Add("t", 0, nil, payload("2", "ok")).Add("t-x", 1, []byte("k"), nil).Event())
 	f.Add(raw)
 	f.Add([]byte(`{"records":{"t-0":[{"offset":1,"value":"!!"},{"offset":2,"headers":[{"h":[999]}]},{"value":"e30="}]}}`))
-	h, _ := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return act(r.Value.Action) }, opts(WithReportNoProgress())...)
+	h, _ := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return act(r.Value.Action) }, opts(WithPartialResponseWhenNoneSucceed())...)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := h.Invoke(context.Background(), in)
 		if (out == nil) == (err == nil) {
@@ -222,7 +222,7 @@ func FuzzKafkaInvoke(f *testing.F) {
 func FuzzKinesisInvoke(f *testing.F) {
 	kinesisSeeds(f)
 	h, _ := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
-		WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv), WithoutRetry(), WithReportNoProgress())
+		WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv), WithoutRetry(), WithPartialResponseWhenNoneSucceed())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzInvoke(t, h, in, "kinesis.sequenceNumber", func(out []byte) []string {
 			ids := stringIDs(out)

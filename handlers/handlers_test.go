@@ -48,7 +48,7 @@ func act(action string) error {
 }
 
 func quiet() []Option {
-	return []Option{WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv), WithoutRetry()}
+	return []Option{WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv), WithoutRetry()}
 }
 
 func opts(extra ...Option) []Option { return append(quiet(), extra...) }
@@ -211,7 +211,7 @@ func TestKinesisMalformedEventIsFunctionError(t *testing.T) {
 			t.Errorf("%q: want a function error naming the source, got %s %v", in, out, err)
 		}
 	}
-	out, err := h.Invoke(context.Background(), []byte(`{}`))
+	out, err := h.Invoke(context.Background(), []byte(`{"Records":[]}`))
 	if err != nil || string(out) != `{"batchItemFailures":[]}` {
 		t.Errorf("empty event: %s %v", out, err)
 	}
@@ -226,7 +226,7 @@ func TestTransientErrorsRetriedInProcess(t *testing.T) {
 			return batch.Transient(errors.New("throttled"))
 		}
 		return nil
-	}, WithLogger(slog.New(slog.DiscardHandler)), WithLookupEnv(noEnv),
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv),
 		WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(time.Millisecond)}))
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +307,7 @@ func TestKeyConcurrencyKeepsOrderPerKey(t *testing.T) {
 func TestContractCheck(t *testing.T) {
 	fn := func(ctx context.Context, r KinesisRecord[msg]) error { return nil }
 	env := func(v string) Option {
-		return WithLookupEnv(func(k string) (string, bool) {
+		return withLookupEnv(func(k string) (string, bool) {
 			if k == EnvReportBatchItemFailures {
 				return v, true
 			}
@@ -325,15 +325,15 @@ func TestContractCheck(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Fatal("Kinesis must panic at init when the contract cannot be honoured")
+			t.Fatal("MustKinesis must panic at init when the contract cannot be honoured")
 		}
 	}()
-	Kinesis(fn, env("false"))
+	MustKinesis(fn, env("false"))
 }
 
 func TestWholeBatchMode(t *testing.T) {
 	raw, _ := kinesisTestEvent("ok", "fail", "ok")
-	env := WithLookupEnv(func(k string) (string, bool) { return "false", k == EnvReportBatchItemFailures })
+	env := withLookupEnv(func(k string) (string, bool) { return "false", k == EnvReportBatchItemFailures })
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
 		WithLogger(slog.New(slog.DiscardHandler)), env, WithWholeBatchFailures())
 	if err != nil {
@@ -377,7 +377,7 @@ func TestLogsSummaryAndFailures(t *testing.T) {
 	raw, seqs := kinesisTestEvent("ok", "panic")
 	var buf bytes.Buffer
 	h, _ := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
-		WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), WithLookupEnv(noEnv))
+		WithLogger(slog.New(slog.NewJSONHandler(&buf, nil))), withLookupEnv(noEnv))
 	if _, err := h.Invoke(context.Background(), raw); err != nil {
 		t.Fatal(err)
 	}

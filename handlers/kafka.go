@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // KafkaRecord is one Kafka record from Amazon MSK or a self-managed cluster:
@@ -37,8 +38,9 @@ func (r KafkaRecord[T]) Partition() int64 { return r.Raw.Partition }
 // Offset is the record's offset in its partition.
 func (r KafkaRecord[T]) Offset() int64 { return r.Raw.Offset }
 
-// PartitionKey is "<topic>-<partition>", the key Lambda groups records by.
-func (r KafkaRecord[T]) PartitionKey() string {
+// TopicPartition is "<topic>-<partition>", the key Lambda groups records by
+// and the partition of its batch item identifier.
+func (r KafkaRecord[T]) TopicPartition() string {
 	return sevents.KafkaPartitionKey(r.Raw.Topic, r.Raw.Partition)
 }
 
@@ -60,6 +62,7 @@ func (r KafkaRecord[T]) Header(name string) ([]byte, bool) {
 type KafkaHandler[T any] struct {
 	cfg   *config
 	chain batch.Handler[KafkaRecord[T]]
+	x     expect
 }
 
 // NewKafka returns a Kafka handler that calls fn for each record. Partial
@@ -74,12 +77,14 @@ func NewKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Opt
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "kafka", err)
 	}
-	return &KafkaHandler[T]{cfg: c, chain: h}, nil
+	return &KafkaHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKafka", "records", []string{sourceMSK, sourceSelfManagedKafka}}}, nil
 }
 
-// Kafka is NewKafka that panics on an error, for use in main.
-func Kafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) *KafkaHandler[T] {
-	return must(NewKafka(fn, opts...))
+// MustKafka is NewKafka that panics on an error, for use in main.
+func MustKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) *KafkaHandler[T] {
+	h := must(NewKafka(fn, opts...))
+	h.x.handler = "handlers.MustKafka"
+	return h
 }
 
 type kafkaEntry struct {
@@ -87,14 +92,23 @@ type kafkaEntry struct {
 	err error
 }
 
+// kafkaEvent is a decoded Kafka event.
+type kafkaEvent struct {
+	entries []kafkaEntry
+	parts   []string // the topic-partition of each entry
+	source  string   // the event's eventSource
+	records bool     // the event has a records object
+}
+
 // decodeKafkaEvent decodes the records of a Kafka event in a stable order:
 // topic-partitions sorted by key, records as delivered (offset order). Like
 // decodeRecordArray it isolates a malformed record when it can.
-func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
+func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 	// The fast way first (see decodeRecordArray): goccy/go-json, kept equal
 	// to encoding/json by FuzzEnvelopeAgrees.
 	var whole struct {
-		Records map[string][]events.KafkaRecord `json:"records"`
+		EventSource string                          `json:"eventSource"`
+		Records     map[string][]events.KafkaRecord `json:"records"`
 	}
 	if gojson.Unmarshal(payload, &whole) == nil {
 		keys, n := partitionsOf(whole.Records)
@@ -106,13 +120,14 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 				parts = append(parts, k)
 			}
 		}
-		return out, parts, nil
+		return kafkaEvent{out, parts, whole.EventSource, whole.Records != nil}, nil
 	}
 	var loose struct {
-		Records map[string][]json.RawMessage `json:"records"`
+		EventSource string                       `json:"eventSource"`
+		Records     map[string][]json.RawMessage `json:"records"`
 	}
 	if err := json.Unmarshal(payload, &loose); err != nil {
-		return nil, nil, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
+		return kafkaEvent{}, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
 	}
 	keys, n := partitionsOf(loose.Records)
 	out := make([]kafkaEntry, 0, n)
@@ -125,7 +140,7 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 					Offset *int64 `json:"offset"`
 				}
 				if json.Unmarshal(raw, &off) != nil || off.Offset == nil {
-					return nil, nil, fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, k, err)
+					return kafkaEvent{}, fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, k, err)
 				}
 				e.rec.Offset = *off.Offset
 				e.err = fmt.Errorf("malformed kafka record: %w", err)
@@ -134,7 +149,7 @@ func decodeKafkaEvent(payload []byte) ([]kafkaEntry, []string, error) {
 			parts = append(parts, k)
 		}
 	}
-	return out, parts, nil
+	return kafkaEvent{out, parts, loose.EventSource, loose.Records != nil}, nil
 }
 
 // partitionsOf returns the topic-partition keys of an event's records map,
@@ -152,19 +167,25 @@ func partitionsOf[R any](records map[string][]R) ([]string, int) {
 
 // Invoke handles one Kafka event and returns the partial batch response.
 func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	recs, parts, err := decodeKafkaEvent(payload)
-	if err != nil {
-		return nil, err
+	ev, err := decodeKafkaEvent(payload)
+	if err != nil || !ev.records {
+		if err := h.x.check(payload, err); err != nil {
+			return nil, err
+		}
 	}
-	items := make([]batch.Item, len(recs))
+	if !h.x.accepts(ev.source) {
+		return nil, h.x.mismatch(ev.source)
+	}
+	recs, parts := ev.entries, ev.parts
+	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		items[i] = batch.Item{
+		items[i] = engine.Item{
 			ID:      parts[i] + "@" + strconv.FormatInt(recs[i].rec.Offset, 10),
 			Key:     parts[i],
 			Arrival: recs[i].rec.Timestamp.Time,
 		}
 	}
-	res := batch.Run(ctx, items, h.cfg.engine("kafka", batch.PerPartition, h.cfg.concurrency), func(ctx context.Context, w, i int) error {
+	res := engine.Run(ctx, items, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), func(ctx context.Context, w, i int) error {
 		e := &recs[i]
 		if e.err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: e.err}

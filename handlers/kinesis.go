@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
@@ -44,6 +45,7 @@ func (r KinesisRecord[T]) ArrivalTime() time.Time {
 type KinesisHandler[T any] struct {
 	cfg   *config
 	chain batch.Handler[KinesisRecord[T]]
+	x     expect
 }
 
 // NewKinesis returns a Kinesis handler that calls fn for each record, or an
@@ -57,13 +59,15 @@ func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "kinesis", err)
 	}
-	return &KinesisHandler[T]{cfg: c, chain: h}, nil
+	return &KinesisHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKinesis", "Records", []string{sourceKinesis}}}, nil
 }
 
-// Kinesis is NewKinesis for use in main: it panics on an error, so a
+// MustKinesis is NewKinesis for use in main: it panics on an error, so a
 // misconfigured function fails at init, before it takes a batch.
-func Kinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) *KinesisHandler[T] {
-	return must(NewKinesis(fn, opts...))
+func MustKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) *KinesisHandler[T] {
+	h := must(NewKinesis(fn, opts...))
+	h.x.handler = "handlers.MustKinesis"
+	return h
 }
 
 func must[H any](h H, err error) H {
@@ -76,24 +80,29 @@ func must[H any](h H, err error) H {
 // Invoke handles one Kinesis event and returns the partial batch response.
 func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ev, err := decodeKinesisEvent(payload)
-	if err != nil {
-		return nil, err
+	if err != nil || ev.records == nil {
+		if err := h.x.check(payload, err); err != nil {
+			return nil, err
+		}
 	}
 	recs := ev.records
-	items := make([]batch.Item, len(recs))
+	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		items[i] = batch.Item{
+		if src := recs[i].EventSource; src != sourceKinesis && src != "" {
+			return nil, h.x.mismatch(src)
+		}
+		items[i] = engine.Item{
 			ID:      recs[i].Kinesis.SequenceNumber,
 			Key:     recs[i].Kinesis.PartitionKey,
 			Arrival: recs[i].Kinesis.ApproximateArrivalTimestamp.Time,
 		}
 	}
-	policy, workers := batch.Stream, 1
+	policy, workers := engine.Stream, 1
 	if h.cfg.keyConcurrency > 0 {
-		policy, workers = batch.StreamPerKey, h.cfg.keyConcurrency
+		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
 	scratch := make([]KinesisRecord[T], workers)
-	res := batch.Run(ctx, items, h.cfg.engine("kinesis", policy, workers), func(ctx context.Context, w, i int) error {
+	res := engine.Run(ctx, items, h.cfg.engine("kinesis", policy, workers), func(ctx context.Context, w, i int) error {
 		r := &scratch[w]
 		*r = KinesisRecord[T]{Raw: recs[i]}
 		if ev.dataErrs != nil && ev.dataErrs[i] != nil {

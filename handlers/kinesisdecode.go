@@ -67,6 +67,9 @@ func refDecodeKinesisEvent(payload []byte) (kinesisEvent, error) {
 	if err := json.Unmarshal(payload, &ref); err != nil {
 		return kinesisEvent{}, fmt.Errorf("sluice: kinesis: the event is not a Kinesis event: %w", err)
 	}
+	if ref.Records == nil {
+		return kinesisEvent{}, nil // no records array: the caller says what it is
+	}
 	ev := kinesisEvent{records: make([]events.KinesisEventRecord, len(ref.Records))}
 	for i, r := range ref.Records {
 		var data []byte

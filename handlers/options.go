@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // EnvReportBatchItemFailures names the environment variable that tells the
@@ -24,24 +26,29 @@ const DefaultDeadlineMargin = 500 * time.Millisecond
 type Option func(*config)
 
 type config struct {
-	logger           *slog.Logger
-	concurrency      int
-	concurrencySet   bool
-	keyConcurrency   int
-	skipGroup        bool
-	margin           time.Duration
-	retry            batch.RetryPolicy
-	codec            Codec
-	now              func() time.Time
-	reportNoProgress bool
-	wholeBatch       bool
-	lookupEnv        func(string) (string, bool)
-	onBatch          func(context.Context, BatchReport)
-	errs             []error
+	logger          *slog.Logger
+	concurrency     int
+	concurrencySet  bool
+	keyConcurrency  int
+	skipGroup       bool
+	margin          time.Duration
+	retry           batch.RetryPolicy
+	codec           Codec
+	now             func() time.Time
+	partialWhenNone bool
+	wholeBatch      bool
+	lookupEnv       func(string) (string, bool)
+	logOut          io.Writer
+	onBatch         func(context.Context, BatchReport)
+	errs            []error
 }
 
-// WithLogger sets the logger for the per-batch summary and per-failure lines.
-// The default is slog.Default().
+// WithLogger sets the logger for the per-batch summary, the per-failure
+// lines and, at debug level, one line per in-process retry. Without it the
+// handler logs to standard error in the format and at the level Lambda's
+// logging configuration sets: JSON when AWS_LAMBDA_LOG_FORMAT is JSON,
+// text otherwise, from the level AWS_LAMBDA_LOG_LEVEL names (INFO when
+// unset).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l == nil {
@@ -114,21 +121,25 @@ func WithCodec(codec Codec) Option {
 	}
 }
 
-// WithClock sets the clock used for record ages and the deadline guard.
-func WithClock(now func() time.Time) Option {
+// withClock sets the clock used for record ages and the deadline guard
+// (tests only).
+func withClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
-			c.errs = append(c.errs, errors.New("WithClock: clock is nil"))
+			c.errs = append(c.errs, errors.New("withClock: clock is nil"))
 		}
 		c.now = now
 	}
 }
 
-// WithReportNoProgress answers a batch in which no record succeeded with a
-// partial response naming the failed records, instead of the default
-// function error that lets Lambda bisect the batch.
-func WithReportNoProgress() Option {
-	return func(c *config) { c.reportNoProgress = true }
+// WithPartialResponseWhenNoneSucceed answers a batch in which no record
+// succeeded with a partial batch response naming the records, instead of
+// the default function error (batch.ErrNoProgress). The function error is
+// what lets Lambda's BisectBatchOnFunctionError split the batch and isolate
+// a poison record; a partial response instead counts against the records'
+// retries like any other failure, without bisection.
+func WithPartialResponseWhenNoneSucceed() Option {
+	return func(c *config) { c.partialWhenNone = true }
 }
 
 // WithWholeBatchFailures makes any failed record fail the whole invocation
@@ -140,16 +151,48 @@ func WithWholeBatchFailures() Option {
 }
 
 // BatchReport tells a WithOnBatch hook what became of one invocation's
-// records: Items[i] had Result.Outcomes[i] and Result.Errors[i].
+// records.
 type BatchReport struct {
+	// Source is "kinesis", "dynamodb", "sqs", "sqs-fifo" or "kafka".
 	Source string
-	Items  []batch.Item
-	Result *batch.Result
+	// Records holds one entry per record, in the order of the event
+	// (Kafka: topic-partitions sorted, each in offset order).
+	Records []RecordOutcome
+	// Err is the function error the handler returns, or nil when it answers
+	// with a partial batch response (which lists the records whose Reported
+	// is true).
+	Err error
+	// Duration is how long the records took to run.
+	Duration time.Duration
 }
 
-// WithOnBatch calls f after each batch, before the handler answers Lambda,
-// for metrics, tracing or a demo. f runs on the invocation's goroutine and
-// must not keep the report after it returns.
+// RecordOutcome is what became of one record of an invocation.
+type RecordOutcome struct {
+	// ID is the record's batch item identifier: the sequence number
+	// (Kinesis, DynamoDB Streams), the message id (SQS), or
+	// "<topic>-<partition>@<offset>" (Kafka).
+	ID string
+	// Key is the record's ordering key: the partition key (Kinesis), the
+	// item's key attributes (DynamoDB Streams), the message group (SQS FIFO;
+	// the message id on a standard queue), or "<topic>-<partition>" (Kafka).
+	Key     string
+	Outcome batch.Outcome
+	// Err is why the record failed or was not attempted; nil if it
+	// succeeded.
+	Err error
+	// Attempts is how many times the record was run in this invocation: 0
+	// if it was not attempted, otherwise 1 plus its in-process retries.
+	Attempts int
+	// Reported is true when the partial batch response names the record, so
+	// Lambda will deliver it again.
+	Reported bool
+}
+
+// WithOnBatch calls f after each batch has run, before the handler answers
+// Lambda, for metrics, tracing or a demo. f runs on the invocation's
+// goroutine and must not keep the report after it returns. It is not called
+// for an event the handler rejects as a whole (malformed, or from another
+// source).
 func WithOnBatch(f func(ctx context.Context, r BatchReport)) Option {
 	return func(c *config) {
 		if f == nil {
@@ -159,14 +202,20 @@ func WithOnBatch(f func(ctx context.Context, r BatchReport)) Option {
 	}
 }
 
-// WithLookupEnv replaces os.LookupEnv for the start-up contract check.
-func WithLookupEnv(f func(string) (string, bool)) Option {
+// withLookupEnv replaces os.LookupEnv for the contract check and the
+// logging settings (tests only).
+func withLookupEnv(f func(string) (string, bool)) Option {
 	return func(c *config) {
 		if f == nil {
-			c.errs = append(c.errs, errors.New("WithLookupEnv: function is nil"))
+			c.errs = append(c.errs, errors.New("withLookupEnv: function is nil"))
 		}
 		c.lookupEnv = f
 	}
+}
+
+// withLogOutput sets where the default logger writes (tests only).
+func withLogOutput(w io.Writer) Option {
+	return func(c *config) { c.logOut = w }
 }
 
 type sourceKind uint8
@@ -179,12 +228,12 @@ const (
 
 func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	c := &config{
-		logger:    slog.Default(),
 		margin:    DefaultDeadlineMargin,
 		retry:     batch.DefaultRetryPolicy(),
 		codec:     JSON(),
 		now:       time.Now,
 		lookupEnv: os.LookupEnv,
+		logOut:    os.Stderr,
 	}
 	for _, o := range opts {
 		o(c)
@@ -214,52 +263,81 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 				EnvReportBatchItemFailures))
 		}
 	}
+	if c.logger == nil {
+		l, err := defaultLogger(c.lookupEnv, c.logOut)
+		if err != nil {
+			c.errs = append(c.errs, err)
+		}
+		c.logger = l
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
 	}
 	return c, nil
 }
 
-// chain wraps fn with the retry policy. Panics are recovered by the batch
-// engine (with the stack), so the default chain needs no Recover layer: each
-// layer costs a copy of the record per call.
+// chain wraps fn with the retry policy, whose retries are counted and logged
+// by the engine. Panics are recovered by the engine (with the stack), so the
+// default chain needs no Recover layer: each layer costs a copy of the record
+// per call.
 func chain[R any](c *config, fn func(context.Context, R) error) (batch.Handler[R], error) {
 	if fn == nil {
 		return nil, errors.New("handler function is nil")
 	}
-	retry, err := batch.Retry[R](c.retry)
+	p := c.retry
+	if user := p.OnRetry; user != nil {
+		p.OnRetry = func(ctx context.Context, attempt int, err error, wait time.Duration) {
+			engine.NoteRetry(ctx, attempt, err, wait)
+			user(ctx, attempt, err, wait)
+		}
+	} else {
+		p.OnRetry = engine.NoteRetry
+	}
+	retry, err := batch.Retry[R](p)
 	if err != nil {
 		return nil, err
 	}
 	return retry(batch.HandlerFunc[R](fn)), nil
 }
 
-// engine returns the batch configuration for one invocation.
-func (c *config) engine(source string, policy batch.Policy, concurrency int) batch.Config {
-	return batch.Config{
-		Policy:           policy,
-		Concurrency:      concurrency,
-		Margin:           c.margin,
-		ReportNoProgress: c.reportNoProgress,
-		Source:           source,
-		Logger:           c.logger,
-		Now:              c.now,
+// engine returns the engine configuration for one invocation.
+func (c *config) engine(source string, policy engine.Policy, concurrency int) engine.Config {
+	return engine.Config{
+		Policy:                         policy,
+		Concurrency:                    concurrency,
+		Margin:                         c.margin,
+		PartialResponseWhenNoneSucceed: c.partialWhenNone,
+		Source:                         source,
+		Logger:                         c.logger,
+		Now:                            c.now,
 	}
 }
 
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
-func (c *config) outcome(ctx context.Context, source string, items []batch.Item, res *batch.Result) ([]int, error) {
+func (c *config) outcome(ctx context.Context, source string, items []engine.Item, res *engine.Result) ([]int, error) {
+	report, err := res.Report, res.Err
+	if err == nil && c.wholeBatch && len(report) > 0 {
+		i := report[0]
+		err = fmt.Errorf("sluice: %d of %d records did not succeed (whole-batch mode); first: %w",
+			len(report), len(res.Outcomes), res.Errors[i])
+	}
+	if err != nil {
+		report = nil
+	}
 	if c.onBatch != nil {
-		c.onBatch(ctx, BatchReport{Source: source, Items: items, Result: res})
+		c.onBatch(ctx, batchReport(source, items, res, report, err))
 	}
-	if res.Err != nil {
-		return nil, res.Err
+	return report, err
+}
+
+func batchReport(source string, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
+	recs := make([]RecordOutcome, len(items))
+	for i, it := range items {
+		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i)}
 	}
-	if c.wholeBatch && len(res.Report) > 0 {
-		i := res.Report[0]
-		return nil, fmt.Errorf("sluice: %d of %d records did not succeed (whole-batch mode); first: %w",
-			len(res.Report), len(res.Outcomes), res.Errors[i])
+	for _, i := range report {
+		recs[i].Reported = true
 	}
-	return res.Report, nil
+	return BatchReport{Source: source, Records: recs, Err: err, Duration: res.Duration}
 }

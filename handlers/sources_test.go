@@ -223,7 +223,7 @@ func TestDynamoDBDecodeErrors(t *testing.T) {
 	h, _ := NewDynamoDB(func(ctx context.Context, r DynamoDBRecord[ddbItem]) error {
 		seen = append(seen, r.SequenceNumber())
 		return nil
-	}, opts(WithReportNoProgress())...)
+	}, opts(WithPartialResponseWhenNoneSucceed())...)
 	// Stream order: record 1 fails and stops the batch; it is reported.
 	out, err := h.Invoke(context.Background(), raw)
 	if err != nil {
@@ -317,7 +317,7 @@ func TestKafkaGoldenEventsAndHeaders(t *testing.T) {
 		var got string
 		h, _ := NewKafka(func(ctx context.Context, r KafkaRecord[[]byte]) error {
 			hv, _ := r.Header("headerKey")
-			got = fmt.Sprintf("%s %s %d %s %s", r.PartitionKey(), r.Value, r.Offset(), hv, r.Timestamp().UTC().Format(time.RFC3339Nano))
+			got = fmt.Sprintf("%s %s %d %s %s", r.TopicPartition(), r.Value, r.Offset(), hv, r.Timestamp().UTC().Format(time.RFC3339Nano))
 			return nil
 		}, quiet()...)
 		out, err := h.Invoke(context.Background(), golden(t, name))

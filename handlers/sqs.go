@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // SQSRecord is one SQS message: the decoded body and the message exactly as
@@ -52,6 +53,7 @@ type SQSHandler[T any] struct {
 	cfg   *config
 	chain batch.Handler[SQSRecord[T]]
 	fifo  bool
+	x     expect
 }
 
 // NewSQS returns an SQS handler that calls fn for each message. A batch from a
@@ -70,9 +72,9 @@ func NewSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Opt
 }
 
 func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts []Option) (*SQSHandler[T], error) {
-	name := "sqs"
+	name, ctor := "sqs", "handlers.NewSQS"
 	if fifo {
-		name = "sqs-fifo"
+		name, ctor = "sqs-fifo", "handlers.NewSQSFIFO"
 	}
 	c, err := newConfig(kindSQS, name, opts)
 	if err != nil {
@@ -82,46 +84,55 @@ func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
 	}
-	return &SQSHandler[T]{cfg: c, chain: h, fifo: fifo}, nil
+	return &SQSHandler[T]{cfg: c, chain: h, fifo: fifo, x: expect{ctor, "Records", []string{sourceSQS}}}, nil
 }
 
-// SQS is NewSQS that panics on an error, for use in main.
-func SQS[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
-	return must(NewSQS(fn, opts...))
+// MustSQS is NewSQS that panics on an error, for use in main.
+func MustSQS[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
+	h := must(NewSQS(fn, opts...))
+	h.x.handler = "handlers.MustSQS"
+	return h
 }
 
-// SQSFIFO is NewSQSFIFO that panics on an error, for use in main.
-func SQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
-	return must(NewSQSFIFO(fn, opts...))
+// MustSQSFIFO is NewSQSFIFO that panics on an error, for use in main.
+func MustSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Option) *SQSHandler[T] {
+	h := must(NewSQSFIFO(fn, opts...))
+	h.x.handler = "handlers.MustSQSFIFO"
+	return h
 }
 
 // Invoke handles one SQS event and returns the partial batch response.
 func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	recs, decErrs, err := decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
-	if err != nil {
-		return nil, err
+	if err != nil || recs == nil {
+		if err := h.x.check(payload, err); err != nil {
+			return nil, err
+		}
 	}
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
-	items := make([]batch.Item, len(recs))
+	items := make([]engine.Item, len(recs))
 	for i := range recs {
-		items[i] = batch.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: msAttr(recs[i].Attributes["SentTimestamp"])}
+		if src := recs[i].EventSource; src != sourceSQS && src != "" {
+			return nil, h.x.mismatch(src)
+		}
+		items[i] = engine.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: msAttr(recs[i].Attributes["SentTimestamp"])}
 		if fifo {
 			items[i].Key = recs[i].Attributes["MessageGroupId"]
 		}
 	}
-	policy, workers := batch.Independent, h.cfg.concurrency
+	policy, workers := engine.Independent, h.cfg.concurrency
 	source := "sqs"
 	if fifo {
 		source = "sqs-fifo"
-		policy, workers = batch.Ordered, 1
+		policy, workers = engine.Ordered, 1
 		if h.cfg.skipGroup {
-			policy = batch.OrderedPerGroup
+			policy = engine.OrderedPerGroup
 			if !h.cfg.concurrencySet {
 				workers = 1
 			}
 		}
 	}
-	res := batch.Run(ctx, items, h.cfg.engine(source, policy, workers), func(ctx context.Context, w, i int) error {
+	res := engine.Run(ctx, items, h.cfg.engine(source, policy, workers), func(ctx context.Context, w, i int) error {
 		r := SQSRecord[T]{Raw: recs[i]}
 		if decErrs != nil && decErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}

@@ -85,7 +85,7 @@ func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler
 		return handlers.NewSQS(fn, opts...)
 	case "kafka":
 		return handlers.NewKafka(func(ctx context.Context, r handlers.KafkaRecord[Command]) error {
-			return f.run(ctx, r.Value, fmt.Sprintf("%s@%d", r.PartitionKey(), r.Offset()), r.PartitionKey())
+			return f.run(ctx, r.Value, fmt.Sprintf("%s@%d", r.TopicPartition(), r.Offset()), r.TopicPartition())
 		}, opts...)
 	}
 	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))

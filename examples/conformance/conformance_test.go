@@ -266,8 +266,7 @@ func TestInProcess(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(source+"/"+sc.name, func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "effects.jsonl")
-				h, err := newHandler(source, path, handlers.WithLogger(slog.New(slog.DiscardHandler)),
-					handlers.WithLookupEnv(func(string) (string, bool) { return "", false }))
+				h, err := newHandler(source, path, handlers.WithLogger(slog.New(slog.DiscardHandler)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,8 +287,7 @@ func TestUnknownSource(t *testing.T) {
 
 func TestEffectsKeepOrderPerKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "effects.jsonl")
-	h, _ := newHandler("kinesis", path, handlers.WithLogger(slog.New(slog.DiscardHandler)), handlers.WithKeyConcurrency(3),
-		handlers.WithLookupEnv(func(string) (string, bool) { return "", false }))
+	h, _ := newHandler("kinesis", path, handlers.WithLogger(slog.New(slog.DiscardHandler)), handlers.WithKeyConcurrency(3))
 	actions := make([]string, 200)
 	for i := range actions {
 		actions[i] = "ok"

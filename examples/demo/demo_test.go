@@ -14,13 +14,20 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
+	for _, unwanted := range []string{"(plain)", "(permanent)", `"…`} {
+		if strings.Contains(s, unwanted) {
+			t.Errorf("output shows %q: outcomes in plain words and full ids in the answer, please:\n%s", unwanted, s)
+		}
+	}
 	for _, want := range []string{
-		"ord-1003  succeeded           charged 120.00 EUR to acct-3 (attempt 2)",
-		"ord-1004  failed (permanent)",
-		`answer to Lambda: {"batchItemFailures":[{"itemIdentifier":"…00000003"}]}`,
+		"ord-1003  succeeded on attempt 2",
+		"ord-1004  failed permanently: not retried in process",
+		"-         not attempted: Lambda redelivers it with the failed record",
+		`answer to Lambda: {"batchItemFailures":[{"itemIdentifier":"49590338271490256608559690000000000000000000000000000003"}]}`,
 		"redelivers records 4-8",
-		"failed (plain)      panic: runtime error",
-		`{"itemIdentifier":"…00000004"},{"itemIdentifier":"…00000005"},{"itemIdentifier":"…00000007"}`,
+		"failed: will be retried by Lambda",
+		"panic: runtime error",
+		`{"itemIdentifier":"00000004-0000-4000-8000-000000000004"},{"itemIdentifier":"00000005-0000-4000-8000-000000000005"},{"itemIdentifier":"00000007-0000-4000-8000-000000000007"}`,
 		"deletes the 5 processed messages",
 	} {
 		if !strings.Contains(s, want) {

@@ -129,7 +129,6 @@ func demo(w io.Writer, source string, event []byte) error {
 		handlers.WithLogger(slog.New(slog.DiscardHandler)), // the table below says it all
 		handlers.WithOnBatch(func(ctx context.Context, r handlers.BatchReport) { rep = r }),
 		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(10 * time.Millisecond)}),
-		handlers.WithLookupEnv(func(string) (string, bool) { return "", false }),
 	}
 	var h lambda.Handler
 	var err error
@@ -159,37 +158,64 @@ func demo(w io.Writer, source string, event []byte) error {
 	out, invokeErr := h.Invoke(context.Background(), event)
 
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\trecord\torder\toutcome\tdetail")
-	for i, it := range rep.Items {
-		order := orderOf(it.ID)
-		outcome := rep.Result.Outcomes[i].String()
+	fmt.Fprintln(tw, "#\trecord\torder\twhat happened\tdetail")
+	for i, rec := range rep.Records {
+		order := orderOf(rec.ID)
 		detail := p.notes[order]
-		if e := rep.Result.Error(i); e != nil {
-			detail = firstLine(e.Error())
-			if c := batch.Classify(e); c != batch.ClassNone && rep.Result.Outcomes[i] == batch.Failed {
-				outcome += " (" + c.String() + ")"
-			}
+		if rec.Outcome == batch.Failed {
+			detail = firstLine(rec.Err.Error())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, short(it.ID), or(order, "-"), outcome, detail)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, short(rec.ID), or(order, "-"), fate(source, rec), detail)
 	}
 	tw.Flush()
 	if invokeErr != nil {
 		fmt.Fprintf(w, "answer to Lambda: function error: %v\n", invokeErr)
 		return nil
 	}
-	fmt.Fprintf(w, "answer to Lambda: %s\n", shortIDs(string(out)))
+	fmt.Fprintf(w, "answer to Lambda: %s\n", out)
+	first, reported := -1, 0
+	for i, rec := range rep.Records {
+		if rec.Reported {
+			reported++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
 	switch source {
 	case "kinesis":
-		if len(rep.Result.Report) > 0 {
-			first := rep.Result.Report[0]
+		if first >= 0 {
 			fmt.Fprintf(w, "Lambda next: checkpoints before record %d and redelivers records %d-%d; nothing is lost, and nothing after the failure ran twice.\n",
-				first+1, first+1, len(rep.Items))
+				first+1, first+1, len(rep.Records))
 		}
 	case "sqs":
 		fmt.Fprintf(w, "Lambda next: deletes the %d processed messages; the %d reported ones return to the queue after the visibility timeout.\n",
-			len(rep.Items)-len(rep.Result.Report), len(rep.Result.Report))
+			len(rep.Records)-reported, reported)
 	}
 	return nil
+}
+
+// fate says in plain words what became of a record and what happens next.
+func fate(source string, rec handlers.RecordOutcome) string {
+	switch rec.Outcome {
+	case batch.Succeeded:
+		if rec.Attempts > 1 {
+			return fmt.Sprintf("succeeded on attempt %d", rec.Attempts)
+		}
+		return "succeeded"
+	case batch.Failed:
+		if batch.Classify(rec.Err) == batch.ClassPermanent {
+			return "failed permanently: not retried in process"
+		}
+		return "failed: will be retried by Lambda"
+	}
+	switch {
+	case errors.Is(rec.Err, batch.ErrDeadline):
+		return "not attempted: too close to the deadline"
+	case source == "kinesis":
+		return "not attempted: Lambda redelivers it with the failed record"
+	}
+	return "not attempted: an earlier record of its order failed"
 }
 
 func firstLine(s string) string {
@@ -200,28 +226,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// short abbreviates long sequence numbers and message ids for the table.
+// short abbreviates long sequence numbers and message ids for the table; the
+// answer to Lambda shows them in full.
 func short(id string) string {
 	if len(id) > 16 {
 		return "…" + id[len(id)-8:]
 	}
 	return id
-}
-
-func shortIDs(resp string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(resp, `"itemIdentifier":"`)
-		if i < 0 {
-			b.WriteString(resp)
-			return b.String()
-		}
-		i += len(`"itemIdentifier":"`)
-		j := strings.IndexByte(resp[i:], '"')
-		b.WriteString(resp[:i])
-		b.WriteString(short(resp[i : i+j]))
-		resp = resp[i+j:]
-	}
 }
 
 func or(s, def string) string {

@@ -1,15 +1,20 @@
-package batch
+package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/batch"
 )
 
 // items makes one item per key letter: "aab" is three items, keys a, a, b.
@@ -22,8 +27,8 @@ func items(keys string) []Item {
 }
 
 // outcomes parses "s f -" as Succeeded, Failed, NotAttempted.
-func outcomes(s string) []Outcome {
-	out := make([]Outcome, len(s))
+func outcomes(s string) []batch.Outcome {
+	out := make([]batch.Outcome, len(s))
 	for i, c := range s {
 		switch c {
 		case 's':
@@ -68,39 +73,6 @@ func TestReport(t *testing.T) {
 				t.Fatalf("Report(%v, %q) = %v, want %v", tt.policy, tt.outcomes, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestClassify(t *testing.T) {
-	base := errors.New("boom")
-	tests := []struct {
-		name string
-		err  error
-		want Class
-	}{
-		{"nil", nil, ClassNone},
-		{"plain", base, ClassPlain},
-		{"permanent", Permanent(base), ClassPermanent},
-		{"transient", Transient(base), ClassTransient},
-		{"wrapped transient", fmt.Errorf("call: %w", Transient(base)), ClassTransient},
-		{"permanent wins over transient", Permanent(Transient(base)), ClassPermanent},
-		{"permanent inside transient still permanent", Transient(Permanent(base)), ClassPermanent},
-		{"decode error", &DecodeError{ID: "1", Err: base}, ClassPermanent},
-		{"panic", &PanicError{Value: "x"}, ClassPlain},
-		{"joined", errors.Join(base, Transient(base)), ClassTransient},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Classify(tt.err); got != tt.want {
-				t.Fatalf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
-			}
-		})
-	}
-	if Permanent(nil) != nil || Transient(nil) != nil {
-		t.Fatal("Permanent(nil) and Transient(nil) must be nil")
-	}
-	if !errors.Is(Permanent(base), base) {
-		t.Fatal("Permanent must wrap its error")
 	}
 }
 
@@ -210,23 +182,23 @@ func TestRunStreamPerKeyDoesNotStartPastLowestFailure(t *testing.T) {
 	if ran.Load() != 1 {
 		t.Fatalf("ran %d records, want 1", ran.Load())
 	}
-	if res.Err == nil || !errors.Is(res.Err, ErrNoProgress) {
-		t.Fatalf("want ErrNoProgress, got %v", res.Err)
+	if res.Err == nil || !errors.Is(res.Err, batch.ErrNoProgress) {
+		t.Fatalf("want batch.ErrNoProgress, got %v", res.Err)
 	}
 }
 
 func TestRunNoProgress(t *testing.T) {
 	p, _ := failOn(0, 1)
 	res := Run(context.Background(), items("ab"), Config{Policy: Independent}, p)
-	if !errors.Is(res.Err, ErrNoProgress) || res.Report != nil {
-		t.Fatalf("all failed: want ErrNoProgress and no report, got %v %v", res.Err, res.Report)
+	if !errors.Is(res.Err, batch.ErrNoProgress) || res.Report != nil {
+		t.Fatalf("all failed: want batch.ErrNoProgress and no report, got %v %v", res.Err, res.Report)
 	}
 	if !strings.Contains(res.Err.Error(), "record 0") {
 		t.Fatalf("error should name the first failed record: %v", res.Err)
 	}
-	res = Run(context.Background(), items("ab"), Config{Policy: Independent, ReportNoProgress: true}, p)
+	res = Run(context.Background(), items("ab"), Config{Policy: Independent, PartialResponseWhenNoneSucceed: true}, p)
 	if res.Err != nil || !slices.Equal(res.Report, []int{0, 1}) {
-		t.Fatalf("ReportNoProgress: got err %v report %v", res.Err, res.Report)
+		t.Fatalf("PartialResponseWhenNoneSucceed: got err %v report %v", res.Err, res.Report)
 	}
 	res = Run(context.Background(), nil, Config{Policy: Stream}, p)
 	if res.Err != nil || len(res.Report) != 0 {
@@ -241,9 +213,9 @@ func TestRunPanicFailsOnlyThatRecord(t *testing.T) {
 		}
 		return nil
 	})
-	var pe *PanicError
+	var pe *batch.PanicError
 	if !errors.As(res.Errors[1], &pe) || pe.Value != "kaboom" || len(pe.Stack) == 0 {
-		t.Fatalf("record 1: want *PanicError with stack, got %#v", res.Errors[1])
+		t.Fatalf("record 1: want *batch.PanicError with stack, got %#v", res.Errors[1])
 	}
 	if !slices.Equal(res.Report, []int{1}) || res.Succeeded != 2 {
 		t.Fatalf("report %v succeeded %d", res.Report, res.Succeeded)
@@ -280,8 +252,8 @@ func TestRunDeadlineGuard(t *testing.T) {
 				t.Fatalf("succeeded %d not attempted %d, want 3 and 3", res.Succeeded, res.NotAttempted)
 			}
 			for i := 3; i < 6; i++ {
-				if !errors.Is(res.Errors[i], ErrDeadline) {
-					t.Fatalf("record %d: want ErrDeadline, got %v", i, res.Errors[i])
+				if !errors.Is(res.Errors[i], batch.ErrDeadline) {
+					t.Fatalf("record %d: want batch.ErrDeadline, got %v", i, res.Errors[i])
 				}
 			}
 			if want := dl.Add(-250 * time.Millisecond); !handlerDeadline.Equal(want) {
@@ -307,7 +279,93 @@ func TestRunDeadlineBeforeFirstRecordIsFunctionError(t *testing.T) {
 	if called {
 		t.Fatal("no record may start inside the margin")
 	}
-	if !errors.Is(res.Err, ErrNoProgress) || !errors.Is(res.Err, ErrDeadline) {
-		t.Fatalf("want ErrNoProgress wrapping ErrDeadline, got %v", res.Err)
+	if !errors.Is(res.Err, batch.ErrNoProgress) || !errors.Is(res.Err, batch.ErrDeadline) {
+		t.Fatalf("want batch.ErrNoProgress wrapping batch.ErrDeadline, got %v", res.Err)
+	}
+}
+
+func TestNoteRetryCountsAttemptsAndLogsAtDebug(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	busy := errors.New("busy")
+	const n = 60
+	its := make([]Item, n)
+	for i := range its {
+		its[i] = Item{ID: fmt.Sprint("id-", i), Key: fmt.Sprint(i % 5)}
+	}
+	for _, tt := range []struct {
+		policy      Policy
+		concurrency int
+	}{{Independent, 4}, {PerPartition, 3}, {Stream, 1}} {
+		t.Run(tt.policy.String(), func(t *testing.T) {
+			buf.Reset()
+			res := Run(context.Background(), its, Config{Policy: tt.policy, Concurrency: tt.concurrency, Logger: logger, Source: "test"},
+				func(ctx context.Context, w, i int) error {
+					for a := 1; a <= i%3; a++ {
+						NoteRetry(ctx, a, busy, time.Duration(a)*time.Millisecond)
+					}
+					return nil
+				})
+			want := 0
+			for i := range its {
+				want += i % 3
+				if got := res.Attempts(i); got != 1+i%3 {
+					t.Fatalf("record %d: %d attempts, want %d", i, got, 1+i%3)
+				}
+			}
+			if res.Retried != want {
+				t.Fatalf("Retried %d, want %d", res.Retried, want)
+			}
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			if len(lines) != want+1 {
+				t.Fatalf("want %d retry lines and a summary, got %d", want, len(lines))
+			}
+			var retry, sum map[string]any
+			for _, l := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatal(err)
+				}
+				if m["record"] == "id-2" && m["attempt"] == 2.0 {
+					retry = m
+				}
+				if m["msg"] == "sluice: batch done" {
+					sum = m
+				}
+			}
+			if retry == nil || retry["level"] != "DEBUG" || retry["error"] != "busy" || retry["wait"] != float64(2*time.Millisecond) || retry["key"] != "2" {
+				t.Fatalf("no debug line for the second retry of id-2 with its error and wait: %s", buf.String())
+			}
+			if sum == nil || sum["retries"] != float64(want) {
+				t.Fatalf("summary line should count %d retries: %v", want, sum)
+			}
+		})
+	}
+	NoteRetry(context.Background(), 1, busy, time.Second) // outside a Run: nothing to count
+}
+
+func TestAttemptsOfRecordsNotRun(t *testing.T) {
+	p, _ := failOn(1)
+	res := Run(context.Background(), items("aaa"), Config{Policy: Stream}, p)
+	if res.Attempts(0) != 1 || res.Attempts(1) != 1 || res.Attempts(2) != 0 || res.Retries != nil {
+		t.Fatalf("attempts %d %d %d retries %v", res.Attempts(0), res.Attempts(1), res.Attempts(2), res.Retries)
+	}
+}
+
+func TestProcessContextKeepsParentValuesAndCancellation(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	res := Run(parent, items("abc"), Config{Policy: Independent, Concurrency: 2}, func(ctx context.Context, w, i int) error {
+		if ctx.Value(key{}) != "v" {
+			return errors.New("parent value lost")
+		}
+		if i == 0 {
+			cancel()
+		}
+		<-ctx.Done() // cancelling the invocation reaches every record
+		return nil
+	})
+	if res.Succeeded != 3 {
+		t.Fatalf("outcomes %v errors %v", res.Outcomes, res.Errors)
 	}
 }

@@ -1,4 +1,57 @@
-package batch
+// Package engine runs a per-record function over a batch under the ordering
+// policy of its source and decides which records to report back to Lambda as
+// failed. It is the machinery behind package handlers; a function author never
+// sees it. The vocabulary it shares with function authors (outcomes, error
+// classes, the errors of records that were not attempted) lives in package
+// batch.
+//
+// The engine works on non-generic Items (an identifier, an ordering key and an
+// arrival time); decoding records and calling the typed function is the
+// caller's Process.
+//
+// # Policies
+//
+// A Policy says which records may run concurrently, what an earlier failure
+// does to later records, and which records are reported (see Report):
+//
+//   - Independent (SQS standard): records are independent and run with bounded
+//     concurrency; every record that did not succeed is reported.
+//   - Ordered (SQS FIFO): records run in batch order; after a failure nothing
+//     later runs, and the failed record and every later one are reported, as
+//     Lambda requires for FIFO queues.
+//   - OrderedPerGroup (SQS FIFO, skip-group mode): as Ordered, but a failure
+//     stops and reports only the later records of the same message group;
+//     other groups go on.
+//   - Stream (Kinesis, DynamoDB Streams): records run in sequence order and the
+//     batch stops at the first failure, which alone is reported: Lambda
+//     restarts the shard from the lowest reported sequence number, so work
+//     after it would be wasted and run twice.
+//   - StreamPerKey: as Stream, but different ordering keys (partition keys) run
+//     concurrently, each key in order; the lowest record that did not succeed
+//     is reported, and records after it are not started.
+//   - PerPartition (Kafka): each ordering key (topic-partition) runs in order,
+//     partitions concurrently; a partition stops at its first failure, and the
+//     failed record and every later record of that partition are reported.
+//     Reporting the later ones too is correct whether Lambda restarts the
+//     partition at the lowest reported offset or retries only what is listed.
+//
+// # Failures
+//
+// A panic in Process becomes a *batch.PanicError for that record. Before each
+// record the deadline guard compares the time left before the Lambda deadline
+// with a margin; when too little is left, that record and all records not yet
+// started are not attempted (batch.ErrDeadline), so the function answers
+// before Lambda times it out.
+//
+// When no record of a non-empty batch succeeded, Run returns a function error
+// (batch.ErrNoProgress) instead of a partial response, so that Lambda's
+// BisectBatchOnFunctionError can split the batch and isolate a poison record.
+// Config.PartialResponseWhenNoneSucceed turns this off.
+//
+// In-process retries happen inside Process (batch.Retry); a retry middleware
+// tells the engine about each one with NoteRetry, which counts it into the
+// record's attempts and logs it at debug level.
+package engine
 
 import (
 	"context"
@@ -9,6 +62,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicehq/sluice/batch"
 )
 
 // Policy is a source's ordering and reporting policy; see the package
@@ -54,32 +109,22 @@ type Item struct {
 	Arrival time.Time // when the source received it; zero if unknown
 }
 
-// Outcome is what became of one record.
-type Outcome uint8
-
+// The outcomes, under short names.
 const (
-	// NotAttempted records were not run: the deadline was near, or an
-	// earlier record they must follow failed.
-	NotAttempted Outcome = iota
-	// Succeeded records are done.
-	Succeeded
-	// Failed records were run and failed.
-	Failed
+	NotAttempted = batch.NotAttempted
+	Succeeded    = batch.Succeeded
+	Failed       = batch.Failed
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case NotAttempted:
-		return "not-attempted"
-	case Succeeded:
-		return "succeeded"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("Outcome(%d)", o)
-}
-
 // Config configures one Run.
+//
+// There is no batch-level hook yet. Idempotency and dead letters will need
+// one that sees the batch before any record runs (to claim keys) and one that
+// sees the outcomes after they ran and may change them (a failure parked in a
+// dead-letter destination counts as handled). Run is split for them: run
+// fills Outcomes and Errors, settle completes them, and decide is a pure
+// function of the outcomes, so both hooks go between those steps and need not
+// touch the policies.
 type Config struct {
 	Policy Policy
 	// Concurrency bounds how many records (Independent) or ordering keys
@@ -87,16 +132,18 @@ type Config struct {
 	// Stream always run one record at a time.
 	Concurrency int
 	// Margin is the deadline guard: a record is started only while more than
-	// Margin is left before ctx's deadline, and handlers see a context whose
+	// Margin is left before ctx's deadline, and Process sees a context whose
 	// deadline is Margin earlier than the Lambda deadline.
 	Margin time.Duration
-	// ReportNoProgress, when true, answers a batch in which no record
-	// succeeded with a partial response naming them, instead of ErrNoProgress.
-	ReportNoProgress bool
+	// PartialResponseWhenNoneSucceed, when true, answers a batch in which no
+	// record succeeded with a partial response naming them, instead of the
+	// function error ErrNoProgress.
+	PartialResponseWhenNoneSucceed bool
 	// Source names the source in logs ("kinesis", "sqs", ...).
 	Source string
-	// Logger receives one summary line per batch and one line per failed
-	// record. Nil means no logging.
+	// Logger receives one summary line per batch, one line per failed record
+	// and, at debug level, one line per in-process retry. Nil means no
+	// logging.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -104,10 +151,13 @@ type Config struct {
 
 // Result is what Run decided.
 type Result struct {
-	Outcomes []Outcome // per item
+	Outcomes []batch.Outcome // per item
 	// Errors says, per item, why it failed or was not attempted; it is nil
 	// when every item succeeded. Use Error(i).
 	Errors []error
+	// Retries counts, per item, the in-process retries reported with
+	// NoteRetry; it is nil when there were none. Use Attempts(i).
+	Retries []int32
 	// Report lists, ascending, the indexes of the items to report as batch
 	// item failures. It is empty when Err is set.
 	Report []int
@@ -115,6 +165,7 @@ type Result struct {
 	Err error
 
 	Succeeded, Failed, NotAttempted int
+	Retried                         int // in-process retries, all items
 	Duration                        time.Duration
 }
 
@@ -124,6 +175,18 @@ func (r *Result) Error(i int) error {
 		return nil
 	}
 	return r.Errors[i]
+}
+
+// Attempts returns how many times item i was run in this invocation: 0 when
+// it was not attempted, else 1 plus its in-process retries.
+func (r *Result) Attempts(i int) int {
+	if r.Outcomes[i] == NotAttempted {
+		return 0
+	}
+	if r.Retries == nil {
+		return 1
+	}
+	return 1 + int(r.Retries[i])
 }
 
 // Process runs the record at index i. worker identifies the goroutine, from 0
@@ -144,7 +207,7 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 		cfg:      cfg,
 		now:      now,
 		process:  process,
-		outcomes: make([]Outcome, n),
+		outcomes: make([]batch.Outcome, n),
 	}
 	r.lowest.Store(int64(n))
 	rctx := ctx
@@ -156,7 +219,16 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 		defer cancel()
 	}
 	r.run(rctx)
+	res := r.settle()
+	decide(cfg, items, res)
+	res.Duration = now().Sub(start)
+	logResult(cfg, items, res, start)
+	return res
+}
 
+// settle gathers the outcomes, giving every record that was not attempted
+// the reason why.
+func (r *runner) settle() *Result {
 	res := &Result{Outcomes: r.outcomes}
 	for i, o := range r.outcomes {
 		switch o {
@@ -169,31 +241,38 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 			r.initErrs()
 			if r.errs[i] == nil {
 				if r.expired.Load() {
-					r.errs[i] = ErrDeadline
+					r.errs[i] = batch.ErrDeadline
 				} else {
-					r.errs[i] = ErrStopped
+					r.errs[i] = batch.ErrStopped
 				}
 			}
 		}
 	}
 	res.Errors = r.errs
-	if n > 0 && res.Succeeded == 0 && !cfg.ReportNoProgress {
-		res.Err = noProgressError(items, r.outcomes, r.errs)
-	} else {
-		res.Report = Report(cfg.Policy, items, r.outcomes)
+	res.Retries = r.retries
+	for _, n := range r.retries {
+		res.Retried += int(n)
 	}
-	res.Duration = now().Sub(start)
-	logResult(cfg, items, res, start)
 	return res
 }
 
-func noProgressError(items []Item, outcomes []Outcome, errs []error) error {
+// decide sets what to answer Lambda: the records to report, or a function
+// error when none succeeded.
+func decide(cfg Config, items []Item, res *Result) {
+	if len(items) > 0 && res.Succeeded == 0 && !cfg.PartialResponseWhenNoneSucceed {
+		res.Err = noProgressError(items, res.Outcomes, res.Errors)
+		return
+	}
+	res.Report = Report(cfg.Policy, items, res.Outcomes)
+}
+
+func noProgressError(items []Item, outcomes []batch.Outcome, errs []error) error {
 	for i, o := range outcomes {
 		if o == Failed {
-			return fmt.Errorf("%w: %d records; first failure on record %s: %w", ErrNoProgress, len(items), items[i].ID, errs[i])
+			return fmt.Errorf("%w: %d records; first failure on record %s: %w", batch.ErrNoProgress, len(items), items[i].ID, errs[i])
 		}
 	}
-	return fmt.Errorf("%w: %d records, none attempted: %w", ErrNoProgress, len(items), errs[0])
+	return fmt.Errorf("%w: %d records, none attempted: %w", batch.ErrNoProgress, len(items), errs[0])
 }
 
 type runner struct {
@@ -202,9 +281,15 @@ type runner struct {
 	now     func() time.Time
 	process Process
 
-	outcomes []Outcome
-	errs     []error // allocated on the first failure
-	errsOnce sync.Once
+	outcomes  []batch.Outcome
+	errs      []error // allocated on the first failure
+	errsOnce  sync.Once
+	retries   []int32 // allocated on the first retry
+	retryOnce sync.Once
+
+	// slots[w] is the context worker w runs records under; it knows which
+	// record that is, for NoteRetry.
+	slots []slot
 
 	hasDeadline bool
 	guard       time.Time   // start no record at or after this instant
@@ -213,12 +298,61 @@ type runner struct {
 	lowest      atomic.Int64
 }
 
+type slot struct {
+	context.Context
+	r *runner
+	i int
+}
+
+type slotKey struct{}
+
+// Value answers slotKey with the slot itself, and any other key as the
+// context it wraps does.
+func (s *slot) Value(key any) any {
+	if key == (slotKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+// NoteRetry tells the engine that the record being processed under ctx (a
+// context given to Process, or derived from one) failed its attempt number
+// retry with a transient error and will be tried again after wait. The
+// engine counts the retry into the record's attempts and logs it at debug
+// level. Outside a Run it does nothing.
+func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil || s.r == nil {
+		return
+	}
+	r, i := s.r, s.i
+	r.retryOnce.Do(func() { r.retries = make([]int32, len(r.items)) })
+	r.retries[i]++ // only the worker running item i touches its count
+	if l := r.cfg.Logger; l != nil && l.Enabled(ctx, slog.LevelDebug) {
+		l.LogAttrs(ctx, slog.LevelDebug, "sluice: record failed transiently, retrying",
+			slog.String("source", r.cfg.Source),
+			slog.String("record", r.items[i].ID),
+			slog.String("key", r.items[i].Key),
+			slog.Int("attempt", retry),
+			slog.String("error", err.Error()),
+			slog.Duration("wait", wait),
+		)
+	}
+}
+
 func (r *runner) run(ctx context.Context) {
 	n := len(r.items)
 	if n == 0 {
 		return
 	}
 	workers := max(r.cfg.Concurrency, 1)
+	if !r.cfg.Policy.keyed() && r.cfg.Policy != Independent {
+		workers = 1
+	}
+	r.slots = make([]slot, workers)
+	for w := range r.slots {
+		r.slots[w] = slot{Context: ctx, r: r}
+	}
 	switch {
 	case r.cfg.Policy.keyed() && workers == 1:
 		// One at a time: keep batch order across keys, skipping the later
@@ -229,7 +363,7 @@ func (r *runner) run(ctx context.Context) {
 			if failed[k] {
 				continue
 			}
-			if !r.step(ctx, 0, i) {
+			if !r.step(0, i) {
 				if r.expired.Load() {
 					return
 				}
@@ -249,7 +383,7 @@ func (r *runner) run(ctx context.Context) {
 				if l >= len(lanes) {
 					return
 				}
-				r.lane(ctx, w, lanes[l])
+				r.lane(w, lanes[l])
 			}
 		})
 	case r.cfg.Policy == Independent && workers > 1:
@@ -257,14 +391,14 @@ func (r *runner) run(ctx context.Context) {
 		r.parallel(min(workers, n), func(w int) {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= n || !r.step(ctx, w, i) && r.expired.Load() {
+				if i >= n || !r.step(w, i) && r.expired.Load() {
 					return
 				}
 			}
 		})
 	default:
 		for i := 0; i < n; i++ {
-			if !r.step(ctx, 0, i) && (r.expired.Load() || r.halted.Load()) {
+			if !r.step(0, i) && (r.expired.Load() || r.halted.Load()) {
 				return
 			}
 		}
@@ -281,9 +415,9 @@ func (r *runner) parallel(workers int, f func(w int)) {
 
 // lane runs the items of one ordering key in order, stopping at the first
 // one that does not succeed.
-func (r *runner) lane(ctx context.Context, w int, lane []int) {
+func (r *runner) lane(w int, lane []int) {
 	for _, i := range lane {
-		if !r.step(ctx, w, i) {
+		if !r.step(w, i) {
 			return
 		}
 	}
@@ -291,7 +425,7 @@ func (r *runner) lane(ctx context.Context, w int, lane []int) {
 
 // step runs item i if the guard, the policy and earlier failures allow it,
 // and reports whether it succeeded.
-func (r *runner) step(ctx context.Context, w, i int) bool {
+func (r *runner) step(w, i int) bool {
 	if r.expired.Load() || r.halted.Load() {
 		return false
 	}
@@ -302,7 +436,8 @@ func (r *runner) step(ctx context.Context, w, i int) bool {
 		r.expired.Store(true)
 		return false
 	}
-	err := r.call(ctx, w, i)
+	r.slots[w].i = i
+	err := r.call(&r.slots[w], w, i)
 	if err == nil {
 		r.outcomes[i] = Succeeded
 		return true
@@ -331,7 +466,7 @@ func (r *runner) initErrs() {
 func (r *runner) call(ctx context.Context, w, i int) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
+			err = &batch.PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return r.process(ctx, w, i)
@@ -356,7 +491,7 @@ func lanesByKey(items []Item) [][]int {
 // Report decides which items to report to Lambda as batch item failures,
 // given the policy and each item's outcome. It is a pure function of its
 // arguments; the result is ascending.
-func Report(p Policy, items []Item, outcomes []Outcome) []int {
+func Report(p Policy, items []Item, outcomes []batch.Outcome) []int {
 	var out []int
 	switch p {
 	case Independent:
@@ -411,10 +546,11 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 			slog.String("source", cfg.Source),
 			slog.String("record", items[i].ID),
 			slog.String("key", items[i].Key),
-			slog.String("class", Classify(err).String()),
+			slog.String("class", batch.Classify(err).String()),
 			slog.String("error", err.Error()),
+			slog.Int("attempts", res.Attempts(i)),
 		}
-		var pe *PanicError
+		var pe *batch.PanicError
 		if errors.As(err, &pe) {
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 		}
@@ -437,6 +573,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		slog.Int("succeeded", res.Succeeded),
 		slog.Int("failed", res.Failed),
 		slog.Int("not_attempted", res.NotAttempted),
+		slog.Int("retries", res.Retried),
 		slog.Int("reported", len(res.Report)),
 		slog.Bool("function_error", res.Err != nil),
 		slog.Duration("duration", res.Duration),
