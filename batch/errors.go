@@ -127,3 +127,27 @@ var (
 	// made progress, so that Lambda can bisect the batch.
 	ErrNoProgress = errors.New("no record of the batch succeeded")
 )
+
+// NoProgressError is the function error a handler returns when no record of
+// the batch made progress (errors.Is(err, ErrNoProgress) holds). Its type
+// name is what Lambda reports as the errorType: "NoProgressError".
+type NoProgressError struct {
+	// Records is the size of the batch.
+	Records int
+	// FirstFailed is the id of the first record that failed, or "" when
+	// none was attempted.
+	FirstFailed string
+	// Err is that record's error (or the first record's, when none was
+	// attempted).
+	Err error
+}
+
+func (e *NoProgressError) Error() string {
+	if e.FirstFailed == "" {
+		return fmt.Sprintf("%v: %d records, none attempted: %v", ErrNoProgress, e.Records, e.Err)
+	}
+	return fmt.Sprintf("%v: %d records; first failure on record %s: %v", ErrNoProgress, e.Records, e.FirstFailed, e.Err)
+}
+
+// Unwrap returns ErrNoProgress and the record's error.
+func (e *NoProgressError) Unwrap() []error { return []error{ErrNoProgress, e.Err} }

@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -36,5 +37,25 @@ func TestClassify(t *testing.T) {
 	}
 	if !errors.Is(Permanent(base), base) {
 		t.Fatal("Permanent must wrap its error")
+	}
+}
+
+// A no-progress function error is ErrNoProgress, carries the record's
+// error, and its type name is what Lambda shows as the errorType.
+func TestNoProgressError(t *testing.T) {
+	cause := errors.New("boom")
+	var err error = &NoProgressError{Records: 3, FirstFailed: "r2", Err: cause}
+	if !errors.Is(err, ErrNoProgress) || !errors.Is(err, cause) {
+		t.Fatalf("errors.Is fails on %v", err)
+	}
+	if got, want := err.Error(), "no record of the batch succeeded: 3 records; first failure on record r2: boom"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := reflect.TypeOf(err).Elem().Name(); got != "NoProgressError" {
+		t.Fatalf("errorType %q", got)
+	}
+	none := &NoProgressError{Records: 2, Err: ErrDeadline}
+	if got, want := none.Error(), "no record of the batch succeeded: 2 records, none attempted: not attempted: too close to the Lambda deadline"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

@@ -159,14 +159,14 @@ func TestRunLogsAndErrorDocuments(t *testing.T) {
 	if !strings.Contains(errs, "[#1 00000001-0000-4000-8000-000000000001] ") || !strings.Contains(errs, "[#2 00000001-0000-4000-8000-000000000002] ") {
 		t.Fatalf("--logs must prefix each line by its invocation:\n%s", errs)
 	}
-	if !strings.Contains(out, "last failed invocation #3") || !strings.Contains(out, "wrapErrors: no record of the batch succeeded") ||
+	if !strings.Contains(out, "last failed invocation #3") || !strings.Contains(out, "NoProgressError: no record of the batch succeeded") ||
 		!strings.Contains(out, "record r2: asked to fail") {
 		t.Fatalf("the summary must show the last function error and its output:\n%s", out)
 	}
 	// The lines the function wrote before it answered are that
 	// invocation's, not the next one's.
 	if f := readReport(t, report).LastFailedInvocation; f == nil || f.N != 3 ||
-		!strings.Contains(strings.Join(f.Logs, "\n"), `record failed source=kinesis`) {
+		!strings.Contains(strings.Join(f.Logs, "\n"), `record failed" source=kinesis`) {
 		t.Fatalf("last failed invocation %+v", f)
 	}
 	raw, _ := os.ReadFile(trace)
@@ -178,7 +178,7 @@ func TestRunLogsAndErrorDocuments(t *testing.T) {
 		}
 		if e.Result == localtest.ResultFunctionError {
 			failed++
-			if e.ErrorType != "wrapErrors" || !strings.Contains(e.ErrorMessage, "asked to fail") {
+			if e.ErrorType != "NoProgressError" || !strings.Contains(e.ErrorMessage, "asked to fail") {
 				t.Fatalf("trace entry without the error document: %s", line)
 			}
 		}

@@ -269,10 +269,10 @@ func decide(cfg Config, items []Item, res *Result) {
 func noProgressError(items []Item, outcomes []batch.Outcome, errs []error) error {
 	for i, o := range outcomes {
 		if o == Failed {
-			return fmt.Errorf("%w: %d records; first failure on record %s: %w", batch.ErrNoProgress, len(items), items[i].ID, errs[i])
+			return &batch.NoProgressError{Records: len(items), FirstFailed: items[i].ID, Err: errs[i]}
 		}
 	}
-	return fmt.Errorf("%w: %d records, none attempted: %w", batch.ErrNoProgress, len(items), errs[0])
+	return &batch.NoProgressError{Records: len(items), Err: errs[0]}
 }
 
 type runner struct {
