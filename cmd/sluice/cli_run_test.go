@@ -139,6 +139,26 @@ func TestRunFunctionThatCannotStart(t *testing.T) {
 	}
 }
 
+// A Kinesis function given an SQS mapping answers SourceMismatchError: the
+// run stops at once and fails, saying which sources disagree.
+func TestRunSourceMismatch(t *testing.T) {
+	bin := conformance(t)
+	dir := t.TempDir()
+	records := write(t, dir, "records.jsonl", strings.Repeat(`{"body":{"id":"m","action":"ok"}}`+"\n", 5))
+	mapping := write(t, dir, "mapping.json", `{"EventSource":"sqs","FunctionResponseTypes":["ReportBatchItemFailures"]}`)
+	report := filepath.Join(dir, "report.json")
+	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet",
+		"--report", report, "--env", "SLUICE_SOURCE=kinesis")
+	if code != 1 || !strings.Contains(out, "RUN FAILED (source-mismatch)") ||
+		!strings.Contains(out, "event records come from aws:sqs but this handler expects aws:kinesis") {
+		t.Fatalf("exit %d, want 1 naming both sources:\n%s\n%s", code, out, errs)
+	}
+	rep := readReport(t, report)
+	if rep.Failure == nil || rep.Failure.Kind != localtest.FailureSourceMismatch || rep.Totals.Invocations != 1 || rep.Held() {
+		t.Fatalf("failure %+v, totals %+v", rep.Failure, rep.Totals)
+	}
+}
+
 // TestRunLogsAndErrorDocuments streams the function's output with --logs
 // and records the function's error documents in the trace and summary.
 func TestRunLogsAndErrorDocuments(t *testing.T) {
