@@ -439,22 +439,9 @@ type inputRef struct {
 	payload            []byte // the record's payload: data, body, value, or the DynamoDB image
 }
 
-// name is how reports name the record: by records-file line, or position
-// among Options.Records, or (a real source) its id; with its payload id.
+// name is how reports name the record (see RecordFate.Name).
 func (r inputRef) name() string {
-	var s string
-	switch {
-	case r.line > 0:
-		s = fmt.Sprintf("line %d", r.line)
-	case r.input > 0:
-		s = fmt.Sprintf("record %d", r.input)
-	default:
-		s = r.id
-	}
-	if r.payloadID != "" {
-		s += " (id " + r.payloadID + ")"
-	}
-	return s
+	return RecordFate{ID: r.id, PayloadID: r.payloadID, Line: r.line, Input: r.input}.Name()
 }
 
 // where names input record i for an error message.

@@ -1,6 +1,8 @@
 package localtest
 
 import (
+	"fmt"
+
 	sevents "github.com/sluicehq/sluice/events"
 )
 
@@ -185,3 +187,22 @@ const (
 	FateDeadLettered = "dead-lettered"
 	FateLeft         = "left"
 )
+
+// Name names the record for people: by its records-file line (or its
+// position among Options.Records), else by its id in the source; with the
+// id its payload carries, e.g. "line 5 (id o5)".
+func (f RecordFate) Name() string {
+	var s string
+	switch {
+	case f.Line > 0:
+		s = fmt.Sprintf("line %d", f.Line)
+	case f.Input > 0:
+		s = fmt.Sprintf("record %d", f.Input)
+	default:
+		s = f.ID
+	}
+	if f.PayloadID != "" {
+		s += " (id " + f.PayloadID + ")"
+	}
+	return s
+}

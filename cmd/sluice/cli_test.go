@@ -72,7 +72,7 @@ func TestRunKinesisFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"kinesis mapping: 20 records", "not processed: line 8 id r7 (on-failure)", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
+	for _, want := range []string{"kinesis mapping: 20 records", "not processed: line 8 (id r7): on-failure", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

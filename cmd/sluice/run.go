@@ -319,7 +319,7 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 			if i > 0 {
 				fmt.Fprint(w, ",")
 			}
-			fmt.Fprintf(w, " %s (%s)", recordName(u), u.Fate)
+			fmt.Fprintf(w, " %s: %s", u.Name(), u.Fate)
 		}
 		fmt.Fprintln(w)
 	}
@@ -369,24 +369,6 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	if rep.Failure != nil {
 		fmt.Fprintf(w, "  the run could not test the function: %s\n", rep.Failure.Reason)
 	}
-}
-
-// recordName names a record for people: by its records-file line (or
-// position) and payload id, else by its id in the source.
-func recordName(u localtest.RecordFate) string {
-	var s string
-	switch {
-	case u.Line > 0:
-		s = fmt.Sprintf("line %d", u.Line)
-	case u.Input > 0:
-		s = fmt.Sprintf("record %d", u.Input)
-	default:
-		s = u.ID
-	}
-	if u.PayloadID != "" {
-		s += " id " + u.PayloadID
-	}
-	return s
 }
 
 func oneLine(s string) string {
