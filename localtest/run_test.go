@@ -772,3 +772,62 @@ func TestSkewedParallelizationFactorReadsEverything(t *testing.T) {
 		t.Fatalf("%+v", rep.Totals)
 	}
 }
+
+func TestOnFailureArrivalTimes(t *testing.T) {
+	// Recorded against AWS: DynamoDB Streams on-failure records write
+	// approximateArrivalOf* in whole seconds; Kinesis keeps milliseconds
+	// (TestEdge11).
+	m := &Mapping{EventSource: SourceDynamoDB, StartingPosition: "TRIM_HORIZON", MaximumRetryAttempts: ptr(0)}
+	recs := []InputRecord{{Keys: json.RawMessage(`{"pk":{"S":"a"}}`)}, {Keys: json.RawMessage(`{"pk":{"S":"b"}}`)}}
+	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) {
+		return nil, errors.New("always")
+	}))})
+	if len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].DDBStreamInfo == nil {
+		t.Fatalf("on-failure records %+v", rep.OnFailureRecords)
+	}
+	info := rep.OnFailureRecords[0].DDBStreamInfo
+	for _, a := range []string{info.ApproximateArrivalOfFirstRecord, info.ApproximateArrivalOfLastRecord} {
+		// (time.Parse would accept a fraction the layout lacks: check the text.)
+		if _, err := time.Parse(time.RFC3339, a); err != nil || len(a) != len("2024-05-01T10:00:00Z") || strings.Contains(a, ".") {
+			t.Fatalf("arrival %q: want whole seconds like 2024-05-01T10:00:00Z (%v)", a, err)
+		}
+	}
+}
+
+func TestFunctionARNFor(t *testing.T) {
+	const told = "arn:aws:lambda:eu-west-1:123456789012:function:orders"
+	tests := []struct {
+		name, mapping, told, region string
+		want, err                   string
+	}{
+		{"nothing named", "", "", "", "arn:aws:lambda:us-east-1:123456789012:function:function", ""},
+		{"mapping's name, in the mapping's region", "orders", "", "eu-west-1", told, ""},
+		{"mapping's ARN as given", "arn:aws:lambda:us-west-2:111122223333:function:orders:live", "", "", "arn:aws:lambda:us-west-2:111122223333:function:orders:live", ""},
+		{"the invoker's name", "", told, "", told, ""},
+		{"agreeing names: what the function is told", "orders", told, "", told, ""},
+		{"agreeing ARN and name: the mapping's ARN", "arn:aws:lambda:us-west-2:111122223333:function:orders", told, "", "arn:aws:lambda:us-west-2:111122223333:function:orders", ""},
+		{"different functions", "billing", told, "", "", "differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := functionARNFor(tt.mapping, tt.told, tt.region)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "billing") {
+					t.Fatalf("got %q, %v; want an error naming both", got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOnFailureNamesTheMappingsFunction(t *testing.T) {
+	m := kinesisMapping(10, func(m *Mapping) { m.MaximumRetryAttempts = ptr(0); m.FunctionName = "orders"; m.Region = "eu-west-1" })
+	rep, _ := run(t, Options{Mapping: m, Records: kinesisRecords(2, oneKey), Invoker: InProcess(poisonAt(t, "1"))})
+	if len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].RequestContext.FunctionARN != "arn:aws:lambda:eu-west-1:123456789012:function:orders" {
+		t.Fatalf("on-failure records %+v", rep.OnFailureRecords)
+	}
+}
