@@ -214,6 +214,44 @@ func TestOnFailureRecordRoundTrip(t *testing.T) {
 	}
 }
 
+func TestOnFailureRecordResponseContextShapes(t *testing.T) {
+	unhandled := FunctionErrorUnhandled
+	for _, tc := range []struct {
+		name string
+		rc   *OnFailureResponseContext
+		want string
+	}{
+		{"function error", &OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: &unhandled},
+			`"responseContext":{"statusCode":200,"executedVersion":"$LATEST","functionError":"Unhandled"}`},
+		{"failed through the response", &OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST"},
+			`"responseContext":{"statusCode":200,"executedVersion":"$LATEST","functionError":null}`},
+		{"record age exceeded", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(OnFailureRecord{ResponseContext: tc.rc, Version: "1.0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if strings.Contains(string(b), "responseContext") {
+					t.Fatalf("got %s, want no responseContext", b)
+				}
+				return
+			}
+			if !strings.Contains(string(b), tc.want) {
+				t.Fatalf("got %s\nwant it to contain %s", b, tc.want)
+			}
+			var back OnFailureRecord
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if (back.ResponseContext.FunctionError == nil) != (tc.rc.FunctionError == nil) {
+				t.Fatalf("functionError did not round-trip: %s", b)
+			}
+		})
+	}
+}
+
 func TestImageRoundTripWithDynamoDBAVTags(t *testing.T) {
 	type Address struct {
 		City string `dynamodbav:"city"`

@@ -307,7 +307,7 @@ func TestAWSSQSDestination(t *testing.T) {
 	rec := sevents.OnFailureRecord{
 		RequestContext: sevents.OnFailureRequestContext{RequestID: "r1", FunctionARN: "arn:aws:lambda:us-east-1:123456789012:function:f",
 			Condition: sevents.ConditionRetryAttemptsExhausted, ApproximateInvokeCount: 3},
-		ResponseContext: sevents.OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: "Unhandled"},
+		ResponseContext: &sevents.OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: aws.String(sevents.FunctionErrorUnhandled)},
 		Version:         "1.0",
 		Timestamp:       "2019-11-14T00:38:06.021Z",
 		KinesisBatchInfo: &sevents.StreamBatchInfo{ShardID: "shardId-000000000001", StartSequenceNumber: "1", EndSequenceNumber: "2",

@@ -19,9 +19,38 @@ import (
 // maxPayload is Lambda's synchronous invocation payload limit.
 const maxPayload = 6 << 20
 
-// functionARN is the function the emulated mapping invokes, as on-failure
-// records name it.
-const functionARN = "arn:aws:lambda:us-east-1:123456789012:function:sluice-local"
+// defaultFunctionName is the function's name when neither the mapping nor
+// the invoker names it: the name the Runtime API and Invoke API invokers
+// default to.
+const defaultFunctionName = "function"
+
+// functionARNFor resolves the one function of a run, as on-failure records
+// name it: the mapping's FunctionName (a name or an ARN, as
+// CreateEventSourceMapping takes it), or the ARN the invoker tells the
+// function (told, the RuntimeAPIInvoker's FunctionARN), or
+// defaultFunctionName. Both given must name the same function.
+func functionARNFor(mappingName, toldARN, region string) (string, error) {
+	if mappingName != "" && toldARN != "" && functionNameOf(mappingName) != functionNameOf(toldARN) {
+		return "", fmt.Errorf("localtest: the mapping's FunctionName %s and the function the invoker runs (%s, its AWS_LAMBDA_FUNCTION_NAME) differ: "+
+			"name one function (set AWS_LAMBDA_FUNCTION_NAME to %s, or change FunctionName)", mappingName, toldARN, functionNameOf(mappingName))
+	}
+	switch {
+	case strings.HasPrefix(mappingName, "arn:"):
+		return mappingName, nil
+	case toldARN != "":
+		return toldARN, nil
+	}
+	return "arn:aws:lambda:" + or(region, sevents.DefaultRegion) + ":" + testAccount + ":function:" + or(mappingName, defaultFunctionName), nil
+}
+
+// functionNameOf is the name in a function ARN
+// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or name itself.
+func functionNameOf(name string) string {
+	if _, rest, ok := strings.Cut(name, ":function:"); ok {
+		name, _, _ = strings.Cut(rest, ":")
+	}
+	return name
+}
 
 // Run emulates the mapping until every record is resolved (processed, sent to
 // the on-failure destination, moved to the dead-letter queue) or the run
@@ -57,6 +86,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if r.opts.RetryDelay <= 0 {
 		r.opts.RetryDelay = time.Second
+	}
+	told := ""
+	if n, ok := opts.Invoker.(interface{ FunctionARN() string }); ok {
+		told = n.FunctionARN()
+	}
+	if r.functionARN, err = functionARNFor(opts.Mapping.FunctionName, told, opts.Mapping.Region); err != nil {
+		return nil, err
 	}
 	if err := r.setDestination(); err != nil {
 		return nil, err
@@ -107,6 +143,9 @@ type runner struct {
 	n       int            // invocations so far
 	reqID   string         // the last invocation's request id
 	fetched bool           // a lane read records from its source this round
+
+	functionARN string // the function, as on-failure records name it
+	ageOuts     int    // RecordAgeExceeded records sent, for their request ids
 
 	// What the function did, for Report.Failure: invocations that reached
 	// the invoker, those its code answered, init failures (all, and in a

@@ -717,9 +717,12 @@ func (e *Event) Verdict(resp Response) Verdict {
 		return Verdict{Outcome: OutcomeFunctionError, Reason: functionErrorText(resp)}
 	}
 	var v verdict
-	if e.Source == SourceKafka {
+	switch e.Source {
+	case SourceKafka:
 		v = readKafkaResponse(resp.Payload, e.kafka)
-	} else {
+	case SourceKinesis, SourceDynamoDB:
+		v = readStreamResponse(resp.Payload, e.ids)
+	default:
 		v = readStringResponse(resp.Payload, e.ids)
 	}
 	switch v.kind {

@@ -125,19 +125,23 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			for i, rec := range batch {
 				ids[i] = rec.id
 			}
-			return readStringResponse(body, ids)
+			return readStreamResponse(body, ids)
 		},
 		info: func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec) {
 			var src struct {
 				ARN string `json:"eventSourceARN"`
 			}
 			json.Unmarshal(batch[0].event, &src)
+			arrival := isoTime
+			if r.s.source == SourceDynamoDB {
+				arrival = isoSeconds // recorded: DynamoDB writes whole seconds, Kinesis milliseconds
+			}
 			info := &sevents.StreamBatchInfo{
 				ShardID:                         l.name,
 				StartSequenceNumber:             batch[0].id,
 				EndSequenceNumber:               batch[len(batch)-1].id,
-				ApproximateArrivalOfFirstRecord: isoTime(batch[0].arrival),
-				ApproximateArrivalOfLastRecord:  isoTime(batch[len(batch)-1].arrival),
+				ApproximateArrivalOfFirstRecord: arrival(batch[0].arrival),
+				ApproximateArrivalOfLastRecord:  arrival(batch[len(batch)-1].arrival),
 				BatchSize:                       len(batch),
 				StreamARN:                       src.ARN,
 			}
@@ -249,6 +253,10 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// isoSeconds is isoTime without the fraction, as DynamoDB Streams on-failure
+// records write arrival times.
+func isoSeconds(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
 // runLanes runs every lane to the end, one batch per lane in turn.
 func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*lane, laneKind, error)) error {
@@ -409,11 +417,16 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		entry.Result = ResultPartial
 		entry.Reported = batchIDsAt(batch, v.reported)
 		r.trace(entry, resp)
+		progress := k > l.pos
 		r.succeed(l, a, k, false)
 		if fromSplit {
 			l.split[0][0] = k
 		}
-		if r.opts.DoNotCountPartialRetries {
+		// Recorded against AWS: a partial response that moves the
+		// checkpoint starts a fresh count (the next batch, from k, is its
+		// first attempt); one at the batch's first record counts as a
+		// retry, like a function error.
+		if progress {
 			return true, nil
 		}
 		return true, r.retry(ctx, kind, l, b)
@@ -573,16 +586,25 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 	rec := sevents.OnFailureRecord{
 		RequestContext: sevents.OnFailureRequestContext{
 			RequestID:              l.lastReq,
-			FunctionARN:            functionARN,
+			FunctionARN:            r.functionARN,
 			Condition:              condition,
 			ApproximateInvokeCount: l.attempts,
 		},
-		ResponseContext: sevents.OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST"},
-		Version:         "1.0",
-		Timestamp:       isoTime(r.clock.Now()),
+		Version:   "1.0",
+		Timestamp: isoTime(r.clock.Now()),
 	}
-	if l.lastResp.Failed() {
-		rec.ResponseContext.FunctionError = "Unhandled"
+	if condition == sevents.ConditionRecordAgeExceeded {
+		// Recorded against AWS: no responseContext, an invoke count of 1
+		// and a request id of its own, whatever invocations came before.
+		r.ageOuts++
+		rec.RequestContext.RequestID = fmt.Sprintf("%08x-0000-4000-a000-%012x", r.opts.Seed&0xffffffff, r.ageOuts)
+		rec.RequestContext.ApproximateInvokeCount = 1
+	} else {
+		rec.ResponseContext = &sevents.OnFailureResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST"}
+		if l.lastResp.Failed() {
+			unhandled := sevents.FunctionErrorUnhandled
+			rec.ResponseContext.FunctionError = &unhandled
+		} // else the batch failed through its response: functionError is null
 	}
 	kind.info(&rec, l, batch)
 	if err := r.sendOnFailure(ctx, rec); err != nil {

@@ -30,6 +30,10 @@ const (
 // distinguish "not set" from zero.
 type Mapping struct {
 	EventSource string `json:"EventSource"`
+	// FunctionName is the function, a name or an ARN, as
+	// CreateEventSourceMapping takes it. On-failure records name it, and
+	// a function run behind the Runtime API must be told the same name.
+	FunctionName string `json:"FunctionName,omitempty"`
 
 	BatchSize                      *int               `json:"BatchSize,omitempty"`
 	MaximumBatchingWindowInSeconds *int               `json:"MaximumBatchingWindowInSeconds,omitempty"`
@@ -124,6 +128,14 @@ func (m *Mapping) ReportsBatchItemFailures() bool {
 	return slices.Contains(m.FunctionResponseTypes, "ReportBatchItemFailures")
 }
 
+// AWS's own wording of the CreateEventSourceMapping errors we know it for,
+// so that a user can search for the message; the other reasons are ours.
+const (
+	awsBatchWindow = "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"
+	awsRecordAge   = "MaximumRecordAgeInSeconds must be either -1 (forever) or between 60 and 604800 (inclusive)"
+	awsFIFOWindow  = "Batching window is not supported for FIFO queues"
+)
+
 // Validate rejects settings where AWS rejects them (docs/semantics.md), with AWS's
 // reason, and returns all problems joined.
 func (m *Mapping) Validate() error {
@@ -159,7 +171,7 @@ func (m *Mapping) Validate() error {
 		rangeCheck("BatchSize", m.BatchSize, 1, 10000)
 		rangeCheck("MaximumRetryAttempts", m.MaximumRetryAttempts, -1, 10000)
 		if a := m.MaximumRecordAgeInSeconds; a != nil && *a != -1 && (*a < 60 || *a > 604800) {
-			bad("MaximumRecordAgeInSeconds", "value %d must be -1 (no limit) or between 60 and 604800", *a)
+			bad("MaximumRecordAgeInSeconds", "%s (got %d)", awsRecordAge, *a)
 		}
 		rangeCheck("ParallelizationFactor", m.ParallelizationFactor, 1, 10)
 		rangeCheck("TumblingWindowInSeconds", m.TumblingWindowInSeconds, 0, 900)
@@ -180,13 +192,14 @@ func (m *Mapping) Validate() error {
 	case src == SourceSQS || src == SourceSQSFIFO:
 		if src == SourceSQSFIFO {
 			rangeCheck("BatchSize", m.BatchSize, 1, 10)
-			if m.MaximumBatchingWindowInSeconds != nil {
-				bad("MaximumBatchingWindowInSeconds", "batching window is not supported for FIFO queues")
+			// An explicit 0 is accepted (recorded against AWS).
+			if w := m.MaximumBatchingWindowInSeconds; w != nil && *w > 0 {
+				bad("MaximumBatchingWindowInSeconds", "%s (got %d; leave it out or set 0)", awsFIFOWindow, *w)
 			}
 		} else {
 			rangeCheck("BatchSize", m.BatchSize, 1, 10000)
 			if m.BatchSize != nil && *m.BatchSize > 10 && (m.MaximumBatchingWindowInSeconds == nil || *m.MaximumBatchingWindowInSeconds < 1) {
-				bad("BatchSize", "a batch size greater than 10 requires MaximumBatchingWindowInSeconds of at least 1 for standard queues")
+				bad("BatchSize", "%s (BatchSize %d: set MaximumBatchingWindowInSeconds to at least 1)", awsBatchWindow, *m.BatchSize)
 			}
 		}
 		notFor("BisectBatchOnFunctionError", m.BisectBatchOnFunctionError != nil, "SQS")

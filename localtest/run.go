@@ -49,10 +49,6 @@ type Options struct {
 	// RetryDelay is how long Lambda waits before retrying a failed stream
 	// or Kafka batch. Default 1 s (virtual).
 	RetryDelay time.Duration
-	// DoNotCountPartialRetries makes a retry after a partial batch response
-	// free, like a bisection. By default it consumes a retry, the
-	// conservative reading of an undocumented rule.
-	DoNotCountPartialRetries bool
 }
 
 // Faults are injected by the runner around the invoker.

@@ -143,7 +143,8 @@ func TestEdge03_StreamRestartsAtLowestReported(t *testing.T) {
 	if first.Result != ResultPartial || !slices.Equal(second.IDs, first.IDs[2:]) {
 		t.Fatalf("second invocation must redeliver records 3-10: %v then %v", first.IDs, second.IDs)
 	}
-	if second.Retry != 1 || rep.Totals.Processed != 10 {
+	// The checkpoint moved (records 1-2 succeeded): a fresh count, no retry.
+	if second.Retry != 0 || rep.Totals.Retries != 0 || rep.Totals.Processed != 10 {
 		t.Fatalf("retry %d totals %+v", second.Retry, rep.Totals)
 	}
 }
@@ -154,6 +155,7 @@ func TestEdge04_StreamResponseShapes(t *testing.T) {
 		whole bool
 	}{
 		{`null`, false}, {`{}`, false}, {`{"batchItemFailures":null}`, false}, {`{"batchItemFailures":[]}`, false}, {``, false},
+		{`[]`, false}, // recorded against AWS for Kinesis and DynamoDB Streams
 		{`{"batchItemFailures":[{"itemIdentifier":""}]}`, true},
 		{`{"batchItemFailures":[{"itemIdentifier":null}]}`, true},
 		{`{"batchItemFailures":[{"identifier":"x"}]}`, true},
@@ -175,6 +177,21 @@ func TestEdge04_StreamResponseShapes(t *testing.T) {
 				}
 			} else if len(tr.entries) != 1 || tr.entries[0].Result != ResultSuccess {
 				t.Fatalf("want success: %+v", tr.entries)
+			}
+			if !tt.whole {
+				return
+			}
+			// Given up on, the batch's on-failure record carries
+			// functionError null: it failed through its response.
+			m := kinesisMapping(10, func(m *Mapping) { m.MaximumRetryAttempts = ptr(0) })
+			rep, _ = run(t, Options{Mapping: m, Records: kinesisRecords(3, oneKey),
+				Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) { return []byte(tt.body), nil }))})
+			if len(rep.OnFailureRecords) != 1 {
+				t.Fatalf("want one on-failure record: %+v", rep.OnFailureRecords)
+			}
+			b, _ := json.Marshal(rep.OnFailureRecords[0])
+			if !strings.Contains(string(b), `"functionError":null`) {
+				t.Fatalf("on-failure record %s: want functionError null", b)
 			}
 		})
 	}
@@ -258,6 +275,14 @@ func TestEdge07_FIFO(t *testing.T) {
 	}
 	if err := (&Mapping{EventSource: SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(1)}).Validate(); err == nil {
 		t.Fatal("a FIFO batching window must be rejected")
+	}
+	// Recorded against AWS: an explicit 0 is accepted, from JSON too.
+	m0, err := ParseMapping([]byte(`{"EventSource":"sqs-fifo","MaximumBatchingWindowInSeconds":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m0.Validate(); err != nil {
+		t.Fatalf("FIFO with an explicit MaximumBatchingWindowInSeconds 0 must be accepted: %v", err)
 	}
 	// Group a's second message fails twice; no later message of group a is
 	// delivered until it succeeds, while group b goes on.
@@ -381,8 +406,19 @@ func TestEdge11_RetriesExhaustedSendsOnFailureAndMovesOn(t *testing.T) {
 	}
 	of := rep.OnFailureRecords[0]
 	if of.RequestContext.Condition != sevents.ConditionRetryAttemptsExhausted || of.RequestContext.ApproximateInvokeCount != 3 ||
-		of.KinesisBatchInfo.BatchSize != 3 || of.ResponseContext.FunctionError != "Unhandled" || !strings.HasPrefix(of.KinesisBatchInfo.StreamARN, "arn:aws:kinesis:") {
+		of.KinesisBatchInfo.BatchSize != 3 || of.ResponseContext == nil || of.ResponseContext.FunctionError == nil ||
+		*of.ResponseContext.FunctionError != "Unhandled" || !strings.HasPrefix(of.KinesisBatchInfo.StreamARN, "arn:aws:kinesis:") {
 		t.Fatalf("on-failure record %+v", of)
+	}
+	if !isUUID(of.RequestContext.RequestID) || of.RequestContext.RequestID != tr.entries[2].RequestID {
+		t.Fatalf("requestId %q: want the last invocation's, a UUID (%q)", of.RequestContext.RequestID, tr.entries[2].RequestID)
+	}
+	if of.RequestContext.FunctionARN != "arn:aws:lambda:us-east-1:123456789012:function:function" {
+		t.Fatalf("functionArn %q", of.RequestContext.FunctionARN)
+	}
+	// Kinesis keeps milliseconds in the arrival times.
+	if a := of.KinesisBatchInfo.ApproximateArrivalOfFirstRecord; len(a) != len("2024-05-01T10:00:00.000Z") || !strings.HasSuffix(a, "Z") {
+		t.Fatalf("approximateArrivalOfFirstRecord %q: want milliseconds", a)
 	}
 	raw, err := os.ReadFile(dest)
 	if err != nil || strings.Count(string(raw), "\n") != 1 || !strings.Contains(string(raw), `"KinesisBatchInfo"`) {
@@ -584,14 +620,86 @@ func TestKafkaOnDemandRetriesUntilSuccess(t *testing.T) {
 	}
 }
 
-func TestRecordAgeExceeded(t *testing.T) {
+func TestEdge17_PartialResponseThatMovesTheCheckpointStartsAFreshCount(t *testing.T) {
+	// Recorded against AWS: BatchSize 3, MaximumRetryAttempts 3, record 6
+	// of 1-6 always reported. [1-3] succeeds; [4-6] reports 6, which moves
+	// the checkpoint: a fresh count, so [6] alone is a first attempt; each
+	// [6] that reports 6 again makes no progress and consumes a retry. 6 is
+	// delivered 5 times; the on-failure record says approximateInvokeCount 4.
+	deliveries := 0
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		seqs, pids := kinesisIDs(t, p)
+		for i, pid := range pids {
+			if pid == "6" {
+				deliveries++
+				return failuresJSON(seqs[i]), nil
+			}
+		}
+		return failuresJSON(), nil
+	})
+	m := kinesisMapping(3, func(m *Mapping) { m.MaximumRetryAttempts = ptr(3) })
+	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(6, oneKey), Invoker: InProcess(h)})
+	var sizes, retries []int
+	for _, e := range tr.entries {
+		sizes, retries = append(sizes, len(e.IDs)), append(retries, e.Retry)
+	}
+	if deliveries != 5 || !slices.Equal(sizes, []int{3, 3, 1, 1, 1, 1}) || !slices.Equal(retries, []int{0, 0, 0, 1, 2, 3}) {
+		t.Fatalf("record 6 delivered %d times (want 5); batch sizes %v, retries %v", deliveries, sizes, retries)
+	}
+	if len(rep.OnFailureRecords) != 1 {
+		t.Fatalf("on-failure records %+v", rep.OnFailureRecords)
+	}
+	of := rep.OnFailureRecords[0]
+	if of.RequestContext.ApproximateInvokeCount != 4 || of.KinesisBatchInfo.BatchSize != 1 ||
+		of.ResponseContext == nil || of.ResponseContext.FunctionError != nil {
+		t.Fatalf("on-failure record %+v (want approximateInvokeCount 4, one record, functionError null)", of)
+	}
+	if rep.Totals.Retries != 3 || rep.Totals.Processed != 5 || rep.Totals.OnFailure != 1 {
+		t.Fatalf("totals %+v", rep.Totals)
+	}
+}
+
+func TestEdge18_RecordAgeExceededHasNoResponseContext(t *testing.T) {
 	// Records are an hour old (a backlog); with MaximumRecordAge 60 s they
-	// are given up on before any invocation.
+	// are given up on before any invocation. Recorded against AWS: the
+	// on-failure record has no responseContext, approximateInvokeCount 1
+	// and a UUID requestId.
 	m := kinesisMapping(10, func(m *Mapping) { m.MaximumRecordAgeInSeconds = ptr(60) })
 	rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(4, oneKey), Invoker: InProcess(poisonAt(t, "x"))})
 	if len(tr.entries) != 0 || len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].RequestContext.Condition != sevents.ConditionRecordAgeExceeded {
 		t.Fatalf("%+v %+v", tr.entries, rep.OnFailureRecords)
 	}
+	of := rep.OnFailureRecords[0]
+	if of.ResponseContext != nil || of.RequestContext.ApproximateInvokeCount != 1 || !isUUID(of.RequestContext.RequestID) {
+		t.Fatalf("on-failure record %+v", of)
+	}
+	b, _ := json.Marshal(of)
+	if strings.Contains(string(b), "responseContext") {
+		t.Fatalf("on-failure record %s: want no responseContext", b)
+	}
+	if rep.Totals.OnFailure != 4 || rep.Checkpoints["shardId-000000000000"] == "" {
+		t.Fatalf("totals %+v checkpoints %v", rep.Totals, rep.Checkpoints)
+	}
+}
+
+// isUUID reports whether s is a UUID in its canonical text form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdef", c) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func TestOrderInvariantCatchesReordering(t *testing.T) {
@@ -623,7 +731,12 @@ func TestValidationReasons(t *testing.T) {
 		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", ParallelizationFactor: ptr(11)}, "ParallelizationFactor"},
 		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(-2)}, "MaximumRetryAttempts"},
 		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", TumblingWindowInSeconds: ptr(901)}, "TumblingWindowInSeconds"},
-		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11)}, "MaximumBatchingWindowInSeconds of at least 1"},
+		// AWS's own wording where it is known, so a user can search for it.
+		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11)}, "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"},
+		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11), MaximumBatchingWindowInSeconds: ptr(0)}, "Maximum batch window in seconds must be greater than 0"},
+		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumRecordAgeInSeconds: ptr(59)},
+			"MaximumRecordAgeInSeconds must be either -1 (forever) or between 60 and 604800 (inclusive)"},
+		{Mapping{EventSource: SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(5)}, "Batching window is not supported for FIFO queues"},
 		{Mapping{EventSource: SourceSQS, BisectBatchOnFunctionError: ptr(true)}, "BisectBatchOnFunctionError"},
 		{Mapping{EventSource: SourceSQS, DestinationConfig: &DestinationConfig{}}, "RedrivePolicy"},
 		{Mapping{EventSource: SourceKafka, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(3)}, "provisioned mode only"},
@@ -657,5 +770,64 @@ func TestSkewedParallelizationFactorReadsEverything(t *testing.T) {
 	rep, _ := run(t, Options{Mapping: m, Records: kinesisRecords(3000, key), Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))})
 	if rep.Totals.Processed != 3000 || rep.Totals.Left != 0 {
 		t.Fatalf("%+v", rep.Totals)
+	}
+}
+
+func TestOnFailureArrivalTimes(t *testing.T) {
+	// Recorded against AWS: DynamoDB Streams on-failure records write
+	// approximateArrivalOf* in whole seconds; Kinesis keeps milliseconds
+	// (TestEdge11).
+	m := &Mapping{EventSource: SourceDynamoDB, StartingPosition: "TRIM_HORIZON", MaximumRetryAttempts: ptr(0)}
+	recs := []InputRecord{{Keys: json.RawMessage(`{"pk":{"S":"a"}}`)}, {Keys: json.RawMessage(`{"pk":{"S":"b"}}`)}}
+	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) {
+		return nil, errors.New("always")
+	}))})
+	if len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].DDBStreamInfo == nil {
+		t.Fatalf("on-failure records %+v", rep.OnFailureRecords)
+	}
+	info := rep.OnFailureRecords[0].DDBStreamInfo
+	for _, a := range []string{info.ApproximateArrivalOfFirstRecord, info.ApproximateArrivalOfLastRecord} {
+		// (time.Parse would accept a fraction the layout lacks: check the text.)
+		if _, err := time.Parse(time.RFC3339, a); err != nil || len(a) != len("2024-05-01T10:00:00Z") || strings.Contains(a, ".") {
+			t.Fatalf("arrival %q: want whole seconds like 2024-05-01T10:00:00Z (%v)", a, err)
+		}
+	}
+}
+
+func TestFunctionARNFor(t *testing.T) {
+	const told = "arn:aws:lambda:eu-west-1:123456789012:function:orders"
+	tests := []struct {
+		name, mapping, told, region string
+		want, err                   string
+	}{
+		{"nothing named", "", "", "", "arn:aws:lambda:us-east-1:123456789012:function:function", ""},
+		{"mapping's name, in the mapping's region", "orders", "", "eu-west-1", told, ""},
+		{"mapping's ARN as given", "arn:aws:lambda:us-west-2:111122223333:function:orders:live", "", "", "arn:aws:lambda:us-west-2:111122223333:function:orders:live", ""},
+		{"the invoker's name", "", told, "", told, ""},
+		{"agreeing names: what the function is told", "orders", told, "", told, ""},
+		{"agreeing ARN and name: the mapping's ARN", "arn:aws:lambda:us-west-2:111122223333:function:orders", told, "", "arn:aws:lambda:us-west-2:111122223333:function:orders", ""},
+		{"different functions", "billing", told, "", "", "differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := functionARNFor(tt.mapping, tt.told, tt.region)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "billing") {
+					t.Fatalf("got %q, %v; want an error naming both", got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestOnFailureNamesTheMappingsFunction(t *testing.T) {
+	m := kinesisMapping(10, func(m *Mapping) { m.MaximumRetryAttempts = ptr(0); m.FunctionName = "orders"; m.Region = "eu-west-1" })
+	rep, _ := run(t, Options{Mapping: m, Records: kinesisRecords(2, oneKey), Invoker: InProcess(poisonAt(t, "1"))})
+	if len(rep.OnFailureRecords) != 1 || rep.OnFailureRecords[0].RequestContext.FunctionARN != "arn:aws:lambda:eu-west-1:123456789012:function:orders" {
+		t.Fatalf("on-failure records %+v", rep.OnFailureRecords)
 	}
 }

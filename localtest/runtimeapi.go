@@ -194,6 +194,11 @@ func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (Invok
 	return r, nil
 }
 
+// FunctionARN is the function's ARN as the invoker tells it to the function
+// (from AWS_LAMBDA_FUNCTION_NAME and AWS_REGION); Run names the same
+// function in on-failure records.
+func (r *RuntimeAPIInvoker) FunctionARN() string { return r.arn }
+
 // A RuntimeAPIOption configures RuntimeAPI.
 type RuntimeAPIOption func(*RuntimeAPIInvoker) error
 

@@ -49,6 +49,18 @@ func readStringResponse(body []byte, ids []string) verdict {
 	})
 }
 
+// readStreamResponse reads a Kinesis or DynamoDB Streams partial batch
+// response: as readStringResponse, except that a top-level empty JSON array
+// `[]` is a success, as recorded against AWS for both streams. (SQS keeps
+// the documented list, where `[]` is not an object and fails the batch.)
+func readStreamResponse(body []byte, ids []string) verdict {
+	var list []json.RawMessage
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' && json.Unmarshal(b, &list) == nil && len(list) == 0 {
+		return verdict{kind: verdictSuccess}
+	}
+	return readStringResponse(body, ids)
+}
+
 // kafkaRef identifies one record of a Kafka batch.
 type kafkaRef struct {
 	partition string

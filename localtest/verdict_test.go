@@ -44,6 +44,33 @@ func TestReadStringResponse(t *testing.T) {
 	}
 }
 
+func TestReadStreamResponseEmptyArray(t *testing.T) {
+	ids := []string{"1", "2", "3"}
+	tests := []struct {
+		name       string
+		body       string
+		stream     string // verdict for Kinesis and DynamoDB Streams
+		sqs        string // verdict for SQS
+		streamRead []int
+	}{
+		{"recorded: top-level []", `[]`, verdictSuccess, verdictWhole, nil},
+		{"[] with spaces", " [ ] ", verdictSuccess, verdictWhole, nil},
+		{"[] padded", "\n[]\n", verdictSuccess, verdictWhole, nil},
+		{"non-empty array", `[{"itemIdentifier":"2"}]`, verdictWhole, verdictWhole, nil},
+		{"an object still reads", `{"batchItemFailures":[{"itemIdentifier":"2"}]}`, verdictPartial, verdictPartial, []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if v := readStreamResponse([]byte(tt.body), ids); v.kind != tt.stream || !slices.Equal(v.reported, tt.streamRead) {
+				t.Fatalf("stream: got %+v, want %s", v, tt.stream)
+			}
+			if v := readStringResponse([]byte(tt.body), ids); v.kind != tt.sqs {
+				t.Fatalf("SQS: got %+v, want %s", v, tt.sqs)
+			}
+		})
+	}
+}
+
 func TestReadKafkaResponse(t *testing.T) {
 	refs := []kafkaRef{{"t-0", 10}, {"t-0", 11}, {"t-1", 5}}
 	tests := []struct {

@@ -68,11 +68,11 @@ func TestRunKinesisFile(t *testing.T) {
 	records := write(t, dir, "records.jsonl", strings.Join(lines, "\n")+"\n")
 	trace, report, effects := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "report.json"), filepath.Join(dir, "effects.jsonl")
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin,
-		"--trace", trace, "--report", report, "--effects", effects, "--env", "SLUICE_SOURCE=kinesis", "--timeout", "10s")
+		"--trace", trace, "--report", report, "--effects", effects, "--env", "SLUICE_SOURCE=kinesis", "--timeout", "10s", "--function-name", "orders")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"kinesis mapping: 20 records", "not processed: line 8 (id r7): on-failure", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
+	for _, want := range []string{"kinesis mapping: 20 records", `"functionArn":"arn:aws:lambda:us-east-1:123456789012:function:orders"`, "not processed: line 8 (id r7): on-failure", "invariant no-record-lost: held", "invariant order-per-key: held", `"condition":"RetryAttemptsExhausted"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -334,6 +334,24 @@ func TestRunInvokeOnAWS(t *testing.T) {
 	code, out, errs = runCLI(t, "run", "--mapping", mapping2, "--records", records, "--handler", "aws:my-fn", "--quiet")
 	if code == 0 || !strings.Contains(errs, "InvalidSignatureException") {
 		t.Fatalf("wrong key: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestRunNamesOneFunction(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bootstrap") // never started: the runs fail before the first invoke
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	records := write(t, dir, "records.jsonl", `{"partitionKey":"k","data":{"id":"r1"}}`+"\n")
+	mapping := write(t, dir, "mapping.json", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","FunctionName":"billing"}`)
+	code, _, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--function-name", "orders", "--quiet")
+	if code != 2 || !strings.Contains(errs, "billing") || !strings.Contains(errs, "orders") {
+		t.Fatalf("the mapping's FunctionName and --function-name differ: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--env", "AWS_LAMBDA_FUNCTION_NAME=orders", "--quiet")
+	if code != 1 || !strings.Contains(errs, "billing") || !strings.Contains(errs, "function:orders") {
+		t.Fatalf("the mapping's FunctionName and the bootstrap's AWS_LAMBDA_FUNCTION_NAME differ: exit %d\n%s", code, errs)
 	}
 }
 

@@ -37,7 +37,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
 		"or aws:NAME, the function NAME (or ARN) on AWS Lambda in the mapping's Region or AWS_REGION (required)")
-	functionName := fs.String("function-name", "function", "the function name for an Invoke API endpoint")
+	functionName := fs.String("function-name", "function", "the function's name: the function an Invoke API endpoint calls; for a bootstrap, its "+
+		"AWS_LAMBDA_FUNCTION_NAME; on-failure records name it (default: the mapping's FunctionName, else function)")
 	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke requests to this URL instead of "+
 		"https://lambda.REGION.amazonaws.com (a VPC endpoint, a proxy, a test server; default $AWS_ENDPOINT_URL_LAMBDA)")
 	tracePath := fs.String("trace", "", "write one JSON line per invocation to this file")
@@ -112,6 +113,23 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
+	// One function per run: the one the flags name is the mapping's, which
+	// on-failure records name and the bootstrap is told.
+	named := ""
+	switch {
+	case strings.HasPrefix(*handler, "aws:"):
+		named = target.function
+	case functionNameSet:
+		named = *functionName
+	}
+	if named != "" {
+		if mapping.FunctionName != "" && functionNameOf(mapping.FunctionName) != functionNameOf(named) {
+			return usage("%s names the function %s but the flags name %s: name one function", *mappingPath, mapping.FunctionName, named)
+		}
+		if mapping.FunctionName == "" || !strings.HasPrefix(mapping.FunctionName, "arn:") {
+			mapping.FunctionName = named
+		}
+	}
 	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall,
 		Faults: fl, EffectsKey: *effectsKey}
 	if mapping.Endpoint == "" {
@@ -140,6 +158,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	// The function's environment: sluice's own, then what the mapping says
 	// (as Sluice's CDK constructs set it), then --env, the last one winning.
 	fenv := append(os.Environ(), handlers.EnvReportBatchItemFailures+"="+strconv.FormatBool(mapping.ReportsBatchItemFailures()))
+	if mapping.FunctionName != "" {
+		fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+functionNameOf(mapping.FunctionName))
+	}
 	fenv = append(fenv, env...)
 	if *effectsPath != "" {
 		abs, err := filepath.Abs(*effectsPath)
@@ -377,4 +398,13 @@ func oneLine(s string) string {
 		s = s[:500] + "..."
 	}
 	return s
+}
+
+// functionNameOf is the name in a function ARN
+// (arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]), or name itself.
+func functionNameOf(name string) string {
+	if _, rest, ok := strings.Cut(name, ":function:"); ok {
+		name, _, _ = strings.Cut(rest, ":")
+	}
+	return name
 }
