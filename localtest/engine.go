@@ -472,11 +472,13 @@ func (r *runner) finish(ctx context.Context) error {
 			t.DeadLettered++
 		case FateLeft:
 			t.Left++
+		case FateFiltered:
+			t.Filtered++
 		}
 	}
 	r.report.Fates = r.fates
 	for _, ref := range r.records() {
-		if f := r.fates[ref.id]; f != FateProcessed {
+		if f := r.fates[ref.id]; f != FateProcessed && f != FateFiltered {
 			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, Line: ref.line, Input: ref.input,
 				PayloadID: ref.payloadID, Key: ref.key, Fate: f})
 		}

@@ -32,8 +32,8 @@ type effectsInput struct {
 // happened):
 //
 //   - no record lost: every record was processed, sent to the on-failure
-//     destination, moved to the dead-letter queue, or is still waiting in the
-//     source; and, when effects are given, every record that counts as
+//     destination, moved to the dead-letter queue, filtered out by the
+//     mapping's FilterCriteria, or is still waiting in the source; and, when effects are given, every record that counts as
 //     processed has at least one effect (a record acknowledged without its
 //     effect is lost: the mapping ignored its failure).
 //   - order per key: for every ordering key, the first effects of its records

@@ -87,6 +87,9 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			}
 			r.fetched = true
 			for _, rec := range recs {
+				if r.skipFiltered(shard, rec.SequenceNumber, rec.PartitionKey, rec.Event) {
+					continue
+				}
 				k := 0
 				if pf > 1 {
 					k = kinesisShard(rec.PartitionKey, pf)
@@ -188,6 +191,9 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			r.fetched = true
 			for _, rec := range recs {
 				id := kafkaID(p, rec.Offset)
+				if r.skipFiltered(p, id, p, rec.Event) {
+					continue
+				}
 				l.recs = append(l.recs, laneRec{id: id, key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
 				r.shardOrder[p] = append(r.shardOrder[p], id)
 				if r.refs == nil {

@@ -46,6 +46,7 @@ type Mapping struct {
 	StartingPosition               string             `json:"StartingPosition,omitempty"`
 	DestinationConfig              *DestinationConfig `json:"DestinationConfig,omitempty"`
 	ScalingConfig                  *ScalingConfig     `json:"ScalingConfig,omitempty"`
+	FilterCriteria                 *FilterCriteria    `json:"FilterCriteria,omitempty"`
 
 	// SQS queue settings.
 	VisibilityTimeout *int           `json:"VisibilityTimeout,omitempty"`
@@ -250,6 +251,9 @@ func (m *Mapping) Validate() error {
 			bad("DestinationConfig.OnFailure.Destination", "%q is neither an SQS queue URL nor a file:// path", dst)
 		}
 	}
+	if _, ferrs := compileFilters(src, m.FilterCriteria); len(ferrs) > 0 {
+		errs = append(errs, ferrs...)
+	}
 	rangeCheck("Shards", m.Shards, 1, 1000)
 	rangeCheck("Partitions", m.Partitions, 1, 1000)
 	return errors.Join(errs...)
@@ -274,6 +278,7 @@ type settings struct {
 	shards           int
 	partitions       int
 	concurrency      int
+	filter           *filterSet // nil: every record is delivered
 }
 
 func intOr(p *int, def int) int {
@@ -327,5 +332,6 @@ func (m *Mapping) settings() (settings, error) {
 	if r := m.RedrivePolicy; r != nil {
 		s.maxReceive = r.MaxReceiveCount
 	}
+	s.filter, _ = compileFilters(s.source, m.FilterCriteria)
 	return s, nil
 }

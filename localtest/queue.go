@@ -49,6 +49,13 @@ func (r *runner) runQueue(ctx context.Context) error {
 				msgs = append(msgs, more...)
 			}
 		}
+		var dropped int
+		if msgs, dropped, err = r.dropFiltered(ctx, msgs); err != nil {
+			return err
+		}
+		if len(msgs) == 0 && dropped > 0 {
+			continue // every message received was filtered out, and deleted
+		}
 		if len(msgs) == 0 {
 			left, _, err := r.queue.Counts(ctx)
 			if err != nil {

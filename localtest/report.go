@@ -75,11 +75,14 @@ type Totals struct {
 	IgnoredResponses int `json:"ignoredResponses"`
 	IgnoredRecords   int `json:"ignoredRecords"`
 	// Records that ended processed, sent to the on-failure destination,
-	// moved to the queue's dead-letter queue, or still waiting.
+	// moved to the queue's dead-letter queue, or still waiting; Filtered
+	// those that matched none of the mapping's FilterCriteria, which
+	// Lambda discarded without invoking the function.
 	Processed    int `json:"processed"`
 	OnFailure    int `json:"onFailure"`
 	DeadLettered int `json:"deadLettered"`
 	Left         int `json:"left"`
+	Filtered     int `json:"filtered"`
 }
 
 // Report is the outcome of a run, as written to report.json.
@@ -106,7 +109,7 @@ type Report struct {
 	// Fates says what became of each input record, by record id.
 	Fates map[string]string `json:"fates,omitempty"`
 	// Unprocessed lists, in source order, the records that did not end
-	// processed, with the line they came from, the id their payload
+	// processed (filtered records aside: Fates names them), with the line they came from, the id their payload
 	// carries and their ordering key.
 	Unprocessed []RecordFate `json:"unprocessed,omitempty"`
 	// Invariants are the checks run at the end, and whether they held.

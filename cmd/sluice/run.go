@@ -320,7 +320,11 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	} else {
 		fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\t\n", t.Bisections, t.Retries, t.Duplicates)
 	}
-	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\t\n", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
+	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\t", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
+	if t.Filtered > 0 {
+		fmt.Fprintf(tw, "filtered %d\t", t.Filtered)
+	}
+	fmt.Fprintln(tw)
 	tw.Flush()
 	if t.IgnoredResponses > 0 {
 		why := "the mapping's FunctionResponseTypes lacks ReportBatchItemFailures"
