@@ -203,4 +203,3 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
