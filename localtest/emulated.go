@@ -205,6 +205,7 @@ type memQueue struct {
 type qmsg struct {
 	id, group, dedup, body string
 	attrs                  map[string]string
+	msgAttrs               map[string]MessageAttribute
 	seq                    string
 	sent, firstReceive     time.Time
 	receives               int
@@ -226,7 +227,10 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 	for i, r := range in {
 		body := string(payloadText(r.Body))
 		id := fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", i+1, 0, 0, 0, i+1)
-		msg := &qmsg{id: id, body: body, attrs: r.Attributes, sent: start.Add(time.Duration(i) * time.Millisecond)}
+		if err := checkMessageAttributes(r.MessageAttributes); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
+		}
+		msg := &qmsg{id: id, body: body, attrs: r.Attributes, msgAttrs: r.MessageAttributes, sent: start.Add(time.Duration(i) * time.Millisecond)}
 		key := id
 		if fifo {
 			if r.MessageGroupID == "" {
@@ -306,15 +310,16 @@ func (q *memQueue) event(m *qmsg) ([]byte, error) {
 	}
 	sum := md5.Sum([]byte(m.body))
 	return sevents.MarshalSQSMessage(events.SQSMessage{
-		MessageId:         m.id,
-		ReceiptHandle:     m.handle,
-		Body:              m.body,
-		Md5OfBody:         hex.EncodeToString(sum[:]),
-		Attributes:        attrs,
-		MessageAttributes: map[string]events.SQSMessageAttribute{},
-		EventSourceARN:    q.arn,
-		EventSource:       "aws:sqs",
-		AWSRegion:         q.region,
+		MessageId:              m.id,
+		ReceiptHandle:          m.handle,
+		Body:                   m.body,
+		Md5OfBody:              hex.EncodeToString(sum[:]),
+		Attributes:             attrs,
+		MessageAttributes:      eventMessageAttributes(m.msgAttrs),
+		Md5OfMessageAttributes: md5OfMessageAttributes(m.msgAttrs),
+		EventSourceARN:         q.arn,
+		EventSource:            "aws:sqs",
+		AWSRegion:              q.region,
 	})
 }
 

@@ -97,6 +97,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := r.setDestination(); err != nil {
 		return nil, err
 	}
+	if r.closeDest != nil {
+		defer r.closeDest()
+	}
 	if err := r.setSource(); err != nil {
 		return nil, err
 	}
@@ -135,14 +138,15 @@ type runner struct {
 	kafka  KafkaSource
 	refs   []inputRef // input records of an emulated source, in input order
 
-	dest    Destination
-	report  *Report
-	fates   map[string]string
-	seen    []inputRef     // records in the order first delivered (real sources)
-	known   map[string]int // record id -> index in seen
-	n       int            // invocations so far
-	reqID   string         // the last invocation's request id
-	fetched bool           // a lane read records from its source this round
+	dest      Destination
+	closeDest func() // releases a destination the runner opened
+	report    *Report
+	fates     map[string]string
+	seen      []inputRef     // records in the order first delivered (real sources)
+	known     map[string]int // record id -> index in seen
+	n         int            // invocations so far
+	reqID     string         // the last invocation's request id
+	fetched   bool           // a lane read records from its source this round
 
 	functionARN string // the function, as on-failure records name it
 	ageOuts     int    // RecordAgeExceeded records sent, for their request ids
@@ -219,15 +223,9 @@ func (r *runner) setDestination() error {
 		r.dest = r.opts.Destination
 		return nil
 	}
-	d := r.s.onFailure
-	switch {
-	case d == "" || strings.HasPrefix(d, "mem://"):
-	case strings.HasPrefix(d, "file://"):
-		r.dest = &fileDestination{path: strings.TrimPrefix(d, "file://")}
-	default:
-		return fmt.Errorf("localtest: the on-failure destination %s is a queue URL: pass Options.Destination (e.g. SQSDestination) to send to it", d)
-	}
-	return nil
+	var err error
+	r.dest, r.closeDest, err = r.openDestination(r.s.onFailure)
+	return err
 }
 
 // fileDestination appends on-failure records to a file, one JSON per line.
@@ -417,10 +415,14 @@ func (r *runner) see(ref inputRef) {
 	}
 }
 
-func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord) error {
+func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error {
 	r.report.OnFailureRecords = append(r.report.OnFailureRecords, rec)
 	if r.dest == nil {
 		return nil
+	}
+	if pd, ok := r.dest.(PayloadDestination); ok {
+		batch.MappingUUID = r.mappingUUID()
+		return pd.SendBatch(ctx, rec, batch)
 	}
 	return r.dest.Send(ctx, rec)
 }

@@ -452,9 +452,7 @@ func (e *Event) addRecord(raw json.RawMessage) error {
 				rec.Attributes[k] = v
 			}
 		}
-		if len(r.MessageAttributes) > 0 {
-			e.note(n, "messageAttributes (%s) are not kept: a records line has no field for them", strings.Join(slices.Sorted(maps.Keys(r.MessageAttributes)), ", "))
-		}
+		rec.MessageAttributes = inputMessageAttributes(r.MessageAttributes)
 		e.ids = append(e.ids, r.MessageId)
 	}
 	if err := e.setSource(src); err != nil {

@@ -16,10 +16,6 @@ import (
 	"github.com/sluicehq/sluice/localtest"
 )
 
-type bytesFunc func(ctx context.Context, p []byte) ([]byte, error)
-
-func (f bytesFunc) Invoke(ctx context.Context, p []byte) ([]byte, error) { return f(ctx, p) }
-
 // On a real queue, messages that match no filter are deleted without an
 // invocation, as Lambda deletes them, and reported filtered.
 func TestAWSSQSFilterCriteria(t *testing.T) {

@@ -129,7 +129,7 @@ func TestCheckShape(t *testing.T) {
 		{SourceKafka, InputRecord{Partition: &p, Value: []byte(`{}`)}, ""},
 		{SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`)}, ""},
 		{SourceSQS, InputRecord{PartitionKey: "k", Data: []byte(`{}`)},
-			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body", "attributes"?}`},
+			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body", "attributes"?, "messageAttributes"?}`},
 		{SourceSQS, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, `"messageGroupId" belongs to an SQS FIFO record`},
 		{SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data"}`},
 		{SourceKafka, InputRecord{Keys: []byte(`{}`)}, `"keys" belongs to a DynamoDB Streams record`},

@@ -30,6 +30,7 @@ import (
 // costs a round trip to the broker. Fetch calls are serialised.
 type KafkaClusterSource struct {
 	cl       *kgo.Client
+	seeds    []string // for a kafka://topic on-failure destination on this cluster
 	topics   []string
 	envelope KafkaEnvelope
 	pollWait time.Duration
@@ -128,6 +129,7 @@ func KafkaCluster(seeds []string, topics []string, envelope KafkaEnvelope, opts 
 	}
 	k := &KafkaClusterSource{
 		cl:       cl,
+		seeds:    slices.Clone(seeds),
 		topics:   slices.Clone(topics),
 		envelope: envelope,
 		pollWait: cfg.pollWait,

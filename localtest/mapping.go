@@ -34,6 +34,9 @@ type Mapping struct {
 	// CreateEventSourceMapping takes it. On-failure records name it, and
 	// a function run behind the Runtime API must be told the same name.
 	FunctionName string `json:"FunctionName,omitempty"`
+	// UUID is the mapping's UUID, as AWS assigns it; S3 on-failure objects
+	// are stored under it. Default DefaultMappingUUID.
+	UUID string `json:"UUID,omitempty"`
 
 	BatchSize                      *int               `json:"BatchSize,omitempty"`
 	MaximumBatchingWindowInSeconds *int               `json:"MaximumBatchingWindowInSeconds,omitempty"`
@@ -79,8 +82,11 @@ type DestinationConfig struct {
 	OnFailure *OnFailure `json:"OnFailure,omitempty"`
 }
 
-// OnFailure names where on-failure records go: an SQS queue URL, or a
-// file:// path (one JSON record per line).
+// OnFailure names where on-failure records go: an SQS queue URL; an S3
+// bucket (s3://bucket or arn:aws:s3:::bucket); for Kafka a topic
+// (kafka://topic on the source's cluster, or kafka://host:port/topic); a
+// file:// path (one JSON record per line); or a file://dir/ ending in a
+// slash (S3 objects as files under dir).
 type OnFailure struct {
 	Destination string `json:"Destination"`
 }
@@ -247,12 +253,15 @@ func (m *Mapping) Validate() error {
 	}
 	if d := m.DestinationConfig; d != nil && d.OnFailure != nil {
 		dst := d.OnFailure.Destination
-		if !strings.HasPrefix(dst, "file://") && !strings.HasPrefix(dst, "http://") && !strings.HasPrefix(dst, "https://") && !strings.HasPrefix(dst, "mem://") {
-			bad("DestinationConfig.OnFailure.Destination", "%q is neither an SQS queue URL nor a file:// path", dst)
+		if p := m.destinationProblem(dst); p != "" {
+			bad("DestinationConfig.OnFailure.Destination", "%s", p)
 		}
 	}
 	if _, ferrs := compileFilters(src, m.FilterCriteria); len(ferrs) > 0 {
 		errs = append(errs, ferrs...)
+	}
+	if m.UUID != "" && !validUUID(m.UUID) {
+		bad("UUID", "%q is not a UUID (8-4-4-4-12 hexadecimal digits)", m.UUID)
 	}
 	rangeCheck("Shards", m.Shards, 1, 1000)
 	rangeCheck("Partitions", m.Partitions, 1, 1000)

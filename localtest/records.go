@@ -15,12 +15,18 @@ import (
 //
 //	kinesis   {"partitionKey", "data"}
 //	dynamodb  {"keys", "newImage", "oldImage", "eventName"}  (plain JSON objects; eventName defaults from the images)
-//	sqs       {"body", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?}
+//	sqs       {"body", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}
 //	kafka     {"partition", "key", "value", "headers"?}
 //
 // data, body, key and value may be any JSON value, sent as its JSON text, or
 // a JSON string, sent as the string. The runner assigns ids, sequence
 // numbers, offsets and arrival times.
+//
+// messageAttributes are SQS message attributes in the shape an SQS event
+// carries them, {"name": {"dataType": "String", "stringValue": "..."}}, with
+// "binaryValue" (base64) for Binary; the SQS API's capitalised names
+// (DataType, StringValue, BinaryValue) are read as well. The emulated queue
+// puts them in the event with md5OfMessageAttributes, computed as SQS does.
 type InputRecord struct {
 	PartitionKey string          `json:"partitionKey,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
@@ -30,10 +36,11 @@ type InputRecord struct {
 	OldImage  json.RawMessage `json:"oldImage,omitempty"`
 	EventName string          `json:"eventName,omitempty"`
 
-	Body                   json.RawMessage   `json:"body,omitempty"`
-	MessageGroupID         string            `json:"messageGroupId,omitempty"`
-	MessageDeduplicationID string            `json:"messageDeduplicationId,omitempty"`
-	Attributes             map[string]string `json:"attributes,omitempty"`
+	Body                   json.RawMessage             `json:"body,omitempty"`
+	MessageGroupID         string                      `json:"messageGroupId,omitempty"`
+	MessageDeduplicationID string                      `json:"messageDeduplicationId,omitempty"`
+	Attributes             map[string]string           `json:"attributes,omitempty"`
+	MessageAttributes      map[string]MessageAttribute `json:"messageAttributes,omitempty"`
 
 	Partition *int              `json:"partition,omitempty"`
 	Key       json.RawMessage   `json:"key,omitempty"`
@@ -77,8 +84,8 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 var recordShapes = map[string]string{
 	SourceKinesis:  `{"partitionKey", "data"}`,
 	SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
-	SourceSQS:      `{"body", "attributes"?}`,
-	SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?}`,
+	SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
+	SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
 	SourceKafka:    `{"partition"?, "key"?, "value", "headers"?}`,
 }
 
@@ -102,6 +109,7 @@ func sourceFields(rec InputRecord) []struct {
 		{"messageGroupId", SourceSQS, rec.MessageGroupID != ""},
 		{"messageDeduplicationId", SourceSQS, rec.MessageDeduplicationID != ""},
 		{"attributes", SourceSQS, rec.Attributes != nil},
+		{"messageAttributes", SourceSQS, rec.MessageAttributes != nil},
 		{"partition", SourceKafka, rec.Partition != nil},
 		{"key", SourceKafka, len(rec.Key) > 0},
 		{"value", SourceKafka, len(rec.Value) > 0},

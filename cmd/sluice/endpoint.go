@@ -45,8 +45,9 @@ func awsConfig(ctx context.Context, m *localtest.Mapping) (aws.Config, error) {
 //	sqs       Endpoint + QueueUrl
 //	kafka     Endpoint kafka://host:port[,host:port...] + Topic
 //
-// and, for an on-failure destination that is an SQS queue URL, the
-// destination.
+// and, for an on-failure destination that is an SQS queue URL or an S3
+// bucket, the destination. (A kafka://topic destination is on the source's
+// cluster; the runner opens it.)
 func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Options) error {
 	need := func(field, value string) error {
 		if value == "" {
@@ -101,9 +102,12 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 
 // setQueueDestination sends on-failure records to an SQS queue URL named in
 // the mapping, through the mapping's Endpoint or, for an emulated source,
-// the queue URL's own host.
+// the queue URL's own host; or to an S3 bucket (setS3Destination).
 func setQueueDestination(ctx context.Context, m *localtest.Mapping, opts *localtest.Options, cfg *aws.Config) error {
 	d := m.DestinationConfig
+	if d != nil && d.OnFailure != nil && s3Bucket(d.OnFailure.Destination) != "" {
+		return setS3Destination(ctx, m, opts, s3Bucket(d.OnFailure.Destination))
+	}
 	if d == nil || d.OnFailure == nil || !strings.HasPrefix(d.OnFailure.Destination, "http") {
 		return nil
 	}
