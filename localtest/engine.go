@@ -254,36 +254,77 @@ func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) e
 
 // invoke makes one invocation with the injected faults, and counts it.
 func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, error) {
+	c, err := r.beginInvoke(payload)
+	if err != nil {
+		return Response{}, "", err
+	}
+	r.doInvoke(ctx, c)
+	return r.endInvoke(c)
+}
+
+// pendingInvoke is one invocation between beginInvoke and endInvoke.
+type pendingInvoke struct {
+	n        int
+	reqID    string
+	inv      Invocation
+	injected bool // an injected function error: the function is not called
+	resp     Response
+	err      error
+}
+
+// beginInvoke counts an invocation and draws its injected error, in the
+// order invocations are made, so that runs repeat.
+func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 	if r.report.Failure != nil {
-		return Response{}, "", errStop
+		return nil, errStop
 	}
 	if r.n >= r.opts.MaxInvocations {
 		r.report.Stopped = fmt.Sprintf("MaxInvocations (%d) reached", r.opts.MaxInvocations)
-		return Response{}, "", errStop
+		return nil, errStop
 	}
 	r.n++
 	r.report.Totals.Invocations++
-	reqID := fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)
-	r.reqID = reqID
-	f := r.opts.Faults
-	if f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
-		return Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
-			Payload: errorDocument("injected function error", "Injected.Error")}, reqID, nil
+	c := &pendingInvoke{n: r.n, reqID: fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)}
+	c.inv = Invocation{RequestID: c.reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
+	if f := r.opts.Faults; f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
+		c.injected = true
+		c.resp = Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
+			Payload: errorDocument("injected function error", "Injected.Error")}
 	}
-	inv := Invocation{RequestID: reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
-	resp, err := r.opts.Invoker.Invoke(ctx, inv)
+	return c, nil
+}
+
+// doInvoke calls the function. It touches no runner state but the invoker
+// and the clock, so several may run at once (SQS MaximumConcurrency).
+func (r *runner) doInvoke(ctx context.Context, c *pendingInvoke) {
+	if c.injected {
+		return
+	}
+	c.resp, c.err = r.opts.Invoker.Invoke(ctx, c.inv)
 	// Lambda retries a throttled invocation (HTTP 429) with back-off; it is
 	// neither a function error nor a consumed retry.
-	for wait := 100 * time.Millisecond; throttled(err) && wait <= 30*time.Second; wait *= 2 {
+	for wait := 100 * time.Millisecond; throttled(c.err) && wait <= 30*time.Second; wait *= 2 {
 		if serr := r.clock.Sleep(ctx, wait); serr != nil {
-			return resp, reqID, serr
+			c.err = serr
+			return
 		}
-		resp, err = r.opts.Invoker.Invoke(ctx, inv)
+		c.resp, c.err = r.opts.Invoker.Invoke(ctx, c.inv)
 	}
-	if err != nil {
-		return resp, reqID, fmt.Errorf("localtest: invocation %d: %w", r.n, err)
+}
+
+// endInvoke takes note of the answer and applies the injected crash or
+// timeout, in the order invocations were made.
+func (r *runner) endInvoke(c *pendingInvoke) (Response, string, error) {
+	r.reqID = c.reqID
+	if c.injected {
+		return c.resp, c.reqID, nil
 	}
-	r.observe(resp, reqID)
+	if c.err != nil {
+		return c.resp, c.reqID, fmt.Errorf("localtest: invocation %d: %w", c.n, c.err)
+	}
+	r.observe(c.resp, c.reqID, c.n)
+	resp := c.resp
+	f := r.opts.Faults
 	switch {
 	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
 		resp = Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: resp.Duration,
@@ -292,7 +333,7 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 		resp = Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: resp.Duration,
 			Payload: errorDocument("injected timeout", "Sandbox.Timedout")}
 	}
-	return resp, reqID, nil
+	return resp, c.reqID, nil
 }
 
 // Early stop: a function that failed this many inits in a row, and never
@@ -303,7 +344,7 @@ const maxInitFailures = 3
 // faults): the last failure and its last words, and whether the run can
 // test the function at all (see Report.Failure). A run whose function
 // cannot start stops early instead of spending every record's retries.
-func (r *runner) observe(resp Response, reqID string) {
+func (r *runner) observe(resp Response, reqID string, n int) {
 	r.called++
 	if resp.InitFailed {
 		r.initFailed++
@@ -320,7 +361,7 @@ func (r *runner) observe(resp Response, reqID string) {
 		return
 	}
 	typ, msg := errorFields(resp)
-	r.report.LastFailedInvocation = &FailedInvocation{N: r.n, RequestID: reqID, Result: resultOf(resp),
+	r.report.LastFailedInvocation = &FailedInvocation{N: n, RequestID: reqID, Result: resultOf(resp),
 		ErrorType: typ, ErrorMessage: msg, Logs: resp.Logs}
 	switch {
 	case strings.HasSuffix(typ, "SourceMismatchError"):
@@ -365,7 +406,9 @@ func throttled(err error) bool {
 }
 
 func (r *runner) trace(e TraceEntry, resp Response) {
-	e.N, e.RequestID = r.n, r.reqID
+	if e.N == 0 {
+		e.N, e.RequestID = r.n, r.reqID
+	}
 	if e.Reported == nil {
 		e.Reported = []string{}
 	}

@@ -323,6 +323,9 @@ func (m *Mapping) settings() (settings, error) {
 	default:
 		s.batchSize = intOr(m.BatchSize, 100)
 	}
+	if sc := m.ScalingConfig; sc != nil && sc.MaximumConcurrency != nil {
+		s.concurrency = *sc.MaximumConcurrency
+	}
 	if s.source == SourceKafka {
 		if s.kafkaMode == "" {
 			s.kafkaMode = KafkaOnDemand
