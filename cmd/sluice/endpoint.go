@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 // awsConfig is the SDK configuration for a mapping's Endpoint: "aws" means
@@ -213,7 +214,7 @@ func resolveInvokeTarget(handler, functionName string, functionNameSet bool, inv
 // requests with credentials of the default chain if it is AWS.
 func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, error) {
 	if !t.sign {
-		return localtest.InvokeAPI(t.url, t.function)
+		return invoke.InvokeAPI(t.url, t.function)
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.region != "" {
@@ -232,5 +233,5 @@ func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, erro
 			t.url += ".cn"
 		}
 	}
-	return localtest.InvokeAPI(t.url, t.function, localtest.InvokeAPISigV4(cfg))
+	return invoke.InvokeAPI(t.url, t.function, invoke.InvokeAPISigV4(cfg))
 }

@@ -1,4 +1,4 @@
-package localtest
+package invoke
 
 import (
 	"os"

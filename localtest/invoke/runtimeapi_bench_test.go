@@ -1,4 +1,4 @@
-package localtest
+package invoke
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/localtest"
 )
 
 // BenchmarkRuntimeAPIInvoke measures warm invocations of the compiled
@@ -27,7 +28,7 @@ func BenchmarkRuntimeAPIInvoke(b *testing.B) {
 			}
 			raw, _ := conformanceEvent(b, "sqs", actions...)
 			ctx := context.Background()
-			call := Invocation{Payload: raw, Timeout: 5 * time.Second}
+			call := localtest.Invocation{Payload: raw, Timeout: 5 * time.Second}
 			if resp, err := inv.Invoke(ctx, call); err != nil || resp.Failed() { // init
 				b.Fatalf("%+v %v", resp, err)
 			}

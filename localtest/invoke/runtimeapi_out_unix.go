@@ -1,6 +1,6 @@
 //go:build unix
 
-package localtest
+package invoke
 
 import (
 	"io"

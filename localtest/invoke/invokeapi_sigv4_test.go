@@ -1,4 +1,4 @@
-package localtest_test
+package invoke_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 // verifySigV4 checks the request's SigV4 Authorization header the way the
@@ -123,7 +124,7 @@ func TestInvokeAPISigV4(t *testing.T) {
 	defer srv.Close()
 
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)}
-	inv, err := localtest.InvokeAPI(srv.URL, "my-fn", localtest.InvokeAPISigV4(cfg))
+	inv, err := invoke.InvokeAPI(srv.URL, "my-fn", invoke.InvokeAPISigV4(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,13 +144,13 @@ func TestInvokeAPISigV4(t *testing.T) {
 
 	// The check rejects a wrong key: the server must not accept anything.
 	bad := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider(creds.AccessKeyID, "wrong", creds.SessionToken)}
-	inv2, err := localtest.InvokeAPI(srv.URL, "my-fn", localtest.InvokeAPISigV4(bad))
+	inv2, err := invoke.InvokeAPI(srv.URL, "my-fn", invoke.InvokeAPISigV4(bad))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inv2.Close()
 	_, err = inv2.Invoke(ctx, localtest.Invocation{Payload: []byte(`{}`), Timeout: 5 * time.Second})
-	if e, ok := err.(*localtest.InvokeAPIError); !ok || e.StatusCode != 403 || e.Type != "InvalidSignatureException" || !strings.Contains(string(e.Body), "signature mismatch") {
+	if e, ok := err.(*invoke.InvokeAPIError); !ok || e.StatusCode != 403 || e.Type != "InvalidSignatureException" || !strings.Contains(string(e.Body), "signature mismatch") {
 		t.Fatalf("wrong key: %v", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestInvokeAPISigV4RefreshesCredentials(t *testing.T) {
 		w.Write([]byte(`{}`))
 	}))
 	defer srv.Close()
-	inv, err := localtest.InvokeAPI(srv.URL, "f", localtest.InvokeAPISigV4(aws.Config{Region: "eu-west-1", Credentials: provider}))
+	inv, err := invoke.InvokeAPI(srv.URL, "f", invoke.InvokeAPISigV4(aws.Config{Region: "eu-west-1", Credentials: provider}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,10 +196,10 @@ func TestInvokeAPISigV4RefreshesCredentials(t *testing.T) {
 
 func TestInvokeAPISigV4Options(t *testing.T) {
 	t.Parallel()
-	if _, err := localtest.InvokeAPI("http://127.0.0.1:1", "f", localtest.InvokeAPISigV4(aws.Config{Credentials: aws.AnonymousCredentials{}})); err == nil || !strings.Contains(err.Error(), "Region") {
+	if _, err := invoke.InvokeAPI("http://127.0.0.1:1", "f", invoke.InvokeAPISigV4(aws.Config{Credentials: aws.AnonymousCredentials{}})); err == nil || !strings.Contains(err.Error(), "Region") {
 		t.Errorf("no region: %v", err)
 	}
-	if _, err := localtest.InvokeAPI("http://127.0.0.1:1", "f", localtest.InvokeAPISigV4(aws.Config{Region: "us-east-1"})); err == nil || !strings.Contains(err.Error(), "credentials") {
+	if _, err := invoke.InvokeAPI("http://127.0.0.1:1", "f", invoke.InvokeAPISigV4(aws.Config{Region: "us-east-1"})); err == nil || !strings.Contains(err.Error(), "credentials") {
 		t.Errorf("no credentials: %v", err)
 	}
 }

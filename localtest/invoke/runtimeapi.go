@@ -1,4 +1,4 @@
-package localtest
+package invoke
 
 import (
 	"bufio"
@@ -19,13 +19,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/localtest"
 )
 
 // Limits and defaults of the Runtime API invoker, as Lambda applies them.
 const (
-	// DefaultFunctionTimeout is the timeout of an Invocation that sets none
-	// (Lambda's default).
-	DefaultFunctionTimeout = 3 * time.Second
 	// DefaultInitTimeout bounds a cold start: the time from starting the
 	// process to its first GET .../invocation/next (Lambda's 10 s init
 	// limit). RuntimeAPIInitTimeout changes it.
@@ -71,7 +70,7 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //     Response.InitFailed set.
 //   - Invocations run one at a time; Invoke waits for the previous one.
 //   - When an invocation passes its deadline (Invocation.Timeout, default
-//     DefaultFunctionTimeout, counted from the hand-over to the function,
+//     localtest.DefaultFunctionTimeout, counted from the hand-over to the function,
 //     init excluded) the whole process group is killed and the answer is a
 //     timeout (ErrorType Sandbox.Timedout). The next Invoke starts a fresh
 //     process.
@@ -104,7 +103,7 @@ type RuntimeAPIInvoker struct {
 	closed bool
 }
 
-var _ Invoker = (*RuntimeAPIInvoker)(nil)
+var _ localtest.Invoker = (*RuntimeAPIInvoker)(nil)
 
 // RuntimeAPI returns a *RuntimeAPIInvoker for the bootstrap binary (built
 // with CGO_ENABLED=0 go build -tags lambda.norpc). env is the function's
@@ -117,7 +116,7 @@ var _ Invoker = (*RuntimeAPIInvoker)(nil)
 // (us-east-1) when env does not set them.
 //
 // No process starts until the first Invoke.
-func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (Invoker, error) {
+func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (localtest.Invoker, error) {
 	abs, err := filepath.Abs(bootstrap)
 	if err != nil {
 		return nil, fmt.Errorf("localtest: bootstrap %s: %w", bootstrap, err)
@@ -265,11 +264,11 @@ func (r *RuntimeAPIInvoker) Close() error {
 }
 
 // Invoke runs one invocation; see RuntimeAPIInvoker for the lifecycle.
-func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Response, error) {
+func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
-		return Response{}, ctx.Err()
+		return localtest.Response{}, ctx.Err()
 	}
 	defer func() { <-r.sem }()
 	if inv.RequestID == "" {
@@ -287,10 +286,10 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv Invocation) (Respons
 	return resp, err
 }
 
-func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Response, error) {
+func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
 	timeout := inv.Timeout
 	if timeout <= 0 {
-		timeout = DefaultFunctionTimeout
+		timeout = localtest.DefaultFunctionTimeout
 	}
 	id := inv.RequestID
 	if id == "" {
@@ -310,7 +309,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 		var err error
 		sb, cold, err = r.sandbox()
 		if err != nil {
-			return Response{}, err
+			return localtest.Response{}, err
 		}
 		if cold {
 			r.timer.Reset(r.initTimeout)
@@ -333,7 +332,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 		case <-r.timer.C:
 			if cold {
 				r.kill(sb, fmt.Sprintf("init did not finish within %v", r.initTimeout))
-				resp := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
+				resp := localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
 					Payload: errorDocument(fmt.Sprintf("RequestId: %s Error: the function did not finish its init within %v (init timeout): "+
 						"it never asked for an invocation", id, r.initTimeout), "Sandbox.Timedout")}
 				return r.closedOr(resp)
@@ -343,7 +342,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 		case <-ctx.Done():
 			r.timer.Stop()
 			r.kill(sb, "invocation abandoned: "+ctx.Err().Error())
-			return Response{}, ctx.Err()
+			return localtest.Response{}, ctx.Err()
 		}
 		break
 	}
@@ -389,7 +388,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv Invocation) (Respons
 	case <-ctx.Done():
 		r.timer.Stop()
 		r.kill(sb, fmt.Sprintf("request %s abandoned: %v", id, ctx.Err()))
-		return Response{}, ctx.Err()
+		return localtest.Response{}, ctx.Err()
 	}
 	sb.mu.Lock()
 	c.active, c.payload = false, nil
@@ -434,26 +433,26 @@ func (r *RuntimeAPIInvoker) kill(sb *sandbox, why string) {
 }
 
 // closedOr returns ErrInvokerClosed instead of resp if Close has run.
-func (r *RuntimeAPIInvoker) closedOr(resp Response) (Response, error) {
+func (r *RuntimeAPIInvoker) closedOr(resp localtest.Response) (localtest.Response, error) {
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		return Response{}, ErrInvokerClosed
+		return localtest.Response{}, ErrInvokerClosed
 	}
 	return resp, nil
 }
 
 // exitResponse answers an invocation whose process has exited (or posted
 // /init/error and was killed).
-func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time) (Response, error) {
+func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time) (localtest.Response, error) {
 	r.mu.Lock()
 	if r.sb == sb {
 		r.sb = nil
 	}
 	r.mu.Unlock()
 	sb.shutdown()
-	resp := Response{FunctionError: "Unhandled", InitFailed: start.IsZero()}
+	resp := localtest.Response{FunctionError: "Unhandled", InitFailed: start.IsZero()}
 	if !start.IsZero() {
 		resp.Duration = time.Since(start)
 	}
@@ -470,8 +469,8 @@ func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time
 	return r.closedOr(resp)
 }
 
-func timedOut(id string, timeout, d time.Duration) Response {
-	return Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
+func timedOut(id string, timeout, d time.Duration) localtest.Response {
+	return localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
 		Payload: errorDocument(fmt.Sprintf("RequestId: %s Error: Task timed out after %.2f seconds", id, timeout.Seconds()), "Sandbox.Timedout")}
 }
 
@@ -574,8 +573,8 @@ type result struct {
 	failed    bool
 }
 
-func (res result) response(d time.Duration) Response {
-	r := Response{Payload: res.payload, Duration: d}
+func (res result) response(d time.Duration) localtest.Response {
+	r := localtest.Response{Payload: res.payload, Duration: d}
 	if res.failed {
 		r.FunctionError, r.ErrorType = "Unhandled", res.errorType
 	}
@@ -1072,4 +1071,10 @@ func (l *lineLog) line(s string) {
 	if l.stream != nil {
 		fmt.Fprintf(l.stream, "[%s] %s\n", l.label, s)
 	}
+}
+
+// errorDocument is Lambda's error document {"errorMessage","errorType"}.
+func errorDocument(msg, typ string) []byte {
+	b, _ := json.Marshal(map[string]string{"errorMessage": msg, "errorType": typ})
+	return b
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package localtest
+package invoke
 
 import (
 	"os"
