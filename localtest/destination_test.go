@@ -184,8 +184,8 @@ func TestRunS3DestinationNeedsOptions(t *testing.T) {
 		m.DestinationConfig = &DestinationConfig{OnFailure: &OnFailure{Destination: "s3://failed"}}
 	})
 	_, err := Run(context.Background(), Options{Mapping: m, Records: kinesisRecords(1, oneKey), Invoker: InProcess(fn(nil))})
-	if err == nil || !strings.Contains(err.Error(), "S3Destination") {
-		t.Fatalf("Run: %v, want a pointer to S3Destination", err)
+	if err == nil || !strings.Contains(err.Error(), "destination.S3") {
+		t.Fatalf("Run: %v, want a pointer to destination.S3", err)
 	}
 	k := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
 		DestinationConfig: &DestinationConfig{OnFailure: &OnFailure{Destination: "kafka://dlt"}}}

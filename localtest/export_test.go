@@ -7,4 +7,6 @@ var (
 	KinesisMapping = kinesisMapping
 	KinesisRecords = kinesisRecords
 	OneKey         = oneKey
+
+	MD5OfMessageAttributes = md5OfMessageAttributes
 )

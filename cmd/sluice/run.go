@@ -149,6 +149,13 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err := setQueueDestination(context.Background(), mapping, &opts, nil); err != nil {
 			return fail(err)
 		}
+		closeDest, err := setKafkaDestination(mapping, &opts)
+		if err != nil {
+			return fail(err)
+		}
+		if closeDest != nil {
+			defer closeDest()
+		}
 	} else if err := openEndpoint(context.Background(), mapping, &opts); err != nil {
 		return fail(err)
 	}

@@ -1,4 +1,4 @@
-package localtest
+package source
 
 import (
 	"context"
@@ -8,10 +8,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluicehq/sluice/localtest/internal/remote"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/sluicehq/sluice/localtest"
 )
 
 // dynamoDBStreamsAPI is the part of the DynamoDB Streams client
@@ -33,7 +37,7 @@ type DynamoDBStreamSource struct {
 	cursors  shardCursors
 }
 
-var _ StreamSource = (*DynamoDBStreamSource)(nil)
+var _ localtest.StreamSource = (*DynamoDBStreamSource)(nil)
 
 // DynamoDBStream returns a StreamSource for the DynamoDB stream streamARN
 // (a table's LatestStreamArn) at the endpoint and region of cfg.
@@ -62,7 +66,7 @@ func (s *DynamoDBStreamSource) Shards(ctx context.Context) ([]string, error) {
 	for {
 		out, err := s.api.DescribeStream(ctx, in)
 		if err != nil {
-			return nil, sdkErr(ctx, fmt.Sprintf("localtest: DynamoDB stream %s: DescribeStream", s.arn), err)
+			return nil, remote.Err(ctx, fmt.Sprintf("localtest: DynamoDB stream %s: DescribeStream", s.arn), err)
 		}
 		if out.StreamDescription == nil {
 			break
@@ -115,7 +119,7 @@ func parentsFirst(shards []streamtypes.Shard) []string {
 
 // Read returns up to max records (at most 1,000) of shard after sequence
 // number after, or from the starting position when after is "".
-func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error) {
+func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, max int) ([]localtest.StreamRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -128,7 +132,7 @@ func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, ma
 				return shardPage{expired: true}, nil
 			}
 			if err != nil {
-				return shardPage{}, sdkErr(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard), err)
+				return shardPage{}, remote.Err(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard), err)
 			}
 			// An open shard may answer empty pages before its records, and
 			// DynamoDB Streams has no MillisBehindLatest: never at the tip.
@@ -159,13 +163,13 @@ func (s *DynamoDBStreamSource) iterator(ctx context.Context, shard, after string
 	}
 	out, err := s.api.GetShardIterator(ctx, in)
 	if err != nil {
-		return "", sdkErr(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetShardIterator %s", s.arn, shard, in.ShardIteratorType), err)
+		return "", remote.Err(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetShardIterator %s", s.arn, shard, in.ShardIteratorType), err)
 	}
 	return aws.ToString(out.ShardIterator), nil
 }
 
 // dynamoDBRecord converts a DynamoDB Streams record to the Lambda event record.
-func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (StreamRecord, error) {
+func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (localtest.StreamRecord, error) {
 	ev := events.DynamoDBEventRecord{
 		AWSRegion:      aws.ToString(r.AwsRegion),
 		EventID:        aws.ToString(r.EventID),
@@ -199,18 +203,18 @@ func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (StreamRecor
 			}
 		}
 		if err != nil {
-			return StreamRecord{}, fmt.Errorf("localtest: DynamoDB stream %s record %s: %w", streamARN, ev.EventID, err)
+			return localtest.StreamRecord{}, fmt.Errorf("localtest: DynamoDB stream %s record %s: %w", streamARN, ev.EventID, err)
 		}
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB stream record %s: %w", ev.EventID, err)
+		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB stream record %s: %w", ev.EventID, err)
 	}
 	keys, err := json.Marshal(ev.Change.Keys) // map keys come out sorted
 	if err != nil {
-		return StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB keys of record %s: %w", ev.EventID, err)
+		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB keys of record %s: %w", ev.EventID, err)
 	}
-	return StreamRecord{
+	return localtest.StreamRecord{
 		SequenceNumber: ev.Change.SequenceNumber,
 		PartitionKey:   string(keys),
 		Arrival:        arrival,

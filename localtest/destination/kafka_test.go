@@ -1,4 +1,4 @@
-package localtest_test
+package destination_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 // A Kafka mapping with a kafka://topic destination on the source's cluster
@@ -45,7 +46,7 @@ func TestKafkaTopicDestination(t *testing.T) {
 	}
 
 	arn := "arn:aws:kafka:us-east-1:123456789012:cluster/local/1"
-	src, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{EventSourceARN: arn})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{EventSourceARN: arn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 func awsCreateQueue(ctx context.Context, t *testing.T, c *sqs.Client, name string, attrs map[string]string) (url, arn string) {
@@ -70,7 +72,7 @@ func TestAWSSQSQueueStandard(t *testing.T) {
 	url, arn := awsCreateQueue(ctx, t, c, servers.UniqueName(t, "q"), map[string]string{
 		"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"2"}`, dlqARN),
 	})
-	q := localtest.SQSQueue(cfg, url)
+	q := source.SQSQueue(cfg, url)
 	if left, dl := awsCounts(ctx, t, q); left != 0 || dl != 0 {
 		t.Fatalf("empty queue: Counts %d, %d", left, dl)
 	}
@@ -236,7 +238,7 @@ func TestAWSSQSQueueFIFO(t *testing.T) {
 			t.Fatalf("SendMessage: %v", err)
 		}
 	}
-	q := localtest.SQSQueue(cfg, url)
+	q := source.SQSQueue(cfg, url)
 	golden := awsShape(t, awsGolden(t, "sqs-fifo.json"))
 
 	delivered := map[string][]string{}
@@ -313,10 +315,10 @@ func TestAWSSQSDestination(t *testing.T) {
 		KinesisBatchInfo: &sevents.StreamBatchInfo{ShardID: "shardId-000000000001", StartSequenceNumber: "1", EndSequenceNumber: "2",
 			BatchSize: 2, StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s"},
 	}
-	if err := localtest.SQSDestination(cfg, url).Send(ctx, rec); err != nil {
+	if err := destination.SQS(cfg, url).Send(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := localtest.SQSQueue(cfg, url).Receive(ctx, 10, 30*time.Second)
+	msgs, err := source.SQSQueue(cfg, url).Receive(ctx, 10, 30*time.Second)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("receive: %d messages, %v", len(msgs), err)
 	}

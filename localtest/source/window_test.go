@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 type noop struct{}
@@ -79,7 +80,7 @@ func TestAWSBatchingWindowKinesis(t *testing.T) {
 	put(3)
 	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: aws.Int(10),
 		MaximumBatchingWindowInSeconds: aws.Int(2)}
-	got := firstBatch(t, localtest.Options{Mapping: m, Stream: localtest.KinesisStream(srv.AWSConfig(), name, "TRIM_HORIZON")}, func() { put(3) })
+	got := firstBatch(t, localtest.Options{Mapping: m, Stream: source.KinesisStream(srv.AWSConfig(), name, "TRIM_HORIZON")}, func() { put(3) })
 	if got != 6 {
 		t.Fatalf("first batch held %d records, want the 3 there at the start and the 3 put within the window", got)
 	}
@@ -101,7 +102,7 @@ func TestAWSBatchingWindowSQS(t *testing.T) {
 	}
 	send(2)
 	m := &localtest.Mapping{EventSource: localtest.SourceSQS, BatchSize: aws.Int(10), MaximumBatchingWindowInSeconds: aws.Int(2)}
-	got := firstBatch(t, localtest.Options{Mapping: m, Queue: localtest.SQSQueue(srv.AWSConfig(), url)}, func() { send(2) })
+	got := firstBatch(t, localtest.Options{Mapping: m, Queue: source.SQSQueue(srv.AWSConfig(), url)}, func() { send(2) })
 	if got != 4 {
 		t.Fatalf("first batch held %d messages, want 4", got)
 	}

@@ -1,7 +1,6 @@
 package localtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -10,16 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	sevents "github.com/sluicehq/sluice/events"
 )
-
-// s3PutObjectAPI is the S3 call S3Destination makes.
-type s3PutObjectAPI interface {
-	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
-}
 
 // S3ObjectDestination writes each on-failure record as one object, as
 // Lambda writes to an S3 bucket destination: the record with `payload`, the
@@ -27,6 +18,9 @@ type s3PutObjectAPI interface {
 // aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/YYYY-MM-DDTHH.MM.SS-<random UUID>
 // (the date and time are the record's timestamp, UTC). For Kafka the shard
 // id is the topic-partition.
+//
+// Where the objects go is up to the function that puts them: DirDestination
+// writes files, destination.S3 puts them into a bucket.
 type S3ObjectDestination struct {
 	put   func(ctx context.Context, key string, body []byte) error
 	where string // the bucket or directory, for errors
@@ -36,38 +30,17 @@ type S3ObjectDestination struct {
 
 var _ PayloadDestination = (*S3ObjectDestination)(nil)
 
-// S3Destination returns a destination that puts objects into bucket through
-// the S3 API of cfg, addressed path-style (http://host/bucket/key), which
-// local S3 servers need. cfg's endpoint comes from its BaseEndpoint or, with
-// config.LoadDefaultConfig, from AWS_ENDPOINT_URL_S3. mappingUUID names the
-// mapping in the object keys; "" is DefaultMappingUUID.
-func S3Destination(cfg aws.Config, bucket, mappingUUID string) *S3ObjectDestination {
-	api := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
-	return s3Destination(api, bucket, mappingUUID)
+// NewS3ObjectDestination returns a destination that hands each object to
+// put, under its key; where names the bucket or directory in errors.
+// mappingUUID names the mapping in the object keys; "" is
+// DefaultMappingUUID.
+func NewS3ObjectDestination(where, mappingUUID string, put func(ctx context.Context, key string, body []byte) error) *S3ObjectDestination {
+	return &S3ObjectDestination{where: where, uuid: or(mappingUUID, DefaultMappingUUID), newID: randomUUID, put: put}
 }
 
-func s3Destination(api s3PutObjectAPI, bucket, mappingUUID string) *S3ObjectDestination {
-	return &S3ObjectDestination{
-		where: "s3://" + bucket,
-		uuid:  or(mappingUUID, DefaultMappingUUID),
-		newID: randomUUID,
-		put: func(ctx context.Context, key string, body []byte) error {
-			_, err := api.PutObject(ctx, &s3.PutObjectInput{
-				Bucket:      &bucket,
-				Key:         &key,
-				Body:        bytes.NewReader(body),
-				ContentType: aws.String("application/json"),
-			})
-			if err != nil {
-				return sdkErr(ctx, "S3 bucket "+bucket+": PutObject "+key, err)
-			}
-			return nil
-		},
-	}
-}
-
-// DirDestination returns a destination that writes the objects S3Destination
-// would put as files under dir, the key's slashes making directories.
+// DirDestination returns a destination that writes the objects
+// destination.S3 would put as files under dir, the key's slashes making
+// directories.
 func DirDestination(dir, mappingUUID string) *S3ObjectDestination {
 	return &S3ObjectDestination{
 		where: dir,

@@ -1,4 +1,4 @@
-package localtest
+package source
 
 import (
 	"context"
@@ -11,12 +11,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/localtest/destination"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest"
 )
 
 // KafkaClusterSource reads topics of a real Kafka cluster (MSK, a
@@ -32,7 +36,7 @@ type KafkaClusterSource struct {
 	cl       *kgo.Client
 	seeds    []string // for a kafka://topic on-failure destination on this cluster
 	topics   []string
-	envelope KafkaEnvelope
+	envelope localtest.KafkaEnvelope
 	pollWait time.Duration
 
 	// start maps "<topic>-<n>" to the partition's end offset when the
@@ -45,7 +49,10 @@ type KafkaClusterSource struct {
 	next int64  // offset the consumer of cur continues at
 }
 
-var _ KafkaSource = (*KafkaClusterSource)(nil)
+var (
+	_ localtest.KafkaSource = (*KafkaClusterSource)(nil)
+	_ localtest.TopicOpener = (*KafkaClusterSource)(nil)
+)
 
 // KafkaClusterOption configures KafkaCluster.
 type KafkaClusterOption func(*kafkaClusterConfig)
@@ -88,7 +95,7 @@ func KafkaClientOptions(opts ...kgo.Opt) KafkaClusterOption {
 // records: EventSource "aws:kafka" with EventSourceARN for MSK, or
 // "SelfManagedKafka"; an empty BootstrapServers becomes the seeds joined by
 // commas. Close the source when done.
-func KafkaCluster(seeds []string, topics []string, envelope KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
+func KafkaCluster(seeds []string, topics []string, envelope localtest.KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("localtest: KafkaCluster needs at least one seed broker address")
 	}
@@ -171,7 +178,7 @@ func (k *KafkaClusterSource) endOffsets(ctx context.Context) (map[string]int64, 
 	}
 	resp, err := req.RequestWith(ctx, k.cl)
 	if err != nil {
-		return nil, kafkaErr(ctx, fmt.Sprintf("localtest: Kafka ListOffsets for topics %v", k.topics), err)
+		return nil, remote.Err(ctx, fmt.Sprintf("localtest: Kafka ListOffsets for topics %v", k.topics), err)
 	}
 	out := make(map[string]int64, len(parts))
 	for _, t := range resp.Topics {
@@ -195,7 +202,7 @@ func (k *KafkaClusterSource) endOffsets(ctx context.Context) (map[string]int64, 
 func (k *KafkaClusterSource) Close() { k.cl.Close() }
 
 // Envelope returns the event envelope.
-func (k *KafkaClusterSource) Envelope() KafkaEnvelope { return k.envelope }
+func (k *KafkaClusterSource) Envelope() localtest.KafkaEnvelope { return k.envelope }
 
 // Partitions lists "<topic>-<n>" for every partition of the topics, ordered
 // by topic (as given) then partition number.
@@ -208,7 +215,7 @@ func (k *KafkaClusterSource) Partitions(ctx context.Context) ([]string, error) {
 	}
 	resp, err := req.RequestWith(ctx, k.cl)
 	if err != nil {
-		return nil, kafkaErr(ctx, fmt.Sprintf("localtest: Kafka metadata for topics %v", k.topics), err)
+		return nil, remote.Err(ctx, fmt.Sprintf("localtest: Kafka metadata for topics %v", k.topics), err)
 	}
 	parts := map[string][]int32{}
 	for _, t := range resp.Topics {
@@ -243,7 +250,7 @@ func (k *KafkaClusterSource) Partitions(ctx context.Context) ([]string, error) {
 // nothing came but the partition's end offset (ListOffsets) is past offset,
 // the consumer is still starting up and it keeps waiting, up to 5 s;
 // otherwise it returns an empty result.
-func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]KafkaRecord, error) {
+func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]localtest.KafkaRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -325,13 +332,13 @@ func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset
 			defer cancel()
 		}
 	}
-	out := make([]KafkaRecord, len(recs))
+	out := make([]localtest.KafkaRecord, len(recs))
 	for i, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return nil, fmt.Errorf("localtest: encode Kafka record %s@%d: %w", partition, r.Offset, err)
 		}
-		out[i] = KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
+		out[i] = localtest.KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
 	}
 	return out, nil
 }
@@ -358,7 +365,7 @@ func (k *KafkaClusterSource) endOffset(ctx context.Context, topic string, partit
 	what := fmt.Sprintf("localtest: Kafka ListOffsets %s", sevents.KafkaPartitionKey(topic, int64(partition)))
 	resp, err := req.RequestWith(ctx, k.cl)
 	if err != nil {
-		return 0, kafkaErr(ctx, what, err)
+		return 0, remote.Err(ctx, what, err)
 	}
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
@@ -403,9 +410,16 @@ func kafkaRecord(r *kgo.Record) events.KafkaRecord {
 	return ev
 }
 
-func kafkaErr(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+// OpenTopic opens the on-failure destination kafka://topic (seeds nil: the
+// topic on this source's cluster) or kafka://host:port/topic; the runner
+// calls it for a mapping whose Options.Destination is nil.
+func (k *KafkaClusterSource) OpenTopic(seeds []string, topic string) (localtest.Destination, func(), error) {
+	if seeds == nil {
+		seeds = k.seeds
 	}
-	return fmt.Errorf("%s: %v", what, err)
+	d, err := destination.Kafka(seeds, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, d.Close, nil
 }

@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 func TestKafkaCluster(t *testing.T) {
@@ -55,7 +56,7 @@ func TestKafkaCluster(t *testing.T) {
 		t.Fatalf("produce: %v", err)
 	}
 
-	src, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +210,8 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 	}
 	defer cluster.Close()
 	arn := "arn:aws:kafka:us-east-1:123456789012:cluster/c/1"
-	src, err := localtest.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{EventSourceARN: arn, BootstrapServers: "b-1:9092"},
-		localtest.KafkaPollWait(50*time.Millisecond))
+	src, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{EventSourceARN: arn, BootstrapServers: "b-1:9092"},
+		source.KafkaPollWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "a-b", Value: []byte("1")}, &kgo.Record{Topic: "a-b", Value: []byte("2")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	quick, err := localtest.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{}, localtest.KafkaPollWait(time.Microsecond))
+	quick, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{}, source.KafkaPollWait(time.Microsecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,10 +248,10 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 			t.Fatalf("Fetch at %d with a 1 µs poll wait: %+v, %v", off, got, err)
 		}
 	}
-	if _, err := localtest.KafkaCluster(nil, []string{"x"}, localtest.KafkaEnvelope{}); err == nil {
+	if _, err := source.KafkaCluster(nil, []string{"x"}, localtest.KafkaEnvelope{}); err == nil {
 		t.Error("no seeds: no error")
 	}
-	missing, err := localtest.KafkaCluster(cluster.ListenAddrs(), []string{"missing"}, localtest.KafkaEnvelope{})
+	missing, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"missing"}, localtest.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,17 +291,17 @@ func TestKafkaClusterLatest(t *testing.T) {
 	}
 	produce(0, 5)
 
-	if _, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{}, localtest.KafkaStartingPosition("AT_TIMESTAMP")); err == nil {
+	if _, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{}, source.KafkaStartingPosition("AT_TIMESTAMP")); err == nil {
 		t.Error("KafkaStartingPosition(AT_TIMESTAMP) accepted")
 	}
-	src, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
-		localtest.KafkaStartingPosition("LATEST"), localtest.KafkaPollWait(100*time.Millisecond))
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+		source.KafkaStartingPosition("LATEST"), source.KafkaPollWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	trim, err := localtest.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
-		localtest.KafkaStartingPosition("TRIM_HORIZON"), localtest.KafkaPollWait(100*time.Millisecond))
+	trim, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+		source.KafkaStartingPosition("TRIM_HORIZON"), source.KafkaPollWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

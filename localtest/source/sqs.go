@@ -1,9 +1,7 @@
-package localtest
+package source
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,22 +9,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/localtest/internal/remote"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest"
 )
 
-// sqsAPI is the part of the SQS client SQSQueueSource and
-// SQSQueueDestination use.
+// sqsAPI is the part of the SQS client SQSQueueSource uses.
 type sqsAPI interface {
 	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessageBatch(context.Context, *sqs.DeleteMessageBatchInput, ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
 	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 	GetQueueUrl(context.Context, *sqs.GetQueueUrlInput, ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
-	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
 // SQSQueueSource is a real SQS queue (AWS, fauxqs, LocalStack) as a Queue:
@@ -49,7 +47,7 @@ type SQSQueueSource struct {
 	dlqURL string
 }
 
-var _ Queue = (*SQSQueueSource)(nil)
+var _ localtest.Queue = (*SQSQueueSource)(nil)
 
 // SQSQueue returns a Queue for the queue at queueURL, using the endpoint and
 // region of cfg. Messages carry eventSourceARN = the queue's QueueArn
@@ -62,7 +60,7 @@ func SQSQueue(cfg aws.Config, queueURL string) *SQSQueueSource {
 // rounded up to whole seconds; visibility <= 0 uses the queue's own
 // VisibilityTimeout. It short-polls (WaitTimeSeconds 0), up to 10 messages
 // per ReceiveMessage call.
-func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.Duration) ([]QueueMessage, error) {
+func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.Duration) ([]localtest.QueueMessage, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -74,7 +72,7 @@ func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.D
 	if visibility > 0 {
 		vis = int32((visibility + time.Second - 1) / time.Second)
 	}
-	var out []QueueMessage
+	var out []localtest.QueueMessage
 	for len(out) < max {
 		got, err := q.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    &q.url,
@@ -84,7 +82,7 @@ func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.D
 			MessageAttributeNames:       []string{"All"},
 		})
 		if err != nil {
-			return out, sdkErr(ctx, "localtest: SQS queue "+q.url+": ReceiveMessage", err)
+			return out, remote.Err(ctx, "localtest: SQS queue "+q.url+": ReceiveMessage", err)
 		}
 		if len(got.Messages) == 0 {
 			break
@@ -116,7 +114,7 @@ type sqsEventMessage struct {
 }
 
 // sqsMessage converts a received message to the Lambda event record.
-func sqsMessage(m sqstypes.Message, queueARN, region string) (QueueMessage, error) {
+func sqsMessage(m sqstypes.Message, queueARN, region string) (localtest.QueueMessage, error) {
 	ev := events.SQSMessage{
 		MessageId:         aws.ToString(m.MessageId),
 		ReceiptHandle:     aws.ToString(m.ReceiptHandle),
@@ -157,14 +155,14 @@ func sqsMessage(m sqstypes.Message, queueARN, region string) (QueueMessage, erro
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return QueueMessage{}, fmt.Errorf("localtest: encode SQS message %s: %w", ev.MessageId, err)
+		return localtest.QueueMessage{}, fmt.Errorf("localtest: encode SQS message %s: %w", ev.MessageId, err)
 	}
 	count, _ := strconv.Atoi(ev.Attributes["ApproximateReceiveCount"])
 	var sent time.Time
 	if ms, err := strconv.ParseInt(ev.Attributes["SentTimestamp"], 10, 64); err == nil {
 		sent = time.UnixMilli(ms)
 	}
-	return QueueMessage{
+	return localtest.QueueMessage{
 		MessageID:     ev.MessageId,
 		ReceiptHandle: ev.ReceiptHandle,
 		GroupID:       ev.Attributes["MessageGroupId"],
@@ -187,7 +185,7 @@ func (q *SQSQueueSource) Delete(ctx context.Context, receiptHandles []string) er
 		}
 		out, err := q.api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &q.url, Entries: entries})
 		if err != nil {
-			return sdkErr(ctx, "localtest: SQS queue "+q.url+": DeleteMessageBatch", err)
+			return remote.Err(ctx, "localtest: SQS queue "+q.url+": DeleteMessageBatch", err)
 		}
 		for _, f := range out.Failed {
 			i, _ := strconv.Atoi(aws.ToString(f.Id))
@@ -251,7 +249,7 @@ func (q *SQSQueueSource) attributes(ctx context.Context, url string, extra ...sq
 		}, extra...),
 	})
 	if err != nil {
-		return nil, sdkErr(ctx, "localtest: SQS queue "+url+": GetQueueAttributes", err)
+		return nil, remote.Err(ctx, "localtest: SQS queue "+url+": GetQueueAttributes", err)
 	}
 	return out.Attributes, nil
 }
@@ -280,7 +278,7 @@ func (q *SQSQueueSource) deadLetterURL(ctx context.Context, policy string) (stri
 	}
 	out, err := q.api.GetQueueUrl(ctx, in)
 	if err != nil {
-		return "", sdkErr(ctx, fmt.Sprintf("localtest: SQS queue %s: GetQueueUrl of its dead-letter queue %s", q.url, p.DeadLetterTargetArn), err)
+		return "", remote.Err(ctx, fmt.Sprintf("localtest: SQS queue %s: GetQueueUrl of its dead-letter queue %s", q.url, p.DeadLetterTargetArn), err)
 	}
 	q.dlqARN, q.dlqURL = p.DeadLetterTargetArn, aws.ToString(out.QueueUrl)
 	return q.dlqURL, nil
@@ -296,47 +294,11 @@ func (q *SQSQueueSource) queueARN(ctx context.Context) (string, error) {
 		QueueUrl: &q.url, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
 	})
 	if err != nil {
-		return "", sdkErr(ctx, "localtest: SQS queue "+q.url+": GetQueueAttributes QueueArn", err)
+		return "", remote.Err(ctx, "localtest: SQS queue "+q.url+": GetQueueAttributes QueueArn", err)
 	}
 	q.arn = out.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
 	if q.arn == "" {
 		return "", fmt.Errorf("localtest: SQS queue %s: GetQueueAttributes returned no QueueArn", q.url)
 	}
 	return q.arn, nil
-}
-
-// SQSQueueDestination sends on-failure records to an SQS queue, one message
-// per record with the record's JSON as the body, as Lambda does.
-type SQSQueueDestination struct {
-	api sqsAPI
-	url string
-}
-
-var _ Destination = (*SQSQueueDestination)(nil)
-
-// SQSDestination returns a Destination that sends to the queue at queueURL,
-// using the endpoint and region of cfg. On a FIFO queue (URL ending in
-// ".fifo"; Lambda itself accepts only standard queues) every record goes to
-// message group "sluice-on-failure" with the SHA-256 of the body as its
-// deduplication id.
-func SQSDestination(cfg aws.Config, queueURL string) *SQSQueueDestination {
-	return &SQSQueueDestination{api: sqs.NewFromConfig(cfg), url: queueURL}
-}
-
-// Send sends rec as one message.
-func (d *SQSQueueDestination) Send(ctx context.Context, rec sevents.OnFailureRecord) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("localtest: encode on-failure record: %w", err)
-	}
-	in := &sqs.SendMessageInput{QueueUrl: &d.url, MessageBody: aws.String(string(b))}
-	if strings.HasSuffix(d.url, ".fifo") {
-		sum := sha256.Sum256(b)
-		in.MessageGroupId = aws.String("sluice-on-failure")
-		in.MessageDeduplicationId = aws.String(hex.EncodeToString(sum[:]))
-	}
-	if _, err := d.api.SendMessage(ctx, in); err != nil {
-		return sdkErr(ctx, "localtest: SQS on-failure destination "+d.url+": SendMessage", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package localtest_test
+package destination_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
 )
 
 // bytesFunc adapts a function to localtest.BytesHandler.
@@ -66,7 +67,7 @@ func TestS3Destination(t *testing.T) {
 		recs = append(recs, localtest.InputRecord{PartitionKey: "k", Data: json.RawMessage(fmt.Sprintf(`{"id":%d}`, i))})
 	}
 	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Records: recs, Invoker: localtest.InProcess(h),
-		Destination: localtest.S3Destination(cfg, bucket, m.UUID)})
+		Destination: destination.S3(cfg, bucket, m.UUID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestS3Destination(t *testing.T) {
 
 	// A bucket that does not exist: the run fails, naming the bucket.
 	_, err = localtest.Run(ctx, localtest.Options{Mapping: m, Records: recs, Invoker: localtest.InProcess(h),
-		Destination: localtest.S3Destination(cfg, "missing", m.UUID)})
+		Destination: destination.S3(cfg, "missing", m.UUID)})
 	if err == nil || !strings.Contains(err.Error(), "S3 bucket missing: PutObject aws/lambda/"+uuid) {
 		t.Errorf("Run into a missing bucket: %v", err)
 	}

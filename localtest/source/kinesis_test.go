@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/jsonshape"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 // awsShape lists the key paths of a JSON document (see internal/jsonshape).
@@ -35,7 +36,7 @@ func awsShape(t *testing.T, doc []byte) []string {
 // awsGolden reads a sample event from events/testdata.
 func awsGolden(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "events", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestAWSKinesisStream(t *testing.T) {
 		shard = put("same-key", fmt.Sprintf(`{"n":%d}`, i))
 	}
 
-	src := localtest.KinesisStream(cfg, name, "TRIM_HORIZON")
+	src := source.KinesisStream(cfg, name, "TRIM_HORIZON")
 	shards, err := src.Shards(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func TestAWSKinesisStreamLatest(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	put("mid")
 
-	latest := localtest.KinesisStream(cfg, name, "LATEST")
+	latest := source.KinesisStream(cfg, name, "LATEST")
 	shards, err := latest.Shards(ctx)
 	if err != nil || len(shards) != 1 {
 		t.Fatalf("Shards = %v, %v", shards, err)
@@ -253,7 +254,7 @@ func TestAWSKinesisStreamLatest(t *testing.T) {
 		t.Fatalf("LATEST second Read = %d records, %v; want the one put after the first Read", len(recs), err)
 	}
 
-	at := localtest.KinesisStream(cfg, name, "AT_TIMESTAMP", localtest.KinesisStartingTimestamp(mid))
+	at := source.KinesisStream(cfg, name, "AT_TIMESTAMP", source.KinesisStartingTimestamp(mid))
 	recs, err = at.Read(ctx, shards[0], "", 10)
 	if err != nil {
 		t.Fatalf("AT_TIMESTAMP Read: %v", err)
@@ -270,10 +271,10 @@ func TestAWSKinesisStreamLatest(t *testing.T) {
 		t.Errorf("AT_TIMESTAMP read %v, want [mid new]", got)
 	}
 
-	if _, err := localtest.KinesisStream(cfg, name, "AT_TIMESTAMP").Read(ctx, shards[0], "", 1); err == nil {
+	if _, err := source.KinesisStream(cfg, name, "AT_TIMESTAMP").Read(ctx, shards[0], "", 1); err == nil {
 		t.Error("AT_TIMESTAMP without a timestamp: no error")
 	}
-	if _, err := localtest.KinesisStream(cfg, name, "EARLIEST").Read(ctx, shards[0], "", 1); err == nil {
+	if _, err := source.KinesisStream(cfg, name, "EARLIEST").Read(ctx, shards[0], "", 1); err == nil {
 		t.Error("unknown starting position: no error")
 	}
 }

@@ -1,4 +1,4 @@
-package localtest
+package source
 
 import (
 	"context"
@@ -10,10 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/localtest/internal/remote"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+
+	"github.com/sluicehq/sluice/localtest"
 )
 
 // kinesisAPI is the part of the Kinesis client KinesisStreamSource uses.
@@ -40,7 +44,7 @@ type KinesisStreamSource struct {
 	cursors shardCursors
 }
 
-var _ StreamSource = (*KinesisStreamSource)(nil)
+var _ localtest.StreamSource = (*KinesisStreamSource)(nil)
 
 // KinesisStreamOption configures KinesisStream.
 type KinesisStreamOption func(*KinesisStreamSource)
@@ -87,7 +91,7 @@ func (s *KinesisStreamSource) Shards(ctx context.Context) ([]string, error) {
 	for {
 		out, err := s.api.ListShards(ctx, in)
 		if err != nil {
-			return nil, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q: ListShards", s.name), err)
+			return nil, remote.Err(ctx, fmt.Sprintf("localtest: Kinesis stream %q: ListShards", s.name), err)
 		}
 		for _, sh := range out.Shards {
 			ids = append(ids, aws.ToString(sh.ShardId))
@@ -104,7 +108,7 @@ func (s *KinesisStreamSource) Shards(ctx context.Context) ([]string, error) {
 
 // Read returns up to max records (at most 10,000) of shard after sequence
 // number after, or from the starting position when after is "".
-func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error) {
+func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]localtest.StreamRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -121,7 +125,7 @@ func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max
 				return shardPage{expired: true}, nil
 			}
 			if err != nil {
-				return shardPage{}, sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetRecords", s.name, shard), err)
+				return shardPage{}, remote.Err(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetRecords", s.name, shard), err)
 			}
 			p := shardPage{next: out.NextShardIterator, atTip: aws.ToInt64(out.MillisBehindLatest) == 0}
 			for _, r := range out.Records {
@@ -157,7 +161,7 @@ func (s *KinesisStreamSource) iterator(ctx context.Context, shard, after string)
 	}
 	out, err := s.api.GetShardIterator(ctx, in)
 	if err != nil {
-		return "", sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetShardIterator %s", s.name, shard, in.ShardIteratorType), err)
+		return "", remote.Err(ctx, fmt.Sprintf("localtest: Kinesis stream %q shard %s: GetShardIterator %s", s.name, shard, in.ShardIteratorType), err)
 	}
 	return aws.ToString(out.ShardIterator), nil
 }
@@ -170,14 +174,14 @@ func (s *KinesisStreamSource) streamARN(ctx context.Context) (string, error) {
 	}
 	out, err := s.api.DescribeStreamSummary(ctx, &kinesis.DescribeStreamSummaryInput{StreamName: &s.name})
 	if err != nil {
-		return "", sdkErr(ctx, fmt.Sprintf("localtest: Kinesis stream %q: DescribeStreamSummary", s.name), err)
+		return "", remote.Err(ctx, fmt.Sprintf("localtest: Kinesis stream %q: DescribeStreamSummary", s.name), err)
 	}
 	s.arn = aws.ToString(out.StreamDescriptionSummary.StreamARN)
 	return s.arn, nil
 }
 
 // kinesisRecord converts a GetRecords record to the Lambda event record.
-func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (StreamRecord, error) {
+func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (localtest.StreamRecord, error) {
 	seq := aws.ToString(r.SequenceNumber)
 	arrival := aws.ToTime(r.ApproximateArrivalTimestamp).Truncate(time.Millisecond)
 	ev := events.KinesisEventRecord{
@@ -204,9 +208,9 @@ func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (StreamRe
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
+		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
 	}
-	return StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
+	return localtest.StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
 }
 
 // arnField returns field i of an ARN (3: region, 4: account, 5: resource), or
@@ -217,14 +221,4 @@ func arnField(arn string, i int, def string) string {
 		return f[i]
 	}
 	return def
-}
-
-// sdkErr wraps an AWS SDK error without exposing its type: the context's
-// error if ctx is done (so callers can test errors.Is(err, context.Canceled)),
-// else the SDK error's text.
-func sdkErr(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", what, context.Cause(ctx))
-	}
-	return fmt.Errorf("%s: %v", what, err)
 }

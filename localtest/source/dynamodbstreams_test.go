@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 func TestAWSDynamoDBStream(t *testing.T) {
@@ -70,7 +71,7 @@ func TestAWSDynamoDBStream(t *testing.T) {
 		}},
 	}))
 
-	src := localtest.DynamoDBStream(cfg, arn, "TRIM_HORIZON")
+	src := source.DynamoDBStream(cfg, arn, "TRIM_HORIZON")
 	shards, err := src.Shards(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestAWSDynamoDBStream(t *testing.T) {
 	}
 
 	// LATEST: nothing old; a change made after the first Read arrives.
-	latest := localtest.DynamoDBStream(cfg, arn, "LATEST")
+	latest := source.DynamoDBStream(cfg, arn, "LATEST")
 	last := shards[len(shards)-1]
 	if recs, err := latest.Read(ctx, last, "", 10); err != nil || len(recs) != 0 {
 		t.Fatalf("LATEST first Read: %d records, %v", len(recs), err)
@@ -204,7 +205,7 @@ func TestAWSDynamoDBStream(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].PartitionKey != `{"Id":{"N":"103"}}` {
 		t.Fatalf("LATEST second Read: %d records, %v", len(recs), err)
 	}
-	if _, err := localtest.DynamoDBStream(cfg, arn, "AT_TIMESTAMP").Read(ctx, last, "", 1); err == nil {
+	if _, err := source.DynamoDBStream(cfg, arn, "AT_TIMESTAMP").Read(ctx, last, "", 1); err == nil {
 		t.Error("AT_TIMESTAMP accepted for DynamoDB")
 	}
 }

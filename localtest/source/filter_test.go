@@ -1,4 +1,4 @@
-package localtest_test
+package source_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 // On a real queue, messages that match no filter are deleted without an
@@ -57,7 +58,7 @@ func TestAWSSQSFilterCriteria(t *testing.T) {
 	})
 	m := &localtest.Mapping{EventSource: localtest.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 		FilterCriteria: &localtest.FilterCriteria{Filters: []localtest.Filter{{Pattern: `{"body":{"type":["order"]}}`}}}}
-	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Queue: localtest.SQSQueue(cfg, url), Invoker: localtest.InProcess(h)})
+	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Queue: source.SQSQueue(cfg, url), Invoker: localtest.InProcess(h)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestAWSSQSFilterCriteria(t *testing.T) {
 	if rep.Totals.Records != 6 || rep.Totals.Filtered != 3 || rep.Totals.Processed != 3 || rep.QueueLeft != 0 || !rep.Held() {
 		t.Fatalf("totals %+v, queue left %d, invariants %+v, stopped %q", rep.Totals, rep.QueueLeft, rep.Invariants, rep.Stopped)
 	}
-	if left, dl := awsCounts(ctx, t, localtest.SQSQueue(cfg, url)); left != 0 || dl != 0 {
+	if left, dl := awsCounts(ctx, t, source.SQSQueue(cfg, url)); left != 0 || dl != 0 {
 		t.Fatalf("the filtered messages must be deleted: Counts %d, %d", left, dl)
 	}
 }

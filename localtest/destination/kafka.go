@@ -1,4 +1,4 @@
-package localtest
+package destination
 
 import (
 	"context"
@@ -12,12 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/localtest/internal/remote"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest"
 )
 
-// KafkaTopicDestination produces on-failure records to a Kafka topic, as
+// KafkaTopic produces on-failure records to a Kafka topic, as
 // Lambda does for a kafka://topic destination of a Kafka mapping (AWS
 // "Using a Kafka topic as an on-failure destination"): one message per
 // failed record, keyed by the record's own key, whose value is the
@@ -30,21 +33,21 @@ import (
 // AWS documents no headers; none are sent. A record without a key is
 // spread round-robin over the topic's partitions; a keyed one goes where
 // Kafka's default partitioner (murmur2) puts it. Close it when done.
-type KafkaTopicDestination struct {
+type KafkaTopic struct {
 	cl    *kgo.Client
 	topic string
 }
 
-var _ PayloadDestination = (*KafkaTopicDestination)(nil)
+var _ localtest.PayloadDestination = (*KafkaTopic)(nil)
 
-// KafkaDestination returns a destination producing to topic on the cluster
+// Kafka returns a destination producing to topic on the cluster
 // reached through the seed brokers. The topic must exist, as on AWS.
-func KafkaDestination(seeds []string, topic string, opts ...kgo.Opt) (*KafkaTopicDestination, error) {
+func Kafka(seeds []string, topic string, opts ...kgo.Opt) (*KafkaTopic, error) {
 	if len(seeds) == 0 {
-		return nil, errors.New("localtest: KafkaDestination needs at least one seed broker address")
+		return nil, errors.New("localtest: destination.Kafka needs at least one seed broker address")
 	}
 	if topic == "" {
-		return nil, errors.New("localtest: KafkaDestination needs a topic")
+		return nil, errors.New("localtest: destination.Kafka needs a topic")
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
@@ -54,15 +57,15 @@ func KafkaDestination(seeds []string, topic string, opts ...kgo.Opt) (*KafkaTopi
 	if err != nil {
 		return nil, fmt.Errorf("localtest: Kafka client for the on-failure topic %s on %v: %w", topic, seeds, err)
 	}
-	return &KafkaTopicDestination{cl: cl, topic: topic}, nil
+	return &KafkaTopic{cl: cl, topic: topic}, nil
 }
 
 // Close closes the producer.
-func (d *KafkaTopicDestination) Close() { d.cl.Close() }
+func (d *KafkaTopic) Close() { d.cl.Close() }
 
 // Send produces rec alone, metadata only: without the batch there are no
 // records to send.
-func (d *KafkaTopicDestination) Send(ctx context.Context, rec sevents.OnFailureRecord) error {
+func (d *KafkaTopic) Send(ctx context.Context, rec sevents.OnFailureRecord) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -71,7 +74,7 @@ func (d *KafkaTopicDestination) Send(ctx context.Context, rec sevents.OnFailureR
 }
 
 // SendBatch produces one message per record of the batch.
-func (d *KafkaTopicDestination) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error {
+func (d *KafkaTopic) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch localtest.FailedBatch) error {
 	msgs, err := kafkaFailureMessages(rec, batch.Event)
 	if err != nil {
 		return fmt.Errorf("on-failure topic %s: %w", d.topic, err)
@@ -79,9 +82,9 @@ func (d *KafkaTopicDestination) SendBatch(ctx context.Context, rec sevents.OnFai
 	return d.produce(ctx, msgs...)
 }
 
-func (d *KafkaTopicDestination) produce(ctx context.Context, recs ...*kgo.Record) error {
+func (d *KafkaTopic) produce(ctx context.Context, recs ...*kgo.Record) error {
 	if err := d.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return kafkaErr(ctx, "on-failure topic "+d.topic+": produce", err)
+		return remote.Err(ctx, "on-failure topic "+d.topic+": produce", err)
 	}
 	return nil
 }
@@ -128,7 +131,7 @@ func kafkaFailureMessages(rec sevents.OnFailureRecord, event []byte) ([]*kgo.Rec
 				BatchSize: 1, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers,
 				PayloadSize: len(payload),
 				RecordInfo: kafkaRecordInfo{Offset: strconv.FormatInt(r.Offset, 10),
-					Timestamp: isoTime(time.UnixMilli(r.Timestamp))},
+					Timestamp: remote.ISOTime(time.UnixMilli(r.Timestamp))},
 			})
 			if err != nil {
 				return nil, err
