@@ -84,18 +84,6 @@ func TestValidateDestinationAndUUID(t *testing.T) {
 	}
 }
 
-func TestS3ObjectKey(t *testing.T) {
-	at := time.Date(2024, 5, 1, 9, 8, 7, 654e6, time.FixedZone("x", 3600))
-	got := s3ObjectKey("f89f8514-cdd9-4602-9e1f-01a5b77d449b", "shardId-000000000001", at, "0b1c")
-	want := "aws/lambda/f89f8514-cdd9-4602-9e1f-01a5b77d449b/shardId-000000000001/2024/05/01/2024-05-01T08.08.07-0b1c"
-	if got != want {
-		t.Errorf("key %s, want %s", got, want)
-	}
-	if u := randomUUID(); !validUUID(u) || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) || u == randomUUID() {
-		t.Errorf("randomUUID %s is not a fresh version 4 UUID", u)
-	}
-}
-
 // A Kinesis mapping whose batch always fails writes, with file://dir/, the
 // S3 object Lambda would put: the on-failure record plus the event as
 // payload, under the key of the mapping's UUID and the shard.

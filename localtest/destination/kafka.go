@@ -12,12 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // KafkaTopic produces on-failure records to a Kafka topic, as

@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sluicehq/sluice/localtest"
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // sqsAPI is the SQS call SQSQueue makes.

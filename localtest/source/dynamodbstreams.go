@@ -8,14 +8,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // dynamoDBStreamsAPI is the part of the DynamoDB Streams client

@@ -11,9 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest/destination"
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,6 +18,8 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // KafkaClusterSource reads topics of a real Kafka cluster (MSK, a

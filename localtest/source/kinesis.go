@@ -10,14 +10,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // kinesisAPI is the part of the Kinesis client KinesisStreamSource uses.

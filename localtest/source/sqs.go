@@ -9,14 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest/internal/remote"
-
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
 // sqsAPI is the part of the SQS client SQSQueueSource uses.
