@@ -1,4 +1,4 @@
-package localtest
+package localtest_test
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 // chaosRecords makes n conformance records whose actions mix every kind of
 // failure the function can have: plain, permanent, panics, payloads that do
 // not decode, and transient errors that heal within one invocation's
 // retries or only across invocations.
-func chaosRecords(n int, rnd *rand.Rand, shape func(i int, payload json.RawMessage) InputRecord) []InputRecord {
-	out := make([]InputRecord, n)
+func chaosRecords(n int, rnd *rand.Rand, shape func(i int, payload json.RawMessage) localtest.InputRecord) []localtest.InputRecord {
+	out := make([]localtest.InputRecord, n)
 	for i := range out {
 		action := "ok"
 		switch x := rnd.Float64(); {
@@ -53,28 +55,28 @@ func TestChaos(t *testing.T) {
 	}
 	bin := rie.BuildHandler(t, "github.com/sluicehq/sluice/examples/conformance")
 	rnd := rand.New(rand.NewPCG(7, 7))
-	recs := chaosRecords(n, rnd, func(i int, p json.RawMessage) InputRecord {
-		return InputRecord{PartitionKey: fmt.Sprintf("customer-%d", rnd.IntN(64)), Data: p}
+	recs := chaosRecords(n, rnd, func(i int, p json.RawMessage) localtest.InputRecord {
+		return localtest.InputRecord{PartitionKey: fmt.Sprintf("customer-%d", rnd.IntN(64)), Data: p}
 	})
 	dir := t.TempDir()
 	effects := filepath.Join(dir, "effects.jsonl")
-	inv, err := RuntimeAPI(bin, []string{"PATH=/usr/bin:/bin", "SLUICE_SOURCE=kinesis", "SLUICE_EFFECTS_FILE=" + effects, "SLUICE_RETRY_BACKOFF=1ms"})
+	inv, err := invoke.RuntimeAPI(bin, []string{"PATH=/usr/bin:/bin", "SLUICE_SOURCE=kinesis", "SLUICE_EFFECTS_FILE=" + effects, "SLUICE_RETRY_BACKOFF=1ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer inv.Close()
-	m := &Mapping{
-		EventSource: SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100),
+	m := &localtest.Mapping{
+		EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100),
 		Shards: ptr(4), ParallelizationFactor: ptr(2),
 		BisectBatchOnFunctionError: ptr(true), MaximumRetryAttempts: ptr(3),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"},
-		DestinationConfig:     &DestinationConfig{OnFailure: &OnFailure{Destination: "file://" + filepath.Join(dir, "onfailure.jsonl")}},
+		DestinationConfig:     &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: "file://" + filepath.Join(dir, "onfailure.jsonl")}},
 	}
 	start := time.Now()
-	rep, err := Run(context.Background(), Options{
+	rep, err := localtest.Run(context.Background(), localtest.Options{
 		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 10 * time.Second, Seed: 42,
-		Faults:  Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.01, DuplicateRate: 0.02},
-		Effects: func() ([]Effect, error) { return ReadEffects(effects, "") },
+		Faults:  localtest.Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.01, DuplicateRate: 0.02},
+		Effects: func() ([]localtest.Effect, error) { return localtest.ReadEffects(effects, "") },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +84,7 @@ func TestChaos(t *testing.T) {
 	tt := rep.Totals
 	t.Logf("%d records in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
 	for _, inv := range rep.Invariants {
-		if inv.Status != StatusHeld {
+		if inv.Status != localtest.StatusHeld {
 			t.Errorf("invariant %s %s: %s %v", inv.Name, inv.Status, inv.Reason, inv.Violations)
 		}
 	}
@@ -97,3 +99,5 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("a fault never fired: %+v", tt)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

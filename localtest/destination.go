@@ -36,6 +36,15 @@ type PayloadDestination interface {
 	SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error
 }
 
+// A TopicOpener is a Kafka source that opens the on-failure destination
+// kafka://topic (seeds nil: a topic of its own cluster) or
+// kafka://host:port/topic of a Kafka mapping. The runner opens it through
+// Options.Kafka when Options.Destination is nil, and calls closer, if not
+// nil, at the end of the run. source.KafkaCluster implements it.
+type TopicOpener interface {
+	OpenTopic(seeds []string, topic string) (dest Destination, closer func(), err error)
+}
+
 // destKind is what an on-failure Destination string names.
 type destKind int
 
@@ -137,23 +146,18 @@ func (r *runner) openDestination(d string) (dest Destination, closer func(), err
 	case destDir:
 		return DirDestination(p.path, uuid), nil, nil
 	case destSQS:
-		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a queue URL: pass Options.Destination (e.g. SQSDestination) to send to it", d)
+		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a queue URL: pass Options.Destination (e.g. destination.SQS) to send to it", d)
 	case destS3:
-		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is an S3 bucket: pass Options.Destination (S3Destination) to send to it", d)
+		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is an S3 bucket: pass Options.Destination (destination.S3) to send to it", d)
 	case destKafka:
-		seeds := p.seeds
-		if seeds == nil {
-			src, ok := r.opts.Kafka.(*KafkaClusterSource)
-			if !ok {
-				return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a topic of the source's cluster, and the source is not a Kafka cluster: name the cluster (kafka://host:port/%s) or pass Options.Destination (KafkaDestination)", d, p.topic)
+		o, ok := r.opts.Kafka.(TopicOpener)
+		if !ok {
+			if p.seeds == nil {
+				return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a topic of the source's cluster, and the source is not a Kafka cluster: name the cluster (kafka://host:port/%s) or pass Options.Destination (destination.Kafka)", d, p.topic)
 			}
-			seeds = src.seeds
+			return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a Kafka topic, and the source is not a Kafka cluster: pass Options.Destination (destination.Kafka) to send to it", d)
 		}
-		kd, err := KafkaDestination(seeds, p.topic)
-		if err != nil {
-			return nil, nil, err
-		}
-		return kd, kd.Close, nil
+		return o.OpenTopic(p.seeds, p.topic)
 	}
 	return nil, nil, errors.New("localtest: unknown on-failure destination " + d)
 }

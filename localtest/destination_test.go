@@ -84,18 +84,6 @@ func TestValidateDestinationAndUUID(t *testing.T) {
 	}
 }
 
-func TestS3ObjectKey(t *testing.T) {
-	at := time.Date(2024, 5, 1, 9, 8, 7, 654e6, time.FixedZone("x", 3600))
-	got := s3ObjectKey("f89f8514-cdd9-4602-9e1f-01a5b77d449b", "shardId-000000000001", at, "0b1c")
-	want := "aws/lambda/f89f8514-cdd9-4602-9e1f-01a5b77d449b/shardId-000000000001/2024/05/01/2024-05-01T08.08.07-0b1c"
-	if got != want {
-		t.Errorf("key %s, want %s", got, want)
-	}
-	if u := randomUUID(); !validUUID(u) || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) || u == randomUUID() {
-		t.Errorf("randomUUID %s is not a fresh version 4 UUID", u)
-	}
-}
-
 // A Kinesis mapping whose batch always fails writes, with file://dir/, the
 // S3 object Lambda would put: the on-failure record plus the event as
 // payload, under the key of the mapping's UUID and the shard.
@@ -184,8 +172,8 @@ func TestRunS3DestinationNeedsOptions(t *testing.T) {
 		m.DestinationConfig = &DestinationConfig{OnFailure: &OnFailure{Destination: "s3://failed"}}
 	})
 	_, err := Run(context.Background(), Options{Mapping: m, Records: kinesisRecords(1, oneKey), Invoker: InProcess(fn(nil))})
-	if err == nil || !strings.Contains(err.Error(), "S3Destination") {
-		t.Fatalf("Run: %v, want a pointer to S3Destination", err)
+	if err == nil || !strings.Contains(err.Error(), "destination.S3") {
+		t.Fatalf("Run: %v, want a pointer to destination.S3", err)
 	}
 	k := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
 		DestinationConfig: &DestinationConfig{OnFailure: &OnFailure{Destination: "kafka://dlt"}}}

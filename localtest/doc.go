@@ -20,6 +20,18 @@
 // started, never answered or cannot handle the source has a Failure; a run
 // that stopped early is Stopped. Report.Held is false in each case.
 //
+// Where things live: this package is the engine and what a Go test calls
+// (Run, Options, Mapping, records and event files, filtering, the emulated
+// sources, the in-process invoker, the file destinations, the report, trace
+// and invariants), and the interfaces it needs from the rest: Invoker,
+// StreamSource, Queue, KafkaSource, Destination. It links no AWS SDK service
+// client and no Kafka client. The rooms beside it import it, never the
+// reverse:
+//
+//	localtest/source       real streams, queues and Kafka clusters
+//	localtest/destination  on-failure destinations on SQS, S3 and Kafka
+//	localtest/invoke       the Runtime API and Invoke API invokers
+//
 // Time: sources read from files or memory run on a virtual clock that
 // skips waits (visibility timeouts, retry back-off, batching windows), so a
 // run that spans hours of Lambda time takes seconds; sources on real

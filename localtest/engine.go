@@ -24,6 +24,9 @@ const maxPayload = 6 << 20
 // default to.
 const defaultFunctionName = "function"
 
+// testAccount is the account id of the ARNs the runner makes up.
+const testAccount = "123456789012"
+
 // functionARNFor resolves the one function of a run, as on-failure records
 // name it: the mapping's FunctionName (a name or an ARN, as
 // CreateEventSourceMapping takes it), or the ARN the invoker tells the
@@ -82,7 +85,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		r.clock = &virtualClock{}
 	}
 	if r.opts.FunctionTimeout <= 0 {
-		r.opts.FunctionTimeout = 3 * time.Second
+		r.opts.FunctionTimeout = DefaultFunctionTimeout
 	}
 	if r.opts.RetryDelay <= 0 {
 		r.opts.RetryDelay = time.Second
@@ -401,8 +404,8 @@ func errorFields(resp Response) (typ, msg string) {
 }
 
 func throttled(err error) bool {
-	var ie *InvokeAPIError
-	return errors.As(err, &ie) && (ie.StatusCode == 429 || strings.Contains(ie.Type, "TooManyRequests"))
+	var t interface{ Throttled() bool }
+	return errors.As(err, &t) && t.Throttled()
 }
 
 func (r *runner) trace(e TraceEntry, resp Response) {

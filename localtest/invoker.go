@@ -8,12 +8,18 @@ import (
 	"time"
 )
 
+// DefaultFunctionTimeout is the timeout of an Invocation that sets none, and
+// of a run whose Options set none (Lambda's default).
+const DefaultFunctionTimeout = 3 * time.Second
+
 // An Invoker runs one invocation of the function under test, as Lambda's
 // Invoke does for an event source mapping.
 //
 // Invoke returns an error only when the invocation could not be made at all
 // (the function is gone, an endpoint refuses). A function error, a timeout or
-// a crash is an answer, described in Response.
+// a crash is an answer, described in Response. An error with a method
+// Throttled() bool that returns true is a throttled call (HTTP 429): the
+// runner retries it with back-off, as Lambda does.
 type Invoker interface {
 	Invoke(ctx context.Context, inv Invocation) (Response, error)
 	Close() error
@@ -80,7 +86,7 @@ func (p *inProcess) Invoke(ctx context.Context, inv Invocation) (Response, error
 	start := time.Now()
 	timeout := inv.Timeout
 	if timeout <= 0 {
-		timeout = 3 * time.Second
+		timeout = DefaultFunctionTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -1,4 +1,4 @@
-package localtest
+package localtest_test
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 // TestThrottledInvokeIsRetried: an Invoke API that answers 429 twice and
@@ -23,11 +26,11 @@ func TestThrottledInvokeIsRetried(t *testing.T) {
 		w.Write([]byte(`{"batchItemFailures":[]}`))
 	}))
 	defer srv.Close()
-	inv, err := InvokeAPI(srv.URL, "fn")
+	inv, err := invoke.InvokeAPI(srv.URL, "fn")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(3, oneKey), Invoker: inv})
+	rep, err := localtest.Run(context.Background(), localtest.Options{Mapping: localtest.KinesisMapping(10, nil), Records: localtest.KinesisRecords(3, localtest.OneKey), Invoker: inv})
 	if err != nil {
 		t.Fatal(err)
 	}

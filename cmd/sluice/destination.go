@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
 )
 
 // s3Bucket is the bucket an on-failure destination names (s3://bucket or
@@ -46,6 +47,28 @@ func setS3Destination(ctx context.Context, m *localtest.Mapping, opts *localtest
 	if err != nil {
 		return fmt.Errorf("AWS configuration for the on-failure bucket %s: %w", bucket, err)
 	}
-	opts.Destination = localtest.S3Destination(cfg, bucket, m.UUID)
+	opts.Destination = destination.S3(cfg, bucket, m.UUID)
 	return nil
+}
+
+// setKafkaDestination sends on-failure records of a Kafka mapping whose
+// records come from a file to the topic its kafka://host:port/topic
+// destination names. (A source on a cluster opens its destination itself,
+// through the runner.) close, if not nil, closes the producer.
+func setKafkaDestination(m *localtest.Mapping, opts *localtest.Options) (close func(), err error) {
+	d := m.DestinationConfig
+	if m.EventSource != localtest.SourceKafka || d == nil || d.OnFailure == nil {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(d.OnFailure.Destination, "kafka://")
+	hosts, topic, _ := strings.Cut(rest, "/")
+	if !ok || hosts == "" || topic == "" || strings.Contains(topic, "/") {
+		return nil, nil // no brokers named, or not a topic: the runner says what is wrong
+	}
+	kd, err := destination.Kafka(strings.Split(hosts, ","), topic)
+	if err != nil {
+		return nil, err
+	}
+	opts.Destination = kd
+	return kd.Close, nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
 )
 
 func TestS3Bucket(t *testing.T) {
@@ -78,5 +80,45 @@ func TestRunS3DestinationEndpoint(t *testing.T) {
 	if err := json.NewDecoder(obj.Body).Decode(&rec); err != nil || !strings.Contains(rec.Payload, `"partitionKey":"k"`) ||
 		rec.KinesisBatchInfo == nil || rec.KinesisBatchInfo.BatchSize != 1 {
 		t.Fatalf("object: %v %+v", err, rec)
+	}
+}
+
+// A Kafka mapping whose records come from a file gets a producer for a
+// kafka://host:port/topic destination; every other mapping is left to the
+// runner (a topic of the source's cluster, or an error it explains).
+func TestSetKafkaDestination(t *testing.T) {
+	kafka := func(dest string) *localtest.Mapping {
+		return &localtest.Mapping{EventSource: localtest.SourceKafka,
+			DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: dest}}}
+	}
+	kinesis := kafka("kafka://127.0.0.1:9092/dlt")
+	kinesis.EventSource = localtest.SourceKinesis
+	for name, tc := range map[string]struct {
+		m    *localtest.Mapping
+		want bool
+	}{
+		"brokers and topic":   {kafka("kafka://127.0.0.1:9092,127.0.0.1:9093/dlt"), true},
+		"topic only":          {kafka("kafka://dlt"), false},
+		"no brokers":          {kafka("kafka:///dlt"), false},
+		"no topic":            {kafka("kafka://127.0.0.1:9092/"), false},
+		"not a topic":         {kafka("kafka://127.0.0.1:9092/a/b"), false},
+		"file":                {kafka("file://x.jsonl"), false},
+		"no destination":      {&localtest.Mapping{EventSource: localtest.SourceKafka}, false},
+		"not a Kafka mapping": {kinesis, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var opts localtest.Options
+			closeDest, err := setKafkaDestination(tc.m, &opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if closeDest != nil {
+				defer closeDest()
+			}
+			_, isKafka := opts.Destination.(*destination.KafkaTopic)
+			if isKafka != tc.want || (closeDest != nil) != tc.want {
+				t.Fatalf("destination %T, closer %v; want a Kafka topic: %v", opts.Destination, closeDest != nil, tc.want)
+			}
+		})
 	}
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/destination"
+	"github.com/sluicehq/sluice/localtest/invoke"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 // awsConfig is the SDK configuration for a mapping's Endpoint: "aws" means
@@ -68,8 +71,8 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 			env.EventSource = "aws:kafka"
 			env.EventSourceARN = "arn:aws:kafka:" + orDefault(m.Region, "us-east-1") + ":123456789012:cluster/local/1"
 		}
-		src, err := localtest.KafkaCluster(strings.Split(brokers, ","), []string{m.Topic}, env,
-			localtest.KafkaStartingPosition(m.StartingPosition))
+		src, err := source.KafkaCluster(strings.Split(brokers, ","), []string{m.Topic}, env,
+			source.KafkaStartingPosition(m.StartingPosition))
 		if err != nil {
 			return err
 		}
@@ -85,17 +88,17 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 		if err := need("StreamName", m.StreamName); err != nil {
 			return err
 		}
-		opts.Stream = localtest.KinesisStream(cfg, m.StreamName, m.StartingPosition)
+		opts.Stream = source.KinesisStream(cfg, m.StreamName, m.StartingPosition)
 	case localtest.SourceDynamoDB:
 		if err := need("StreamArn", m.StreamARN); err != nil {
 			return err
 		}
-		opts.Stream = localtest.DynamoDBStream(cfg, m.StreamARN, m.StartingPosition)
+		opts.Stream = source.DynamoDBStream(cfg, m.StreamARN, m.StartingPosition)
 	case localtest.SourceSQS, localtest.SourceSQSFIFO:
 		if err := need("QueueUrl", m.QueueURL); err != nil {
 			return err
 		}
-		opts.Queue = localtest.SQSQueue(cfg, m.QueueURL)
+		opts.Queue = source.SQSQueue(cfg, m.QueueURL)
 	}
 	return setQueueDestination(ctx, m, opts, &cfg)
 }
@@ -128,7 +131,7 @@ func setQueueDestination(ctx context.Context, m *localtest.Mapping, opts *localt
 		}
 		cfg = &c
 	}
-	opts.Destination = localtest.SQSDestination(*cfg, url)
+	opts.Destination = destination.SQS(*cfg, url)
 	return nil
 }
 
@@ -213,7 +216,7 @@ func resolveInvokeTarget(handler, functionName string, functionNameSet bool, inv
 // requests with credentials of the default chain if it is AWS.
 func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, error) {
 	if !t.sign {
-		return localtest.InvokeAPI(t.url, t.function)
+		return invoke.InvokeAPI(t.url, t.function)
 	}
 	var opts []func(*config.LoadOptions) error
 	if t.region != "" {
@@ -232,5 +235,5 @@ func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, erro
 			t.url += ".cn"
 		}
 	}
-	return localtest.InvokeAPI(t.url, t.function, localtest.InvokeAPISigV4(cfg))
+	return invoke.InvokeAPI(t.url, t.function, invoke.InvokeAPISigV4(cfg))
 }

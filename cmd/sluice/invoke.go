@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 // invokeCommand sends one event, unchanged, to the function and says what
@@ -106,7 +107,7 @@ Flags:
 		if functionNameSet {
 			fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+*functionName)
 		}
-		inv, err = localtest.RuntimeAPI(*handler, append(fenv, env...))
+		inv, err = invoke.RuntimeAPI(*handler, append(fenv, env...))
 	}
 	if err != nil {
 		return fail(err)

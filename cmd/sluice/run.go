@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
 type multiFlag []string
@@ -48,7 +49,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	effectsKey := fs.String("effects-key", "", `match effects to records by this top-level payload field (each effects line carries the same field) `+
 		`instead of by "record", the record's id in its source`)
 	timeout := fs.Duration("timeout", 3*time.Second, "the function's timeout")
-	initTimeout := fs.Duration("init-timeout", localtest.DefaultInitTimeout, "how long a bootstrap may take to start (Lambda's init limit)")
+	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start (Lambda's init limit)")
 	faults := fs.String("faults", "", "injected faults: error=RATE,crash=RATE,timeout=RATE,duplicate=RATE")
 	seed := fs.Uint64("seed", 1, "seed for injected faults")
 	maxInv := fs.Int("max-invocations", 0, "stop after this many invocations (default 100,000 + 10 per record)")
@@ -148,6 +149,13 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err := setQueueDestination(context.Background(), mapping, &opts, nil); err != nil {
 			return fail(err)
 		}
+		closeDest, err := setKafkaDestination(mapping, &opts)
+		if err != nil {
+			return fail(err)
+		}
+		if closeDest != nil {
+			defer closeDest()
+		}
 	} else if err := openEndpoint(context.Background(), mapping, &opts); err != nil {
 		return fail(err)
 	}
@@ -176,11 +184,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if isAPI {
 		opts.Invoker, err = openInvokeAPI(context.Background(), target)
 	} else {
-		ropts := []localtest.RuntimeAPIOption{localtest.RuntimeAPIInitTimeout(*initTimeout)}
+		ropts := []invoke.RuntimeAPIOption{invoke.RuntimeAPIInitTimeout(*initTimeout)}
 		if *logs {
-			ropts = append(ropts, localtest.RuntimeAPILogs(stderr))
+			ropts = append(ropts, invoke.RuntimeAPILogs(stderr))
 		}
-		opts.Invoker, err = localtest.RuntimeAPI(*handler, fenv, ropts...)
+		opts.Invoker, err = invoke.RuntimeAPI(*handler, fenv, ropts...)
 	}
 	if err != nil {
 		return fail(err)
