@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -56,6 +57,9 @@ type laneKind struct {
 	envelope func(l *lane, batch []laneRec) []byte
 	// read reads the response against the batch.
 	read func(body []byte, l *lane, batch []laneRec) verdict
+	// merge, when set (Kafka), builds one event from several lanes'
+	// batches: runLanes then runs kafkaStep instead of step.
+	merge func(parts []part) []byte
 	// info fills an on-failure record's batch info.
 	info func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec)
 	// partialResponses is false where Lambda ignores them (no
@@ -211,23 +215,17 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 		BootstrapServers string `json:"bootstrapServers"`
 	}{env.EventSource, env.EventSourceARN, env.BootstrapServers})
 	kind := laneKind{
-		source:           SourceKafka,
+		source: SourceKafka,
+		merge: func(parts []part) []byte {
+			batches := make([][]laneRec, len(parts))
+			for i, p := range parts {
+				batches[i] = p.recs()
+			}
+			return kafkaEvent(head, parts, batches)
+		},
 		partialResponses: r.s.reportFailures && r.s.kafkaMode == KafkaProvisioned,
 		envelope: func(l *lane, batch []laneRec) []byte {
-			var b bytes.Buffer
-			b.Write(head[:len(head)-1])
-			b.WriteString(`,"records":{`)
-			pk, _ := json.Marshal(l.name)
-			b.Write(pk)
-			b.WriteString(`:[`)
-			for i, rec := range batch {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				b.Write(rec.event)
-			}
-			b.WriteString("]}}")
-			return b.Bytes()
+			return kafkaEvent(head, []part{{l: l, b: len(batch)}}, [][]laneRec{batch})
 		},
 		read: func(body []byte, l *lane, batch []laneRec) verdict {
 			refs := make([]kafkaRef, len(batch))
@@ -255,7 +253,35 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			}
 		},
 	}
+	if r.opts.KafkaOnePartitionPerBatch {
+		kind.merge = nil
+	}
 	return lanes, kind, nil
+}
+
+// kafkaEvent builds a Kafka event whose records map holds, for each part's
+// lane, that part's batch, in order; head is the event's other fields.
+func kafkaEvent(head []byte, parts []part, batches [][]laneRec) []byte {
+	var b bytes.Buffer
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"records":{`)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		pk, _ := json.Marshal(p.l.name)
+		b.Write(pk)
+		b.WriteString(`:[`)
+		for j, rec := range batches[i] {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(rec.event)
+		}
+		b.WriteByte(']')
+	}
+	b.WriteString("}}")
+	return b.Bytes()
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
@@ -264,7 +290,8 @@ func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 // records write arrival times.
 func isoSeconds(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
-// runLanes runs every lane to the end, one batch per lane in turn.
+// runLanes runs every lane to the end, one batch per lane in turn (for
+// Kafka, lanes in turn fill one event, kafkaStep).
 func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*lane, laneKind, error)) error {
 	r.shardOrder = map[string][]string{}
 	lanes, kind, err := build(ctx)
@@ -278,15 +305,22 @@ func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*l
 		// progress too, whichever lane made them.)
 		busy := false
 		r.fetched = false
-		for _, l := range lanes {
+		for i := 0; i < len(lanes); {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			worked, err := r.step(ctx, kind, l)
+			n, worked := 1, false
+			var err error
+			if kind.merge != nil {
+				n, worked, err = r.kafkaStep(ctx, kind, lanes[i:])
+			} else {
+				worked, err = r.step(ctx, kind, lanes[i])
+			}
 			if err != nil {
 				return err
 			}
 			busy = busy || worked
+			i += n
 		}
 		if !busy && !r.fetched {
 			return nil
@@ -312,61 +346,30 @@ func (r *runner) checkpoints() {
 	}
 }
 
+// part is one lane's share of a batch: records [a,b) of lane l, or the
+// lane's pending split range.
+type part struct {
+	l         *lane
+	a, b      int
+	fromSplit bool
+}
+
+func (p part) recs() []laneRec { return p.l.recs[p.a:p.b] }
+
 // step runs one batch of lane l and applies Lambda's rules to the answer. It
 // reports whether the lane had work.
 func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error) {
 	s := r.s
-	if len(l.split) == 0 && len(l.recs)-l.pos < s.batchSize && !l.exhausted {
-		more, err := l.more(ctx)
-		if err != nil {
-			return false, err
-		}
-		if !more {
-			l.exhausted = true
-		}
-	}
-	if len(l.split) == 0 && l.pos >= len(l.recs) && !l.windowOpen {
-		return false, nil
-	}
-	if err := r.batchingWindow(ctx, l); err != nil {
-		return false, err
-	}
-	// Records past MaximumRecordAge are given up on before they are sent.
-	if s.maxAge >= 0 && kind.source != SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
-		cutoff := r.clock.Now().Add(-time.Duration(s.maxAge) * time.Second)
-		end := l.pos
-		for end < len(l.recs) && l.recs[end].arrival.Before(cutoff) {
-			end++
-		}
-		if end > l.pos {
-			if err := r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRecordAgeExceeded); err != nil {
-				return false, err
-			}
-			return true, nil
-		}
+	ready, worked, err := r.prepare(ctx, kind, l, s.batchSize)
+	if err != nil || !ready {
+		return worked, err
 	}
 	win := time.Duration(s.tumbling) * time.Second
 	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.early || l.pos >= len(l.recs) || windowStart(l.recs[l.pos].arrival, win) != l.window) {
 		return true, r.finalInvoke(ctx, kind, l, win)
 	}
-	a, b, fromSplit := l.pos, 0, false
-	if len(l.split) > 0 {
-		a, b, fromSplit = l.split[0][0], l.split[0][1], true
-	} else {
-		size := 0
-		b = a
-		for b < len(l.recs) && b-a < s.batchSize {
-			if win > 0 && windowStart(l.recs[b].arrival, win) != windowStart(l.recs[a].arrival, win) {
-				break // a batch holds one window's records
-			}
-			size += len(l.recs[b].event) + 1
-			if b > a && size > maxPayload-1024 {
-				break
-			}
-			b++
-		}
-	}
-	batch := l.recs[a:b]
+	p, _, _ := r.bounds(l, s.batchSize, maxPayload-1024, true)
+	batch := p.recs()
 	payload := kind.envelope(l, batch)
 	if win > 0 {
 		if !l.windowOpen {
@@ -378,54 +381,255 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	if err != nil {
 		return false, err
 	}
+	entry := kind.entry(l)
+	entry.IDs, entry.Result, entry.Bisect, entry.Retry, entry.Ms = ids(batch), resultOf(resp), p.fromSplit, l.retries, resp.Duration.Milliseconds()
 	l.attempts++
 	l.lastReq, l.lastResp = reqID, resp
-	entry := kind.entry(l)
-	entry.IDs, entry.Result, entry.Bisect, entry.Retry, entry.Ms = ids(batch), resultOf(resp), fromSplit, l.retries, resp.Duration.Milliseconds()
 
-	v := verdict{kind: verdictSuccess}
+	var v verdict
 	var state json.RawMessage
+	if win > 0 && !resp.Failed() && !readState(resp.Payload, &state) {
+		v = verdict{kind: verdictWhole, reason: "the response carries no state (a tumbling window response must)"}
+		entry.Result, entry.Error = ResultFunctionError, v.reason
+	} else {
+		v = r.answer(kind, resp, batch, func(body []byte) verdict { return kind.read(body, l, batch) }, &entry)
+	}
+	if win > 0 && v.kind != verdictWhole {
+		l.state = state
+		l.early = len(state) > maxWindowState
+	}
+	r.trace(entry, resp)
+	if v.kind == verdictSuccess {
+		if err := r.maybeDuplicate(ctx, kind.entry(l), payload, batch); err != nil {
+			return false, err
+		}
+	}
+	wait, err := r.settle(ctx, kind, p, v)
+	if err != nil || !wait {
+		return true, err
+	}
+	return true, r.clock.Sleep(ctx, r.opts.RetryDelay)
+}
+
+// kafkaStep runs one Kafka invocation whose event holds several
+// partitions, as Lambda delivers them: lanes, from the first, each
+// contribute their next batch while BatchSize (counted across partitions)
+// and the payload limit allow. A lane whose batch does not fit starts the
+// next invocation. The answer is read once, against every record of the
+// event, and each lane settles its own part. kafkaStep returns how many
+// lanes it took (at least one) and whether any had work.
+func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (int, bool, error) {
+	s := r.s
+	var parts []part
+	count, size := s.batchSize, maxPayload-1024
+	worked, n := false, 0
+	for n < len(lanes) && count > 0 {
+		l := lanes[n]
+		ready, w, err := r.prepare(ctx, kind, l, count)
+		if err != nil {
+			return n + 1, worked, err
+		}
+		worked = worked || w
+		if !ready {
+			n++
+			continue
+		}
+		keyCost := len(l.name) + 8 // "name":[ ... ],
+		p, used, ok := r.bounds(l, count, size-keyCost, len(parts) == 0)
+		if !ok {
+			break // this lane starts the next invocation
+		}
+		parts = append(parts, p)
+		count -= p.b - p.a
+		size -= used + keyCost
+		n++
+	}
+	if len(parts) == 0 {
+		return max(n, 1), worked, nil
+	}
+	var batch []laneRec
+	names := make([]string, len(parts))
+	entry := TraceEntry{}
+	for i, p := range parts {
+		batch = append(batch, p.recs()...)
+		names[i] = p.l.name
+		entry.Bisect = entry.Bisect || p.fromSplit
+		entry.Retry = max(entry.Retry, p.l.retries)
+	}
+	payload := kind.merge(parts)
+	resp, reqID, err := r.invoke(ctx, payload)
+	if err != nil {
+		return n, true, err
+	}
+	entry.Partition = strings.Join(names, ",")
+	entry.IDs, entry.Result, entry.Ms = ids(batch), resultOf(resp), resp.Duration.Milliseconds()
+	for _, p := range parts {
+		p.l.attempts++
+		p.l.lastReq, p.l.lastResp = reqID, resp
+	}
+	v := r.answer(kind, resp, batch, func(body []byte) verdict { return readKafkaResponse(body, kafkaRefs(parts)) }, &entry)
+	r.trace(entry, resp)
+	if v.kind == verdictSuccess {
+		if err := r.maybeDuplicate(ctx, TraceEntry{Partition: entry.Partition}, payload, batch); err != nil {
+			return n, true, err
+		}
+	}
+	wait, from := false, 0
+	for _, p := range parts {
+		w, err := r.settle(ctx, kind, p, partVerdict(v, from, from+p.b-p.a))
+		if err != nil {
+			return n, true, err
+		}
+		wait = wait || w
+		from += p.b - p.a
+	}
+	if wait { // Lambda waits once before it retries, whatever the batch held
+		return n, true, r.clock.Sleep(ctx, r.opts.RetryDelay)
+	}
+	return n, true, nil
+}
+
+// kafkaRefs lists the records of a Kafka batch, part after part.
+func kafkaRefs(parts []part) []kafkaRef {
+	var refs []kafkaRef
+	for _, p := range parts {
+		for _, rec := range p.recs() {
+			refs = append(refs, kafkaRef{p.l.name, rec.offset})
+		}
+	}
+	return refs
+}
+
+// partVerdict is the share of verdict v, read against a whole batch, of
+// the part holding the batch's records [from,to): a partial verdict keeps
+// the reported records of the part (renumbered from the part's start) and
+// is a success for a part with none; a success or a whole failure holds
+// for every part.
+func partVerdict(v verdict, from, to int) verdict {
+	if v.kind != verdictPartial {
+		return v
+	}
+	var reported []int
+	for _, i := range v.reported {
+		if i >= from && i < to {
+			reported = append(reported, i-from)
+		}
+	}
+	return partialOrSuccess(reported)
+}
+
+// prepare readies lane l for its next batch: it fetches records, waits
+// out the batching window for want records, and gives up on records past
+// MaximumRecordAge. ready says the lane has a batch to send now; worked
+// that it did something (a give-up counts).
+func (r *runner) prepare(ctx context.Context, kind laneKind, l *lane, want int) (ready, worked bool, err error) {
+	s := r.s
+	if len(l.split) == 0 && len(l.recs)-l.pos < s.batchSize && !l.exhausted {
+		more, err := l.more(ctx)
+		if err != nil {
+			return false, false, err
+		}
+		if !more {
+			l.exhausted = true
+		}
+	}
+	if len(l.split) == 0 && l.pos >= len(l.recs) && !l.windowOpen {
+		return false, false, nil
+	}
+	if err := r.batchingWindow(ctx, l, want); err != nil {
+		return false, false, err
+	}
+	// Records past MaximumRecordAge are given up on before they are sent.
+	if s.maxAge >= 0 && kind.source != SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
+		cutoff := r.clock.Now().Add(-time.Duration(s.maxAge) * time.Second)
+		end := l.pos
+		for end < len(l.recs) && l.recs[end].arrival.Before(cutoff) {
+			end++
+		}
+		if end > l.pos {
+			if err := r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRecordAgeExceeded); err != nil {
+				return false, false, err
+			}
+			return false, true, nil
+		}
+	}
+	return true, true, nil
+}
+
+// bounds is lane l's next batch: its pending split range, or the records
+// from its checkpoint, at most count of them and size bytes, one tumbling
+// window's. With first, the batch is the first of its event and takes its
+// first record whatever its size; otherwise a batch that does not fit is
+// refused (ok false). used is the batch's size in bytes.
+func (r *runner) bounds(l *lane, count, size int, first bool) (p part, used int, ok bool) {
+	if len(l.split) > 0 {
+		p = part{l: l, a: l.split[0][0], b: l.split[0][1], fromSplit: true}
+		for _, rec := range p.recs() {
+			used += len(rec.event) + 1
+		}
+		return p, used, first || p.b-p.a <= count && used <= size
+	}
+	win := time.Duration(r.s.tumbling) * time.Second
+	a, b := l.pos, l.pos
+	for b < len(l.recs) && b-a < count {
+		if win > 0 && windowStart(l.recs[b].arrival, win) != windowStart(l.recs[a].arrival, win) {
+			break // a batch holds one window's records
+		}
+		n := len(l.recs[b].event) + 1
+		if (b > a || !first) && used+n > size {
+			break
+		}
+		used += n
+		b++
+	}
+	return part{l: l, a: a, b: b}, used, b > a
+}
+
+// answer reads a response into Lambda's verdict on batch, filling the
+// trace entry's result, error and reported records.
+func (r *runner) answer(kind laneKind, resp Response, batch []laneRec, read func([]byte) verdict, entry *TraceEntry) verdict {
+	v := verdict{kind: verdictSuccess}
 	switch {
 	case resp.Failed():
 		v = verdict{kind: verdictWhole, reason: "function error: " + or(resp.ErrorType, resp.FunctionError)}
-	case win > 0 && !readState(resp.Payload, &state):
-		v = verdict{kind: verdictWhole, reason: "the response carries no state (a tumbling window response must)"}
-		entry.Result, entry.Error = ResultFunctionError, v.reason
 	case kind.partialResponses:
-		v = kind.read(resp.Payload, l, batch)
+		v = read(resp.Payload)
 		if v.kind == verdictWhole {
 			entry.Result = ResultFunctionError
 			entry.Error = "invalid partial batch response: " + v.reason
 		}
 	default:
-		if pv := kind.read(resp.Payload, l, batch); pv.kind == verdictPartial {
+		if pv := read(resp.Payload); pv.kind == verdictPartial {
 			entry.Ignored = true // Lambda ignores a partial response without ReportBatchItemFailures
 			entry.Reported = batchIDsAt(batch, pv.reported)
 			r.report.Totals.IgnoredResponses++
 			r.report.Totals.IgnoredRecords += len(pv.reported)
 		}
 	}
-	if win > 0 && v.kind != verdictWhole {
-		l.state = state
-		l.early = len(state) > maxWindowState
-	}
 	switch v.kind {
-	case verdictSuccess:
-		r.trace(entry, resp)
-		r.succeed(l, a, b, fromSplit)
-		if f := r.opts.Faults.DuplicateRate; f > 0 && r.rnd.Float64() < f {
-			if err := r.duplicate(ctx, l, payload, batch); err != nil {
-				return false, err
-			}
-		}
 	case verdictPartial:
-		k := a + v.reported[0] // Lambda restarts at the lowest reported record
 		entry.Result = ResultPartial
 		entry.Reported = batchIDsAt(batch, v.reported)
-		r.trace(entry, resp)
+	case verdictWhole:
+		if entry.Error == "" {
+			entry.Error = v.reason
+		}
+	}
+	return v
+}
+
+// settle applies verdict v, read for part p, to p's lane. wait says the
+// lane retries and Lambda waits RetryDelay first.
+func (r *runner) settle(ctx context.Context, kind laneKind, p part, v verdict) (wait bool, err error) {
+	s, l, a, b := r.s, p.l, p.a, p.b
+	switch v.kind {
+	case verdictSuccess:
+		r.succeed(l, a, b, p.fromSplit)
+	case verdictPartial:
+		k := a + v.reported[0] // Lambda restarts at the lowest reported record
 		progress := k > l.pos
 		r.succeed(l, a, k, false)
-		if fromSplit {
+		if p.fromSplit {
 			l.split[0][0] = k
 		}
 		// Recorded against AWS: a partial response that moves the
@@ -433,40 +637,37 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		// first attempt); one at the batch's first record counts as a
 		// retry, like a function error.
 		if progress {
-			return true, nil
+			return false, nil
 		}
-		return true, r.retry(ctx, kind, l, b)
+		return r.useRetry(ctx, kind, l, b)
 	case verdictWhole:
-		if entry.Error == "" {
-			entry.Error = v.reason
-		}
-		r.trace(entry, resp)
 		if s.bisect && b-a > 1 && (kind.source != SourceKafka || s.kafkaMode == KafkaProvisioned) {
 			m := a + (b-a)/2
 			rest := l.split
-			if fromSplit {
+			if p.fromSplit {
 				rest = rest[1:]
 			}
 			l.split = append([][2]int{{a, m}, {m, b}}, rest...)
 			r.report.Totals.Bisections++
-			return true, nil
+			return false, nil
 		}
-		return true, r.retry(ctx, kind, l, b)
+		return r.useRetry(ctx, kind, l, b)
 	}
-	return true, nil
+	return false, nil
 }
 
 // batchingWindow waits, on a real source, up to
-// MaximumBatchingWindowInSeconds for a short batch to fill, as Lambda does
-// before it invokes. An emulated source holds every record already.
-func (r *runner) batchingWindow(ctx context.Context, l *lane) error {
+// MaximumBatchingWindowInSeconds for a short batch to fill to want records,
+// as Lambda does before it invokes. An emulated source holds every record
+// already.
+func (r *runner) batchingWindow(ctx context.Context, l *lane, want int) error {
 	s := r.s
-	if r.refs != nil || s.window == 0 || len(l.split) > 0 || len(l.recs)-l.pos >= s.batchSize || l.waited == l.pos+1 {
+	if r.refs != nil || s.window == 0 || len(l.split) > 0 || len(l.recs)-l.pos >= want || l.waited == l.pos+1 {
 		return nil
 	}
 	l.waited = l.pos + 1
 	until := r.clock.Now().Add(time.Duration(s.window) * time.Second)
-	for len(l.recs)-l.pos < s.batchSize {
+	for len(l.recs)-l.pos < want {
 		left := until.Sub(r.clock.Now())
 		if left <= 0 {
 			return nil
@@ -573,16 +774,17 @@ func (r *runner) succeed(l *lane, a, k int, fromSplit bool) {
 	}
 }
 
-// retry consumes a retry of the record at l.pos; when the retries are used
-// up, the records up to end are given up on.
-func (r *runner) retry(ctx context.Context, kind laneKind, l *lane, end int) error {
+// useRetry consumes a retry of the record at l.pos; when the retries are
+// used up, the records up to end are given up on. wait says the lane
+// retries, after RetryDelay.
+func (r *runner) useRetry(ctx context.Context, kind laneKind, l *lane, end int) (wait bool, err error) {
 	l.retries++
 	r.report.Totals.Retries++
 	if r.s.maxRetries >= 0 && l.retries > r.s.maxRetries {
 		r.report.Totals.Retries--
-		return r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRetryAttemptsExhausted)
+		return false, r.giveUp(ctx, kind, l, l.pos, end, sevents.ConditionRetryAttemptsExhausted)
 	}
-	return r.clock.Sleep(ctx, r.opts.RetryDelay)
+	return true, nil
 }
 
 // giveUp sends the on-failure record for [a,b), resolves those records, and
@@ -632,14 +834,17 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 	return nil
 }
 
-// duplicate delivers a batch that succeeded once more, as Lambda may.
-func (r *runner) duplicate(ctx context.Context, l *lane, payload []byte, batch []laneRec) error {
+// maybeDuplicate delivers a batch that succeeded once more, as Lambda may,
+// at the injected DuplicateRate. entry names the batch's lanes.
+func (r *runner) maybeDuplicate(ctx context.Context, entry TraceEntry, payload []byte, batch []laneRec) error {
+	if f := r.opts.Faults.DuplicateRate; f <= 0 || r.rnd.Float64() >= f {
+		return nil
+	}
 	resp, _, err := r.invoke(ctx, payload)
 	if err != nil {
 		return err
 	}
 	r.report.Totals.Duplicates++
-	entry := kindEntry(r.s.source, l)
 	entry.IDs, entry.Result, entry.Duplicate, entry.Ms = ids(batch), resultOf(resp), true, resp.Duration.Milliseconds()
 	r.trace(entry, resp)
 	return nil

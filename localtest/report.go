@@ -18,17 +18,21 @@ const (
 // names its lane in its own field: Shard (Kinesis, DynamoDB Streams),
 // Partition (Kafka) or Groups (SQS FIFO); an SQS standard batch has none.
 type TraceEntry struct {
-	N         int      `json:"n"`
-	RequestID string   `json:"requestId,omitempty"`
-	Shard     string   `json:"shard,omitempty"`     // Kinesis / DynamoDB Streams shard id
-	Partition string   `json:"partition,omitempty"` // Kafka "<topic>-<partition>"
-	Groups    []string `json:"groups,omitempty"`    // SQS FIFO message groups in the batch, in order
+	N         int    `json:"n"`
+	RequestID string `json:"requestId,omitempty"`
+	Shard     string `json:"shard,omitempty"` // Kinesis / DynamoDB Streams shard id
+	// Partition is, for Kafka, the batch's "<topic>-<partition>", or its
+	// partitions joined by commas when the event holds several
+	// ("orders-0,orders-1"; topic names hold no comma).
+	Partition string   `json:"partition,omitempty"`
+	Groups    []string `json:"groups,omitempty"` // SQS FIFO message groups in the batch, in order
 	IDs       []string `json:"ids"`
 	Result    string   `json:"result"`
 	Reported  []string `json:"reported"`
 	Bisect    bool     `json:"bisect"` // this batch is a half of a split
 	// Retry is, for streams and Kafka, the retries consumed so far by the
-	// batch's first record; for SQS, how often the batch's first message
+	// batch's first record (for a Kafka event of several partitions, the
+	// most any of its partitions' first records consumed); for SQS, how often the batch's first message
 	// was received before (ApproximateReceiveCount - 1).
 	Retry int `json:"retry"`
 	// Duplicate marks an injected redelivery of a batch that had succeeded.

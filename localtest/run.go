@@ -49,6 +49,12 @@ type Options struct {
 	// RetryDelay is how long Lambda waits before retrying a failed stream
 	// or Kafka batch. Default 1 s (virtual).
 	RetryDelay time.Duration
+	// KafkaOnePartitionPerBatch sends one topic-partition per Kafka
+	// invocation, the runner's behaviour before events held several.
+	// Default false: as Lambda does, an event's records map holds the next
+	// batch of several partitions, taken in turn, BatchSize and the 6 MB
+	// limit counting across them.
+	KafkaOnePartitionPerBatch bool
 }
 
 // Faults are injected by the runner around the invoker.
