@@ -1,0 +1,88 @@
+package idempotency
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a Store in process memory, for tests and local runs. It
+// keeps the same rules as the DynamoDB store, at the same precision (expiry
+// in seconds, leases in milliseconds). Time comes from each call (Claim.Now),
+// i.e. from Do's clock (WithClock), so it needs no clock of its own.
+type MemoryStore struct {
+	mu   sync.Mutex
+	recs map[string]Record
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{recs: map[string]Record{}} }
+
+// Claim implements Store.
+func (s *MemoryStore) Claim(ctx context.Context, c Claim) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &StoreError{Op: "claim", Key: c.Key, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.recs[c.Key]; ok && !Claimable(r, c.Now) {
+		r.Result = clone(r.Result)
+		return &r, nil
+	}
+	s.recs[c.Key] = Record{
+		Key: c.Key, Status: StatusInProgress, Owner: c.Owner, PayloadHash: c.PayloadHash,
+		LeaseUntil: c.LeaseUntil.Truncate(time.Millisecond), Expires: c.Expires.Truncate(time.Second),
+	}
+	return nil, nil
+}
+
+// Complete implements Store.
+func (s *MemoryStore) Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "complete", Key: key, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[key]
+	if !ok || r.Owner != owner {
+		return fmt.Errorf("idempotency: completing key %q: %w", key, ErrLeaseLost)
+	}
+	r.Status, r.Result, r.LeaseUntil, r.Expires = StatusCompleted, clone(result), time.Time{}, expires.Truncate(time.Second)
+	s.recs[key] = r
+	return nil
+}
+
+// Release implements Store.
+func (s *MemoryStore) Release(ctx context.Context, key, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "release", Key: key, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[key]
+	if !ok || r.Owner != owner {
+		return fmt.Errorf("idempotency: releasing key %q: %w", key, ErrLeaseLost)
+	}
+	delete(s.recs, key)
+	return nil
+}
+
+// Claimable reports whether a new claim at now may replace r: r expired
+// (whole seconds), or r is in progress and its lease ran out (milliseconds).
+// It is the claim condition every store applies.
+func Claimable(r Record, now time.Time) bool {
+	if r.Expires.Unix() < now.Unix() {
+		return true
+	}
+	return r.Status == StatusInProgress && r.LeaseUntil.UnixMilli() < now.UnixMilli()
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}

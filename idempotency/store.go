@@ -1,0 +1,109 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is the state of a stored idempotency record.
+type Status uint8
+
+// The states of a record.
+const (
+	// StatusInProgress: an invocation holds the claim until LeaseUntil.
+	StatusInProgress Status = iota + 1
+	// StatusCompleted: the function ran to success; Result is stored until Expires.
+	StatusCompleted
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusInProgress:
+		return "INPROGRESS"
+	case StatusCompleted:
+		return "COMPLETED"
+	}
+	return fmt.Sprintf("Status(%d)", s)
+}
+
+// Claim is one attempt to take a key. A store writes it as one conditional
+// write that succeeds when no record exists for Key, or the record expired
+// (Expires before Now, compared in whole seconds), or it is in progress and
+// its lease ran out (LeaseUntil before Now, compared in milliseconds).
+type Claim struct {
+	Key         string
+	Owner       string    // random token of this claim; Complete and Release must present it
+	PayloadHash string    // optional hash of the payload, stored for validation
+	Now         time.Time // the caller's clock; stores never read their own
+	LeaseUntil  time.Time // in-progress expiry
+	Expires     time.Time // record expiry (the table's TTL attribute)
+}
+
+// Record is a stored idempotency record, as a failed claim finds it.
+type Record struct {
+	Key         string
+	Status      Status
+	Owner       string
+	Result      []byte // the stored result of a completed record (nil if none)
+	PayloadHash string
+	LeaseUntil  time.Time // in-progress expiry, millisecond precision
+	Expires     time.Time // record expiry, second precision
+}
+
+// Store keeps idempotency records. Every method is one conditional write, so
+// a store is a short addition for any database with compare-and-set
+// (DynamoDB, Redis/Valkey with a script, SQL). A Store is safe for
+// concurrent use. Its conformance suite is package storetest.
+type Store interface {
+	// Claim takes c.Key for c.Owner when the key is free (see Claim). It
+	// returns (nil, nil) when the claim was written, and the existing record
+	// when it was not: completed and unexpired, or in progress and live.
+	Claim(ctx context.Context, c Claim) (*Record, error)
+	// Complete marks key completed with result and expiry expires, only if
+	// owner still holds it; otherwise it returns an error wrapping
+	// ErrLeaseLost and changes nothing.
+	Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error
+	// Release deletes key's record, only if owner still holds it; otherwise
+	// it returns an error wrapping ErrLeaseLost and changes nothing.
+	Release(ctx context.Context, key, owner string) error
+}
+
+var (
+	// ErrInProgress reports a key claimed by a live invocation elsewhere. The
+	// record must be retried later (it counts as failed), never run
+	// concurrently and never skipped.
+	ErrInProgress = errors.New("idempotency: key is in progress in another invocation")
+	// ErrLeaseLost reports that the caller's claim is no longer its own: its
+	// lease expired and another invocation claimed the key (or the record
+	// expired). The stale owner's write was refused, so the new owner's
+	// record is intact.
+	ErrLeaseLost = errors.New("idempotency: claim lost to another owner")
+	// ErrPayloadMismatch reports a key reused with a different payload (the
+	// payload hashes differ). It is never treated as a duplicate.
+	ErrPayloadMismatch = errors.New("idempotency: key reused with a different payload")
+	// ErrNoKey reports an empty idempotency key.
+	ErrNoKey = errors.New("idempotency: empty key")
+)
+
+// StoreError reports a store operation that failed (the network, the
+// service, throttling). Retryable errors (throttling, timeouts) are retried
+// by Do with backoff inside the deadline; the error then declares itself
+// transient, so batch.Classify retries the record in process too.
+type StoreError struct {
+	Op        string // "claim", "complete" or "release"
+	Key       string
+	Retryable bool
+	Err       error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("idempotency: store %s of key %q failed: %v", e.Op, e.Key, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// Transient reports whether retrying may help (throttling, timeouts).
+func (e *StoreError) Transient() bool { return e.Retryable }

@@ -1,0 +1,334 @@
+// Package storetest is the conformance suite every idempotency.Store must
+// pass, as watermill's pubsub tests are for Pub/Subs. A store's test calls
+//
+//	storetest.Run(t, func(t *testing.T) idempotency.Store { return newStore(t) })
+//
+// The suite drives time through each call (Claim.Now, WithClock), so it
+// needs no sleeping, and it uses keys unique to each subtest, so the stores
+// may share one table or server. Times are near the real clock, so a
+// database that deletes expired records (DynamoDB TTL) leaves them alone.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/idempotency"
+)
+
+// Run runs the whole suite; newStore is called once per subtest.
+func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s idempotency.Store)
+	}{
+		{"ClaimFreeKey", testClaimFreeKey},
+		{"ClaimLiveInProgress", testClaimLiveInProgress},
+		{"ClaimAfterLeaseExpiry", testClaimAfterLeaseExpiry},
+		{"CompleteThenDuplicate", testCompleteThenDuplicate},
+		{"CompletedExpires", testCompletedExpires},
+		{"CompletedOutlivesLease", testCompletedOutlivesLease},
+		{"EmptyResult", testEmptyResult},
+		{"ReleaseFreesKey", testReleaseFreesKey},
+		{"PayloadHashStored", testPayloadHashStored},
+		{"FencingComplete", testFencingComplete},
+		{"FencingRelease", testFencingRelease},
+		{"CompleteUnknownKey", testCompleteUnknownKey},
+		{"DoOnce", testDoOnce},
+		{"DoFailureReleases", testDoFailureReleases},
+		{"DoPayloadMismatch", testDoPayloadMismatch},
+		{"DoConcurrent", testDoConcurrent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+var keyCounter atomic.Int64
+
+func key(t *testing.T) string {
+	return fmt.Sprintf("%s#%d#%d", t.Name(), time.Now().UnixNano(), keyCounter.Add(1))
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// base is a time near the real clock, whole seconds.
+func base() time.Time { return time.Now().Truncate(time.Second) }
+
+func claim(k, owner string, now time.Time, lease time.Duration) idempotency.Claim {
+	return idempotency.Claim{Key: k, Owner: owner, Now: now, LeaseUntil: now.Add(lease), Expires: now.Add(time.Hour)}
+}
+
+func mustClaim(t *testing.T, s idempotency.Store, c idempotency.Claim) {
+	t.Helper()
+	rec, err := s.Claim(ctx(t), c)
+	if err != nil {
+		t.Fatalf("Claim(%s by %s): %v", c.Key, c.Owner, err)
+	}
+	if rec != nil {
+		t.Fatalf("Claim(%s by %s) found %+v, want the claim taken", c.Key, c.Owner, *rec)
+	}
+}
+
+func mustFind(t *testing.T, s idempotency.Store, c idempotency.Claim) idempotency.Record {
+	t.Helper()
+	rec, err := s.Claim(ctx(t), c)
+	if err != nil {
+		t.Fatalf("Claim(%s by %s): %v", c.Key, c.Owner, err)
+	}
+	if rec == nil {
+		t.Fatalf("Claim(%s by %s) took the key, want the existing record", c.Key, c.Owner)
+	}
+	if rec.Key != c.Key {
+		t.Errorf("record key %q, want %q", rec.Key, c.Key)
+	}
+	return *rec
+}
+
+func testClaimFreeKey(t *testing.T, s idempotency.Store) {
+	mustClaim(t, s, claim(key(t), "a", base(), time.Minute))
+}
+
+func testClaimLiveInProgress(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	rec := mustFind(t, s, claim(k, "b", now.Add(59*time.Second), time.Minute))
+	if rec.Status != idempotency.StatusInProgress || rec.Owner != "a" {
+		t.Errorf("found %v owned by %q, want INPROGRESS owned by a", rec.Status, rec.Owner)
+	}
+	if want := now.Add(time.Minute); !rec.LeaseUntil.Equal(want) {
+		t.Errorf("LeaseUntil %v, want %v", rec.LeaseUntil, want)
+	}
+	// Millisecond precision: one millisecond before the lease ends it is live.
+	mustFind(t, s, claim(k, "c", now.Add(time.Minute-time.Millisecond), time.Minute))
+	// At the lease's end it is still live (the condition is lease < now).
+	mustFind(t, s, claim(k, "c", now.Add(time.Minute), time.Minute))
+}
+
+func testClaimAfterLeaseExpiry(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Second))
+	mustClaim(t, s, claim(k, "b", now.Add(time.Second+time.Millisecond), time.Minute))
+	rec := mustFind(t, s, claim(k, "c", now.Add(2*time.Second), time.Minute))
+	if rec.Owner != "b" {
+		t.Errorf("owner %q, want b", rec.Owner)
+	}
+}
+
+func testCompleteThenDuplicate(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	exp := now.Add(time.Hour)
+	if err := s.Complete(ctx(t), k, "a", []byte(`{"ok":1}`), exp); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	rec := mustFind(t, s, claim(k, "b", now.Add(time.Second), time.Minute))
+	if rec.Status != idempotency.StatusCompleted || string(rec.Result) != `{"ok":1}` || !rec.Expires.Equal(exp) {
+		t.Errorf("found %v %q expiring %v, want COMPLETED {\"ok\":1} expiring %v", rec.Status, rec.Result, rec.Expires, exp)
+	}
+	// Completing again by the same owner (a lost response retried) succeeds.
+	if err := s.Complete(ctx(t), k, "a", []byte(`{"ok":1}`), exp); err != nil {
+		t.Errorf("second Complete by the owner: %v", err)
+	}
+}
+
+func testCompletedExpires(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	if err := s.Complete(ctx(t), k, "a", []byte("r"), now.Add(10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Second precision: at the expiry second it still holds.
+	mustFind(t, s, claim(k, "b", now.Add(10*time.Second+999*time.Millisecond), time.Minute))
+	mustClaim(t, s, claim(k, "b", now.Add(11*time.Second), time.Minute))
+}
+
+func testCompletedOutlivesLease(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Second))
+	if err := s.Complete(ctx(t), k, "a", []byte("r"), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	rec := mustFind(t, s, claim(k, "b", now.Add(time.Minute), time.Minute))
+	if rec.Status != idempotency.StatusCompleted {
+		t.Errorf("status %v, want COMPLETED: a completed record has no lease", rec.Status)
+	}
+}
+
+func testEmptyResult(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	if err := s.Complete(ctx(t), k, "a", nil, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	rec := mustFind(t, s, claim(k, "b", now, time.Minute))
+	if rec.Status != idempotency.StatusCompleted || len(rec.Result) != 0 {
+		t.Errorf("found %v %q, want COMPLETED with no result", rec.Status, rec.Result)
+	}
+}
+
+func testReleaseFreesKey(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "a", now, time.Hour))
+	if err := s.Release(ctx(t), k, "a"); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	mustClaim(t, s, claim(k, "b", now, time.Hour))
+}
+
+func testPayloadHashStored(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	c := claim(k, "a", now, time.Minute)
+	c.PayloadHash = idempotency.PayloadHash([]byte("p1"))
+	mustClaim(t, s, c)
+	if rec := mustFind(t, s, claim(k, "b", now, time.Minute)); rec.PayloadHash != c.PayloadHash {
+		t.Errorf("in progress: hash %q, want %q", rec.PayloadHash, c.PayloadHash)
+	}
+	if err := s.Complete(ctx(t), k, "a", []byte("r"), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if rec := mustFind(t, s, claim(k, "b", now, time.Minute)); rec.PayloadHash != c.PayloadHash {
+		t.Errorf("completed: hash %q, want %q", rec.PayloadHash, c.PayloadHash)
+	}
+}
+
+// testFencingComplete is the race no Powertools store closes: A claims, A's
+// lease expires, B claims, A's complete is refused and leaves B's claim
+// alone, B completes.
+func testFencingComplete(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Second))
+	later := now.Add(2 * time.Second)
+	mustClaim(t, s, claim(k, "B", later, time.Minute))
+
+	err := s.Complete(ctx(t), k, "A", []byte("from A"), now.Add(time.Hour))
+	if !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("stale owner's Complete: %v, want ErrLeaseLost", err)
+	}
+	rec := mustFind(t, s, claim(k, "C", later.Add(time.Second), time.Minute))
+	if rec.Status != idempotency.StatusInProgress || rec.Owner != "B" || rec.Result != nil {
+		t.Fatalf("after the stale Complete: %v owned by %q with result %q, want B's claim untouched", rec.Status, rec.Owner, rec.Result)
+	}
+	if err := s.Complete(ctx(t), k, "B", []byte("from B"), later.Add(time.Hour)); err != nil {
+		t.Fatalf("new owner's Complete: %v", err)
+	}
+	rec = mustFind(t, s, claim(k, "C", later.Add(time.Second), time.Minute))
+	if rec.Status != idempotency.StatusCompleted || string(rec.Result) != "from B" {
+		t.Errorf("final record %v %q, want COMPLETED \"from B\"", rec.Status, rec.Result)
+	}
+	if err := s.Complete(ctx(t), k, "A", []byte("from A"), now.Add(time.Hour)); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("stale owner's Complete after B completed: %v, want ErrLeaseLost", err)
+	}
+}
+
+func testFencingRelease(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Second))
+	later := now.Add(2 * time.Second)
+	mustClaim(t, s, claim(k, "B", later, time.Minute))
+	if err := s.Release(ctx(t), k, "A"); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("stale owner's Release: %v, want ErrLeaseLost", err)
+	}
+	if rec := mustFind(t, s, claim(k, "C", later, time.Minute)); rec.Owner != "B" {
+		t.Errorf("owner %q after the stale Release, want B", rec.Owner)
+	}
+}
+
+func testCompleteUnknownKey(t *testing.T, s idempotency.Store) {
+	k := key(t)
+	if err := s.Complete(ctx(t), k, "A", []byte("r"), base().Add(time.Hour)); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("Complete of an unclaimed key: %v, want ErrLeaseLost", err)
+	}
+	if err := s.Release(ctx(t), k, "A"); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("Release of an unclaimed key: %v, want ErrLeaseLost", err)
+	}
+	// Neither created a record.
+	mustClaim(t, s, claim(k, "B", base(), time.Minute))
+}
+
+func testDoOnce(t *testing.T, s idempotency.Store) {
+	k := key(t)
+	runs := 0
+	fn := func(context.Context) ([]byte, error) { runs++; return []byte("result"), nil }
+	for i := range 3 {
+		got, err := idempotency.Do(ctx(t), s, k, fn)
+		if err != nil || string(got) != "result" {
+			t.Fatalf("Do #%d = %q, %v; want \"result\", nil", i+1, got, err)
+		}
+	}
+	if runs != 1 {
+		t.Errorf("fn ran %d times, want 1", runs)
+	}
+}
+
+func testDoFailureReleases(t *testing.T, s idempotency.Store) {
+	k := key(t)
+	boom := errors.New("boom")
+	runs := 0
+	if _, err := idempotency.Do(ctx(t), s, k, func(context.Context) ([]byte, error) { runs++; return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("Do = %v, want fn's error", err)
+	}
+	got, err := idempotency.Do(ctx(t), s, k, func(context.Context) ([]byte, error) { runs++; return []byte("ok"), nil })
+	if err != nil || string(got) != "ok" || runs != 2 {
+		t.Errorf("retry after a failure: %q, %v, %d runs; want it to run at once", got, err, runs)
+	}
+}
+
+func testDoPayloadMismatch(t *testing.T, s idempotency.Store) {
+	k := key(t)
+	ok := func(context.Context) ([]byte, error) { return []byte("ok"), nil }
+	if _, err := idempotency.Do(ctx(t), s, k, ok, idempotency.WithPayload([]byte("p1"))); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := idempotency.Do(ctx(t), s, k, ok, idempotency.WithPayload([]byte("p1"))); err != nil || string(got) != "ok" {
+		t.Errorf("same payload: %q, %v; want the stored result", got, err)
+	}
+	if _, err := idempotency.Do(ctx(t), s, k, ok, idempotency.WithPayload([]byte("p2"))); !errors.Is(err, idempotency.ErrPayloadMismatch) {
+		t.Errorf("different payload: %v, want ErrPayloadMismatch", err)
+	}
+}
+
+func testDoConcurrent(t *testing.T, s idempotency.Store) {
+	const n = 16
+	k := key(t)
+	var runs atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	results := make([][]byte, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = idempotency.Do(ctx(t), s, k, func(context.Context) ([]byte, error) {
+				runs.Add(1)
+				return []byte("once"), nil
+			})
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := runs.Load(); got != 1 {
+		t.Errorf("fn ran %d times for one key, want 1", got)
+	}
+	for i := range n {
+		if errs[i] != nil && !errors.Is(errs[i], idempotency.ErrInProgress) {
+			t.Errorf("Do #%d: %v, want nil or ErrInProgress", i, errs[i])
+		}
+		if errs[i] == nil && string(results[i]) != "once" {
+			t.Errorf("Do #%d returned %q, want \"once\"", i, results[i])
+		}
+	}
+}
