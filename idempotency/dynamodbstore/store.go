@@ -234,6 +234,9 @@ func retryable(err error) bool {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		code := api.ErrorCode()
+		if code == "InternalServerError" || code == "ServiceUnavailable" {
+			return true
+		}
 		if _, ok := retry.DefaultThrottleErrorCodes[code]; ok {
 			return true
 		}
