@@ -68,7 +68,7 @@ func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts 
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn)
+	h, err := chain(c, fn, DynamoDBRecord[T].idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "dynamodb", err)
 	}

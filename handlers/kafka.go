@@ -73,7 +73,7 @@ func NewKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn)
+	h, err := chain(c, fn, KafkaRecord[T].idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "kafka", err)
 	}

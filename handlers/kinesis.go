@@ -55,7 +55,7 @@ func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ..
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn)
+	h, err := chain(c, fn, KinesisRecord[T].idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "kinesis", err)
 	}

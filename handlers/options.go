@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -40,6 +41,10 @@ type config struct {
 	lookupEnv       func(string) (string, bool)
 	logOut          io.Writer
 	onBatch         func(context.Context, BatchReport)
+	idemStore       idempotency.Store
+	idemOpts        []idempotency.Option
+	idemKey         any // func(R) string for the handler's record type R
+	idemOptional    bool
 	errs            []error
 }
 
@@ -164,6 +169,9 @@ type BatchReport struct {
 	Err error
 	// Duration is how long the records took to run.
 	Duration time.Duration
+	// Duplicates counts the records that succeeded without running because
+	// their effect had already completed (WithIdempotency).
+	Duplicates int
 }
 
 // RecordOutcome is what became of one record of an invocation.
@@ -186,6 +194,9 @@ type RecordOutcome struct {
 	// Reported is true when the partial batch response names the record, so
 	// Lambda will deliver it again.
 	Reported bool
+	// Duplicate is true when the record succeeded without running because
+	// its effect had already completed (WithIdempotency).
+	Duplicate bool
 }
 
 // WithOnBatch calls f after each batch has run, before the handler answers
@@ -247,6 +258,9 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	if c.concurrency > 0 && kind == kindStream {
 		c.errs = append(c.errs, errors.New("WithConcurrency does not apply to stream handlers: a shard is processed in order; use WithKeyConcurrency"))
 	}
+	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional) {
+		c.errs = append(c.errs, errors.New("WithIdempotencyKey and WithIdempotencyOptionalKey need WithIdempotency(store)"))
+	}
 	c.concurrencySet = c.concurrency > 0
 	if c.concurrency == 0 {
 		c.concurrency = map[sourceKind]int{kindStream: 1, kindSQS: 8, kindKafka: 4}[kind]
@@ -277,10 +291,12 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 }
 
 // chain wraps fn with the retry policy, whose retries are counted and logged
-// by the engine. Panics are recovered by the engine (with the stack), so the
-// default chain needs no Recover layer: each layer costs a copy of the record
-// per call.
-func chain[R any](c *config, fn func(context.Context, R) error) (batch.Handler[R], error) {
+// by the engine, and then, with WithIdempotency, with a claim per record
+// (keyed by defaultKey unless WithIdempotencyKey), so retries run inside one
+// claim. Panics are recovered by the engine (with the stack), so the default
+// chain needs no Recover layer: each layer costs a copy of the record per
+// call.
+func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(R) string) (batch.Handler[R], error) {
 	if fn == nil {
 		return nil, errors.New("handler function is nil")
 	}
@@ -297,7 +313,11 @@ func chain[R any](c *config, fn func(context.Context, R) error) (batch.Handler[R
 	if err != nil {
 		return nil, err
 	}
-	return retry(batch.HandlerFunc[R](fn)), nil
+	h := retry(batch.HandlerFunc[R](fn))
+	if c.idemStore == nil {
+		return h, nil
+	}
+	return idempotent(c, defaultKey, h)
 }
 
 // engine returns the engine configuration for one invocation.
@@ -334,10 +354,10 @@ func (c *config) outcome(ctx context.Context, source string, items []engine.Item
 func batchReport(source string, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
 	recs := make([]RecordOutcome, len(items))
 	for i, it := range items {
-		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i)}
+		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i), Duplicate: res.Duplicate(i)}
 	}
 	for _, i := range report {
 		recs[i].Reported = true
 	}
-	return BatchReport{Source: source, Records: recs, Err: err, Duration: res.Duration}
+	return BatchReport{Source: source, Records: recs, Err: err, Duration: res.Duration, Duplicates: res.Duplicated}
 }

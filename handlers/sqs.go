@@ -80,7 +80,7 @@ func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn)
+	h, err := chain(c, fn, SQSRecord[T].idempotencyKey)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
 	}

@@ -50,7 +50,9 @@
 //
 // In-process retries happen inside Process (batch.Retry); a retry middleware
 // tells the engine about each one with NoteRetry, which counts it into the
-// record's attempts and logs it at debug level.
+// record's attempts and logs it at debug level. An idempotency middleware
+// tells it about a record whose effect had already completed with
+// NoteDuplicate: the record succeeded, and is counted as a duplicate.
 package engine
 
 import (
@@ -164,8 +166,14 @@ type Result struct {
 	// Err, when non-nil, is a function error: the whole invocation fails.
 	Err error
 
+	// Duplicates marks, per item, a record that succeeded without running
+	// because its effect had already completed (NoteDuplicate); it is nil
+	// when there were none. Use Duplicate(i).
+	Duplicates []bool
+
 	Succeeded, Failed, NotAttempted int
 	Retried                         int // in-process retries, all items
+	Duplicated                      int // items marked with NoteDuplicate that succeeded
 	Duration                        time.Duration
 }
 
@@ -175,6 +183,12 @@ func (r *Result) Error(i int) error {
 		return nil
 	}
 	return r.Errors[i]
+}
+
+// Duplicate reports whether item i succeeded as a duplicate: its effect had
+// already completed, so the function did not run.
+func (r *Result) Duplicate(i int) bool {
+	return r.Duplicates != nil && r.Duplicates[i] && r.Outcomes[i] == Succeeded
 }
 
 // Attempts returns how many times item i was run in this invocation: 0 when
@@ -253,6 +267,12 @@ func (r *runner) settle() *Result {
 	for _, n := range r.retries {
 		res.Retried += int(n)
 	}
+	res.Duplicates = r.dups
+	for i, d := range r.dups {
+		if d && r.outcomes[i] == Succeeded {
+			res.Duplicated++
+		}
+	}
 	return res
 }
 
@@ -286,6 +306,8 @@ type runner struct {
 	errsOnce  sync.Once
 	retries   []int32 // allocated on the first retry
 	retryOnce sync.Once
+	dups      []bool // allocated on the first duplicate
+	dupOnce   sync.Once
 
 	// slots[w] is the context worker w runs records under; it knows which
 	// record that is, for NoteRetry.
@@ -338,6 +360,21 @@ func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
 			slog.Duration("wait", wait),
 		)
 	}
+}
+
+// NoteDuplicate tells the engine that the record being processed under ctx
+// (a context given to Process, or derived from one) was skipped because its
+// effect had already completed. If the record then succeeds it is counted
+// as a duplicate in the Result and the batch log line. Outside a Run it
+// does nothing.
+func NoteDuplicate(ctx context.Context) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil || s.r == nil {
+		return
+	}
+	r, i := s.r, s.i
+	r.dupOnce.Do(func() { r.dups = make([]bool, len(r.items)) })
+	r.dups[i] = true // only the worker running item i touches its mark
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -574,6 +611,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		slog.Int("failed", res.Failed),
 		slog.Int("not_attempted", res.NotAttempted),
 		slog.Int("retries", res.Retried),
+		slog.Int("duplicates", res.Duplicated),
 		slog.Int("reported", len(res.Report)),
 		slog.Bool("function_error", res.Err != nil),
 		slog.Duration("duration", res.Duration),

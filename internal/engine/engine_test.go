@@ -369,3 +369,41 @@ func TestProcessContextKeepsParentValuesAndCancellation(t *testing.T) {
 		t.Fatalf("outcomes %v errors %v", res.Outcomes, res.Errors)
 	}
 }
+
+func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	// Records 0 and 2 are duplicates; record 3 is marked but then fails,
+	// so it is a failure, not a duplicate.
+	res := Run(context.Background(), items("abcd"), Config{Policy: Independent, Concurrency: 2, Logger: logger, Source: "test"},
+		func(ctx context.Context, w, i int) error {
+			if i != 1 {
+				NoteDuplicate(ctx)
+			}
+			if i == 3 {
+				return errors.New("boom")
+			}
+			return nil
+		})
+	if res.Duplicated != 2 || !res.Duplicate(0) || res.Duplicate(1) || !res.Duplicate(2) || res.Duplicate(3) {
+		t.Fatalf("Duplicated %d, marks %v, outcomes %v", res.Duplicated, res.Duplicates, res.Outcomes)
+	}
+	var sum map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["msg"] == "sluice: batch done" {
+			sum = m
+		}
+	}
+	if sum == nil || sum["duplicates"] != 2.0 {
+		t.Fatalf("summary line should count 2 duplicates: %s", buf.String())
+	}
+	none := Run(context.Background(), items("ab"), Config{Policy: Stream}, func(context.Context, int, int) error { return nil })
+	if none.Duplicated != 0 || none.Duplicates != nil || none.Duplicate(0) {
+		t.Fatalf("no duplicates expected: %+v", none)
+	}
+	NoteDuplicate(context.Background()) // outside a Run: nothing to mark
+}
