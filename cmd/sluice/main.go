@@ -19,6 +19,12 @@
 // own output on stderr, then what the mapping makes of the answer: success,
 // the items a partial batch response reports, or the function error.
 //
+//	sluice tables create --idempotency NAME
+//
+// tables create makes the DynamoDB table of handlers.WithIdempotency on the
+// endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
+// AWS_REGION); running it again succeeds.
+//
 // The handler is a compiled Lambda bootstrap (run behind a Lambda Runtime API
 // that sluice hosts; a timeout kills and restarts it, as Lambda does) or an
 // http(s):// Lambda Invoke API endpoint (SAM start-lambda, LocalStack, the
@@ -44,6 +50,9 @@ Usage:
       such as sam local generate-event writes)
   sluice invoke --event FILE --handler TARGET [flags]
       send one event, unchanged, and say what Lambda makes of the answer
+  sluice tables create --idempotency NAME
+      create the DynamoDB idempotency table (AWS_ENDPOINT_URL_DYNAMODB,
+      AWS_REGION); running it again succeeds
 
 TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
 (SAM start-lambda, LocalStack, RIE) or aws:NAME.
@@ -64,6 +73,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdout, stderr)
 	case "invoke":
 		return invokeCommand(args[1:], os.Stdin, stdout, stderr)
+	case "tables":
+		return tablesCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -18,6 +18,12 @@
 //	SLUICE_RETRY_BACKOFF if set (a Go duration such as 5ms), the base of the
 //	                     in-process retry back-off instead of 50ms, so tests
 //	                     with many transient failures run fast
+//	SLUICE_IDEMPOTENCY_TABLE
+//	                     if set, the DynamoDB table (sluice tables create
+//	                     --idempotency NAME) that turns idempotency on, keyed
+//	                     by each record's default key; the endpoint and region
+//	                     come from the standard AWS environment
+//	                     (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION)
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //
@@ -37,15 +43,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
 
 func main() {
@@ -69,10 +79,32 @@ func main() {
 		opts = append(opts, handlers.WithRetry(batch.RetryPolicy{Retries: 2,
 			Backoff: batch.FullJitter(batch.Capped(batch.Exponential(d), 40*d), nil)}))
 	}
+	if table := os.Getenv("SLUICE_IDEMPOTENCY_TABLE"); table != "" {
+		o, err := idempotencyOption(table)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(2)
+		}
+		opts = append(opts, o)
+	}
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		os.Exit(2)
 	}
 	lambda.Start(h)
+}
+
+// idempotencyOption turns idempotency on with a DynamoDB store on table,
+// on the endpoint the standard AWS environment names.
+func idempotencyOption(table string) (handlers.Option, error) {
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: loading the AWS configuration: %w", table, err)
+	}
+	store, err := dynamodbstore.New(dynamodb.NewFromConfig(cfg), table)
+	if err != nil {
+		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: %w", table, err)
+	}
+	return handlers.WithIdempotency(store), nil
 }

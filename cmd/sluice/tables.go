@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+)
+
+// tablesCommand runs `sluice tables create --idempotency NAME`: it creates
+// the idempotency table (the layout package dynamodbstore documents) on the
+// endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
+// AWS_REGION, the default credential chain). On an existing table of that
+// layout it succeeds, so it can run before every local run.
+func tablesCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprint(stderr, "sluice tables: the only subcommand is create\n\n"+tablesUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("sluice tables create", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	idem := fs.String("idempotency", "", "the name of the idempotency table to create (required)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the table to become active")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), tablesUsage+"\nFlags:\n"); fs.PrintDefaults() }
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	switch {
+	case *idem == "":
+		fmt.Fprint(stderr, "sluice tables create: --idempotency NAME is required\n\n")
+		fs.Usage()
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "sluice tables create: unexpected argument %q\n\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice tables create: loading the AWS configuration: %v\n", err)
+		return 1
+	}
+	if err := dynamodbstore.CreateTable(ctx, dynamodb.NewFromConfig(cfg), *idem); err != nil {
+		fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "idempotency table %s is ready\n", *idem)
+	return 0
+}
+
+const tablesUsage = `Usage: sluice tables create --idempotency NAME
+
+Creates the DynamoDB table that handlers.WithIdempotency (package
+idempotency/dynamodbstore) keeps its records in, with TTL on, on the endpoint
+the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION,
+credentials from the default chain). Running it again on the table succeeds.
+`
