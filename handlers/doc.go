@@ -48,10 +48,20 @@
 // fails the whole invocation with a *SourceMismatchError before any record
 // runs: the event source mapping points at the wrong function.
 //
+// # Idempotency
+//
+// WithIdempotency(store) runs each record's function at most once per key
+// (package idempotency): a record whose effect already completed succeeds
+// without running and counts as a duplicate; one claimed by a live
+// invocation elsewhere fails and is retried later; a failure gives the claim
+// back. The key is the record's stable id prefixed by the function name, or
+// a typed business key (WithIdempotencyKey). In-process retries run inside
+// one claim.
+//
 // # Logs
 //
-// Each batch logs one summary line (counts by outcome, retries, duration,
-// oldest record age) and one line per failed record; each in-process retry
+// Each batch logs one summary line (counts by outcome, retries, duplicates,
+// duration, oldest record age) and one line per failed record; each in-process retry
 // logs a line at debug level. Without WithLogger the handler writes to
 // standard error as Lambda's logging configuration says: JSON when
 // AWS_LAMBDA_LOG_FORMAT is JSON, text otherwise, at the level
