@@ -34,7 +34,10 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 //   - claimed by a live invocation elsewhere: the record fails with
 //     idempotency.ErrInProgress and is reported, so Lambda retries it later;
 //   - the function fails: its claim is released, so a retry runs it at once;
-//   - the store fails (after its own retries): the record fails.
+//   - the store fails (after its own retries): the record fails;
+//   - the function ran past its lease and another invocation took the key:
+//     the record fails with idempotency.ErrLeaseLost (its effect did run;
+//     fencing kept the new owner's record intact).
 //
 // In-process retries (WithRetry) run inside one claim.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
