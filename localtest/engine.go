@@ -542,7 +542,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS}
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()
 	}

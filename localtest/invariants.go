@@ -9,6 +9,9 @@ import (
 const (
 	InvariantNoLoss = "no-record-lost"
 	InvariantOrder  = "order-per-key"
+	// InvariantOnce is checked with Options.ExactlyOnce: no record took
+	// effect twice (what idempotency promises).
+	InvariantOnce = "effect-once"
 )
 
 // effectsInput is what the invariant checks read.
@@ -25,6 +28,7 @@ type effectsInput struct {
 	// names the record's id.
 	field     string
 	unordered bool // SQS standard: no order to check
+	once      bool // check that no record took effect twice
 }
 
 // checkInvariants checks, from the records in source order, each record's
@@ -58,13 +62,21 @@ func checkInvariants(in effectsInput) []InvariantResult {
 		}
 	}
 	if !in.have {
-		return []InvariantResult{loss}
+		out := []InvariantResult{loss}
+		if in.once {
+			out = append(out, InvariantResult{Name: InvariantOnce, Status: StatusNotEvaluated,
+				Reason: "no effects were given to check (Options.Effects, --effects)"})
+		}
+		return out
 	}
-	first, why := matchEffects(in, processed)
+	first, count, why := matchEffects(in, processed)
 	if why != "" {
 		out := []InvariantResult{loss.notEvaluated(why)}
 		if !in.unordered {
 			out = append(out, InvariantResult{Name: InvariantOrder, Status: StatusNotEvaluated, Reason: why})
+		}
+		if in.once {
+			out = append(out, InvariantResult{Name: InvariantOnce, Status: StatusNotEvaluated, Reason: why})
 		}
 		return out
 	}
@@ -74,6 +86,15 @@ func checkInvariants(in effectsInput) []InvariantResult {
 		}
 	}
 	out := []InvariantResult{loss}
+	if in.once {
+		once := InvariantResult{Name: InvariantOnce, Status: StatusHeld}
+		for i, rec := range in.records {
+			if count[i] > 1 {
+				once.violate("record %s took effect %d times", rec.name(), count[i])
+			}
+		}
+		out = append(out, once)
+	}
 	if in.unordered {
 		return out
 	}
@@ -106,10 +127,11 @@ func checkInvariants(in effectsInput) []InvariantResult {
 }
 
 // matchEffects returns, per record, the position of its first effect (-1
-// for none), or why the effects cannot be matched to the records.
-func matchEffects(in effectsInput, processed int) ([]int, string) {
+// for none) and how many effects name it, or why the effects cannot be
+// matched to the records.
+func matchEffects(in effectsInput, processed int) (first, count []int, why string) {
 	if in.err != nil {
-		return nil, "the effects could not be read: " + in.err.Error()
+		return nil, nil, "the effects could not be read: " + in.err.Error()
 	}
 	if len(in.effects) == 0 {
 		if processed == 0 { // nothing needed an effect
@@ -117,9 +139,9 @@ func matchEffects(in effectsInput, processed int) ([]int, string) {
 			for i := range none {
 				none[i] = -1
 			}
-			return none, ""
+			return none, make([]int, len(in.records)), ""
 		}
-		return nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
+		return nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
 			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
 	}
 	index := make(map[string]int, len(in.records))
@@ -144,14 +166,14 @@ func matchEffects(in effectsInput, processed int) ([]int, string) {
 			index[v] = i
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
+			return nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
 				len(missing), in.field, list(missing))
 		}
 		if len(shared) > 0 {
-			return nil, fmt.Sprintf("payload field %q does not tell records apart (%s): match effects by record instead", in.field, list(shared))
+			return nil, nil, fmt.Sprintf("payload field %q does not tell records apart (%s): match effects by record instead", in.field, list(shared))
 		}
 	}
-	first := make([]int, len(in.records))
+	first, count = make([]int, len(in.records)), make([]int, len(in.records))
 	for i := range first {
 		first[i] = -1
 	}
@@ -169,15 +191,16 @@ func matchEffects(in effectsInput, processed int) ([]int, string) {
 		if first[i] < 0 {
 			first[i] = pos
 		}
+		count[i]++
 	}
 	if len(stray) > 0 {
 		how := `"record" (the record's id in its source)`
 		if in.field != "" {
 			how = fmt.Sprintf("the payload field %q", in.field)
 		}
-		return nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
+		return nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
 	}
-	return first, ""
+	return first, count, ""
 }
 
 func (e Effect) describe(field string) string {

@@ -141,3 +141,40 @@ func TestCheckShape(t *testing.T) {
 		}
 	}
 }
+
+// With ExactlyOnce the check effect-once counts each record's effects.
+func TestCheckEffectOnce(t *testing.T) {
+	recs := []inputRef{{id: "s1", key: "a", line: 1}, {id: "s2", key: "a", line: 2}}
+	done := map[string]string{"s1": FateProcessed, "s2": FateProcessed}
+	tests := []struct {
+		name    string
+		have    bool
+		effects []Effect
+		err     error
+		want    string
+		mention string
+	}{
+		{name: "each once", have: true, effects: []Effect{{Record: "s1"}, {Record: "s2"}}, want: StatusHeld},
+		{name: "a record twice", have: true, effects: []Effect{{Record: "s1"}, {Record: "s2"}, {Record: "s1"}},
+			want: StatusViolated, mention: "record line 1 took effect 2 times"},
+		{name: "effects unreadable", have: true, err: errors.New("bad line"), want: StatusNotEvaluated, mention: "could not be read"},
+		{name: "no effects given", want: StatusNotEvaluated, mention: "no effects were given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := checkInvariants(effectsInput{records: recs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true})
+			var once *InvariantResult
+			for i := range res {
+				if res[i].Name == InvariantOnce {
+					once = &res[i]
+				}
+			}
+			if once == nil || once.Status != tt.want {
+				t.Fatalf("effect-once %+v, want %s (all: %+v)", once, tt.want, res)
+			}
+			if text := once.Reason + strings.Join(once.Violations, "\n"); !strings.Contains(text, tt.mention) {
+				t.Fatalf("effect-once should mention %q: %+v", tt.mention, once)
+			}
+		})
+	}
+}

@@ -41,6 +41,10 @@ type Options struct {
 	// field EffectsKey of the record's payload (Kinesis data, SQS body,
 	// Kafka value, DynamoDB image). Default: Effect.Record names the record.
 	EffectsKey string
+	// ExactlyOnce adds the invariant effect-once: no record took effect
+	// more than once. Lambda delivers at least once, so it holds only for a
+	// function that makes its effects idempotent (package idempotency).
+	ExactlyOnce bool
 	// Seed makes fault injection and arrival jitter repeatable.
 	Seed uint64
 	// WallClock runs the emulated source on the wall clock instead of the

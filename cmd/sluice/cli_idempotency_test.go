@@ -148,3 +148,46 @@ func runCLIEnv(t *testing.T, env []string, args ...string) (int, string, string)
 	}
 	return runCLI(t, args...)
 }
+
+// sluice run checks effect-once when asked, or by itself when the function
+// has idempotency on: duplicate deliveries of every successful batch break
+// it without idempotency and cannot break it with idempotency on.
+func TestRunExactlyOnce(t *testing.T) {
+	bin := conformance(t)
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&lines, `{"body":{"id":"m%d","action":"ok"}}`+"\n", i)
+	}
+	records := write(t, dir, "records.jsonl", lines.String())
+	mapping := write(t, dir, "mapping.json", `{"EventSource":"sqs","BatchSize":5,"FunctionResponseTypes":["ReportBatchItemFailures"]}`)
+	base := []string{"run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--faults", "duplicate=1",
+		"--env", "SLUICE_SOURCE=sqs"}
+
+	t.Run("without idempotency", func(t *testing.T) {
+		code, out, errs := runCLI(t, append(base, "--effects", filepath.Join(t.TempDir(), "effects.jsonl"), "--exactly-once")...)
+		if code != 1 || !strings.Contains(out, "invariant effect-once: VIOLATED") || !strings.Contains(out, "took effect 2 times") {
+			t.Fatalf("exit %d, want 1 with effect-once violated:\n%s\n%s", code, out, errs)
+		}
+	})
+	t.Run("needs effects", func(t *testing.T) {
+		if code, _, errs := runCLI(t, append(base, "--exactly-once")...); code != 2 || !strings.Contains(errs, "--exactly-once goes with --effects") {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+	})
+	t.Run("with idempotency", func(t *testing.T) {
+		srv := servers.DynamoDB(t)
+		table := servers.UniqueName(t, "once")
+		if code, out, errs := runCLIEnv(t, awsEnv(srv), "tables", "create", "--idempotency", table); code != 0 {
+			t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
+		}
+		args := append(base, "--effects", filepath.Join(t.TempDir(), "effects.jsonl"), "--env", "SLUICE_IDEMPOTENCY_TABLE="+table)
+		for _, kv := range awsEnv(srv) {
+			args = append(args, "--env", kv)
+		}
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "invariant effect-once: held") || !strings.Contains(out, "duplicates 4") {
+			t.Fatalf("exit %d, want 0 with effect-once held after 4 duplicate deliveries:\n%s\n%s", code, out, errs)
+		}
+	})
+}

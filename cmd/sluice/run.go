@@ -48,6 +48,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		`one {"record": <record id>, ...} line per processed record`)
 	effectsKey := fs.String("effects-key", "", `match effects to records by this top-level payload field (each effects line carries the same field) `+
 		`instead of by "record", the record's id in its source`)
+	exactlyOnce := fs.Bool("exactly-once", false, "also check that no record took effect twice (idempotency); "+
+		"on by itself when the function's environment sets SLUICE_IDEMPOTENCY_TABLE; needs --effects")
 	timeout := fs.Duration("timeout", 3*time.Second, "the function's timeout")
 	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start (Lambda's init limit)")
 	faults := fs.String("faults", "", "injected faults: error=RATE,crash=RATE,timeout=RATE,duplicate=RATE")
@@ -91,6 +93,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return usage("--max-invocations %d: must not be negative", *maxInv)
 	case *effectsKey != "" && *effectsPath == "":
 		return usage("--effects-key goes with --effects")
+	case *exactlyOnce && *effectsPath == "":
+		return usage("--exactly-once goes with --effects: the check counts each record's effects")
 	}
 	functionNameSet := false
 	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
@@ -180,6 +184,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		fenv = append(fenv, "SLUICE_EFFECTS_FILE="+abs)
 		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs, *effectsKey) }
+		// A function with idempotency on promises each effect once: check it.
+		opts.ExactlyOnce = *exactlyOnce || envValue(fenv, "SLUICE_IDEMPOTENCY_TABLE") != ""
 	}
 	if isAPI {
 		opts.Invoker, err = openInvokeAPI(context.Background(), target)
@@ -419,4 +425,16 @@ func functionNameOf(name string) string {
 		name, _, _ = strings.Cut(rest, ":")
 	}
 	return name
+}
+
+// envValue is the value the last KEY=VALUE of env gives key, as a process
+// started with env sees it.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
