@@ -86,10 +86,10 @@ func ReadRecordsFile(r io.Reader) (*RecordsFile, error) {
 		return nil, err
 	}
 	if !isEvents {
-		if err := checkFirstLine(data); err != nil {
-			return nil, err
-		}
 		recs, err := ReadRecords(bytes.NewReader(data))
+		if le := (*LineError)(nil); errors.As(err, &le) && le.First {
+			return nil, notRecordsFile(data, le)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -234,35 +234,20 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-// checkFirstLine tells a JSON lines file whose first record does not parse
-// (most likely not JSON lines at all) from one with a bad line further on,
-// so that only the first gets the list of shapes.
-func checkFirstLine(data []byte) error {
-	for n, rest := 0, data; len(rest) > 0; n++ {
-		line, after, _ := bytes.Cut(rest, []byte("\n"))
-		rest = after
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
+// notRecordsFile explains a file whose first line is not a record: most
+// likely not JSON lines at all, so it gets the list of shapes (a bad line
+// further on gets only its own error).
+func notRecordsFile(data []byte, le *LineError) error {
+	var first map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&first) == nil && first != nil {
+		keys := slices.Sorted(maps.Keys(first))
+		if len(keys) > 8 {
+			keys = append(keys[:8], "...")
 		}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		var rec InputRecord
-		if err := dec.Decode(&rec); err != nil {
-			var first map[string]json.RawMessage
-			if json.NewDecoder(bytes.NewReader(data)).Decode(&first) == nil && first != nil {
-				keys := slices.Sorted(maps.Keys(first))
-				if len(keys) > 8 {
-					keys = append(keys[:8], "...")
-				}
-				return notRecords(fmt.Sprintf("the first JSON value is an object with keys %s: not an event (no Records list or Kafka records map), "+
-					"and not records, which are one JSON object per line (line %d: %v)", strings.Join(keys, ", "), n+1, err))
-			}
-			return notRecords(fmt.Sprintf("line %d: %v", n+1, err))
-		}
-		return nil
+		return notRecords(fmt.Sprintf("the first JSON value is an object with keys %s: not an event (no Records list or Kafka records map), "+
+			"and not records, which are one JSON object per line (line %d: %v)", strings.Join(keys, ", "), le.Line, le.Err))
 	}
-	return nil
+	return notRecords(fmt.Sprintf("line %d: %v", le.Line, le.Err))
 }
 
 // Event is one Lambda event of a stream or queue source.

@@ -54,8 +54,18 @@ type InputRecord struct {
 	Line int `json:"-"`
 }
 
+// LineError is a records.jsonl line that is not a record.
+type LineError struct {
+	Line  int  // 1-based
+	First bool // no record came before it
+	Err   error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("records line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
 // ReadRecords reads records.jsonl: one JSON object per line; blank lines
-// are skipped. An error names the line.
+// are skipped. An error names the line (*LineError).
 func ReadRecords(r io.Reader) ([]InputRecord, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -69,7 +79,7 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 		dec.DisallowUnknownFields()
 		var rec InputRecord
 		if err := dec.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("records line %d: %w", n, err)
+			return nil, &LineError{Line: n, First: len(out) == 0, Err: err}
 		}
 		rec.Line = n
 		out = append(out, rec)
