@@ -58,7 +58,7 @@ func (r DynamoDBRecord[T]) CreationTime() time.Time {
 // mapping. It implements lambda.Handler.
 type DynamoDBHandler[T any] struct {
 	cfg   *config
-	chain batch.Handler[DynamoDBRecord[T]]
+	chain pipeline[DynamoDBRecord[T]]
 	x     expect
 }
 
@@ -102,13 +102,21 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	res := engine.Run(ctx, items, h.cfg.engine("dynamodb", policy, workers), func(ctx context.Context, w, i int) error {
+	decode := func(i int) (DynamoDBRecord[T], error) {
 		if decErrs != nil && decErrs[i] != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
+			return DynamoDBRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
 		r, err := decodeDynamoDBRecord[T](&recs[i])
 		if err != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: err}
+			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return r, nil
+	}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("dynamodb", policy, workers), items, decode)
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
+		r, err := decode(i)
+		if err != nil {
+			return err
 		}
 		return h.chain.Handle(ctx, r)
 	})

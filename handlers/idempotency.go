@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/idempotency"
@@ -39,7 +41,12 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 //     the record fails with idempotency.ErrLeaseLost (its effect did run;
 //     fencing kept the new owner's record intact).
 //
-// In-process retries (WithRetry) run inside one claim.
+// In-process retries (WithRetry) run inside one claim. Before a batch runs,
+// every key is looked up at once (a request per hundred records on
+// DynamoDB), so a replayed batch skips its completed records without a claim
+// each. Pass idempotency.WithCache to keep completed keys in a warm
+// container; WithIdempotencyPayload, WithOnDuplicate and
+// idempotency.SetResult do the rest of what Powertools users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
 	return func(c *config) {
 		if store == nil {
@@ -72,44 +79,169 @@ func WithIdempotencyOptionalKey() Option {
 	return func(c *config) { c.idemOptional = true }
 }
 
-// idempotent wraps next (the retry chain) with idempotency.Do. defaultKey is
-// the source's stable record id.
-func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[R]) (batch.Handler[R], error) {
-	key := defaultKey
+// WithIdempotencyPayload stores a hash of the part of each record that
+// defines "the same request" (e.g. func(r handlers.SQSRecord[Order]) []byte
+// { return []byte(r.Body()) }) with its claim; a record whose key completed
+// with another payload then fails with idempotency.ErrPayloadMismatch
+// (permanently: no retry will make it match), instead of being skipped. It
+// matters with WithIdempotencyKey, where two different records can share a
+// business key. It needs WithIdempotency.
+func WithIdempotencyPayload[R any](payload func(R) []byte) Option {
+	return func(c *config) {
+		if payload == nil {
+			c.errs = append(c.errs, errors.New("WithIdempotencyPayload: payload function is nil"))
+			return
+		}
+		c.idemPayload = payload
+	}
+}
+
+// WithOnDuplicate calls f, instead of the function, for a record whose
+// effect already completed, with the result the first run stored
+// (idempotency.SetResult; nil if it stored none): to answer a request
+// again, say, without repeating its effect. An error from f fails the
+// record. It needs WithIdempotency.
+func WithOnDuplicate[R any](f func(ctx context.Context, r R, result []byte) error) Option {
+	return func(c *config) {
+		if f == nil {
+			c.errs = append(c.errs, errors.New("WithOnDuplicate: function is nil"))
+			return
+		}
+		c.idemOnDup = f
+	}
+}
+
+// idemLayer runs each record's chain inside idempotency.Do. Before the batch
+// runs, its hook looks every key up at once (idempotency.Lookup: the
+// handler's cache, then one BatchGetItem per 100 keys on DynamoDB) into a
+// cache the claims consult, so a replayed batch costs a request per hundred
+// records instead of one per record.
+type idemLayer[R any] struct {
+	next     batch.Handler[R]
+	key      func(R) string
+	payload  func(R) []byte
+	onDup    func(context.Context, R, []byte) error
+	store    idempotency.Store
+	opts     []idempotency.Option
+	cache    *idempotency.Cache // the user's warm cache (WithCache), or nil
+	optional bool
+	prefix   string
+	now      func() time.Time
+	logger   *slog.Logger
+}
+
+// idemBatchKey carries one invocation's Do options (with its cache) to the
+// records.
+type idemBatchKey struct{}
+
+// idempotent builds the idempotency layer around next (the retry chain).
+// defaultKey is the source's stable record id.
+func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[R]) (*idemLayer[R], error) {
+	var r R
+	l := &idemLayer[R]{
+		next: next, key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
+		cache: idempotency.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
+	}
 	if c.idemKey != nil {
 		k, ok := c.idemKey.(func(R) string)
 		if !ok {
-			var r R
 			return nil, fmt.Errorf("WithIdempotencyKey: the key function is a %T, but this handler's records are %T: "+
 				"pass a func(%T) string", c.idemKey, r, r)
 		}
-		key = k
+		l.key = k
 	}
-	store, opts, optional := c.idemStore, c.idemOpts, c.idemOptional
-	prefix := ""
+	if c.idemPayload != nil {
+		p, ok := c.idemPayload.(func(R) []byte)
+		if !ok {
+			return nil, fmt.Errorf("WithIdempotencyPayload: the payload function is a %T, but this handler's records are %T: "+
+				"pass a func(%T) []byte", c.idemPayload, r, r)
+		}
+		l.payload = p
+	}
+	if c.idemOnDup != nil {
+		f, ok := c.idemOnDup.(func(context.Context, R, []byte) error)
+		if !ok {
+			return nil, fmt.Errorf("WithOnDuplicate: the function is a %T, but this handler's records are %T: "+
+				"pass a func(context.Context, %T, []byte) error", c.idemOnDup, r, r)
+		}
+		l.onDup = f
+	}
 	if name, _ := c.lookupEnv(EnvFunctionName); name != "" {
-		prefix = name + "#"
+		l.prefix = name + "#"
 	}
-	return batch.HandlerFunc[R](func(ctx context.Context, r R) error {
-		k := key(r)
-		if k == "" {
-			if optional {
-				return next.Handle(ctx, r)
-			}
-			return batch.Permanent(fmt.Errorf("%w: the key function returned \"\"; give every record a key, "+
-				"or build the handler with handlers.WithIdempotencyOptionalKey() to run such records without idempotency",
-				ErrNoIdempotencyKey))
+	return l, nil
+}
+
+// recordKey is record r's full key, or "" when it has none.
+func (l *idemLayer[R]) recordKey(r R) string {
+	k := l.key(r)
+	if k == "" {
+		return ""
+	}
+	return l.prefix + k
+}
+
+func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Context {
+	cache := l.cache
+	if cache == nil {
+		cache = idempotency.NewCache(len(b.items))
+	}
+	opts := append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))
+	ctx = context.WithValue(ctx, idemBatchKey{}, opts)
+	if len(b.items) < 2 {
+		return ctx // one claim answers as cheaply as one read
+	}
+	keys := make([]string, 0, len(b.items))
+	for i := range b.items {
+		r, err := b.record(i)
+		if err != nil {
+			continue // it fails to decode; no key to look up
 		}
-		ran := false
-		_, err := idempotency.Do(ctx, store, prefix+k, func(ctx context.Context) ([]byte, error) {
-			ran = true
-			return nil, next.Handle(ctx, r)
-		}, opts...)
-		if err == nil && !ran {
-			engine.NoteDuplicate(ctx)
+		keys = append(keys, l.recordKey(r))
+	}
+	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
+		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
+			slog.String("source", b.source), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
+	}
+	return ctx
+}
+
+func (l *idemLayer[R]) after(context.Context, *hookBatch[R], *engine.Result) {}
+
+// Handle runs r's chain at most once per key.
+func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
+	k := l.recordKey(r)
+	if k == "" {
+		if l.optional {
+			return l.next.Handle(ctx, r)
 		}
+		return batch.Permanent(fmt.Errorf("%w: the key function returned \"\"; give every record a key, "+
+			"or build the handler with handlers.WithIdempotencyOptionalKey() to run such records without idempotency",
+			ErrNoIdempotencyKey))
+	}
+	opts, _ := ctx.Value(idemBatchKey{}).([]idempotency.Option)
+	if opts == nil {
+		opts = l.opts
+	}
+	if l.payload != nil {
+		opts = append(opts[:len(opts):len(opts)], idempotency.WithPayload(l.payload(r)))
+	}
+	ran := false
+	result, err := idempotency.Do(ctx, l.store, k, func(ctx context.Context) ([]byte, error) {
+		ran = true
+		return nil, l.next.Handle(ctx, r)
+	}, opts...)
+	if errors.Is(err, idempotency.ErrPayloadMismatch) {
+		return batch.Permanent(err)
+	}
+	if err != nil || ran {
 		return err
-	}), nil
+	}
+	engine.NoteDuplicate(ctx)
+	if l.onDup != nil {
+		return l.onDup(ctx, r, result)
+	}
+	return nil
 }
 
 // The default idempotency keys: each source's stable record id.

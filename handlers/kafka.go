@@ -61,7 +61,7 @@ func (r KafkaRecord[T]) Header(name string) ([]byte, bool) {
 // event source mapping. It implements lambda.Handler.
 type KafkaHandler[T any] struct {
 	cfg   *config
-	chain batch.Handler[KafkaRecord[T]]
+	chain pipeline[KafkaRecord[T]]
 	x     expect
 }
 
@@ -185,14 +185,22 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 			Arrival: recs[i].rec.Timestamp.Time,
 		}
 	}
-	res := engine.Run(ctx, items, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), func(ctx context.Context, w, i int) error {
+	decode := func(i int) (KafkaRecord[T], error) {
 		e := &recs[i]
 		if e.err != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: e.err}
+			return KafkaRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: e.err}
 		}
 		r, err := decodeKafkaRecord[T](h.cfg.codec, e.rec)
 		if err != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: err}
+			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return r, nil
+	}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), items, decode)
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
+		r, err := decode(i)
+		if err != nil {
+			return err
 		}
 		return h.chain.Handle(ctx, r)
 	})

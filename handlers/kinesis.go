@@ -44,7 +44,7 @@ func (r KinesisRecord[T]) ArrivalTime() time.Time {
 // implements lambda.Handler.
 type KinesisHandler[T any] struct {
 	cfg   *config
-	chain batch.Handler[KinesisRecord[T]]
+	chain pipeline[KinesisRecord[T]]
 	x     expect
 }
 
@@ -101,15 +101,24 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	scratch := make([]KinesisRecord[T], workers)
-	res := engine.Run(ctx, items, h.cfg.engine("kinesis", policy, workers), func(ctx context.Context, w, i int) error {
-		r := &scratch[w]
+	decode := func(i int, r *KinesisRecord[T]) error {
 		*r = KinesisRecord[T]{Raw: recs[i]}
 		if ev.dataErrs != nil && ev.dataErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: ev.dataErrs[i]}
 		}
 		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, &r.Value); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return nil
+	}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), items, func(i int) (r KinesisRecord[T], err error) {
+		return r, decode(i, &r)
+	})
+	scratch := make([]KinesisRecord[T], workers)
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
+		r := &scratch[w]
+		if err := decode(i, r); err != nil {
+			return err
 		}
 		return h.chain.Handle(ctx, *r)
 	})

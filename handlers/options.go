@@ -45,6 +45,8 @@ type config struct {
 	idemOpts        []idempotency.Option
 	idemKey         any // func(R) string for the handler's record type R
 	idemOptional    bool
+	idemPayload     any // func(R) []byte
+	idemOnDup       any // func(context.Context, R, []byte) error
 	errs            []error
 }
 
@@ -258,8 +260,8 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	if c.concurrency > 0 && kind == kindStream {
 		c.errs = append(c.errs, errors.New("WithConcurrency does not apply to stream handlers: a shard is processed in order; use WithKeyConcurrency"))
 	}
-	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional) {
-		c.errs = append(c.errs, errors.New("WithIdempotencyKey and WithIdempotencyOptionalKey need WithIdempotency(store)"))
+	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil) {
+		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))
 	}
 	c.concurrencySet = c.concurrency > 0
 	if c.concurrency == 0 {
@@ -296,9 +298,9 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 // claim. Panics are recovered by the engine (with the stack), so the default
 // chain needs no Recover layer: each layer costs a copy of the record per
 // call.
-func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(R) string) (batch.Handler[R], error) {
+func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(R) string) (pipeline[R], error) {
 	if fn == nil {
-		return nil, errors.New("handler function is nil")
+		return pipeline[R]{}, errors.New("handler function is nil")
 	}
 	p := c.retry
 	if user := p.OnRetry; user != nil {
@@ -311,13 +313,17 @@ func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(
 	}
 	retry, err := batch.Retry[R](p)
 	if err != nil {
-		return nil, err
+		return pipeline[R]{}, err
 	}
 	h := retry(batch.HandlerFunc[R](fn))
 	if c.idemStore == nil {
-		return h, nil
+		return pipeline[R]{Handler: h}, nil
 	}
-	return idempotent(c, defaultKey, h)
+	idem, err := idempotent(c, defaultKey, h)
+	if err != nil {
+		return pipeline[R]{}, err
+	}
+	return pipeline[R]{Handler: idem, hooks: []batchHook[R]{idem}}, nil
 }
 
 // engine returns the engine configuration for one invocation.

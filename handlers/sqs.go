@@ -51,7 +51,7 @@ func msAttr(s string) time.Time {
 // implements lambda.Handler.
 type SQSHandler[T any] struct {
 	cfg   *config
-	chain batch.Handler[SQSRecord[T]]
+	chain pipeline[SQSRecord[T]]
 	fifo  bool
 	x     expect
 }
@@ -132,13 +132,21 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			}
 		}
 	}
-	res := engine.Run(ctx, items, h.cfg.engine(source, policy, workers), func(ctx context.Context, w, i int) error {
+	decode := func(i int) (SQSRecord[T], error) {
 		r := SQSRecord[T]{Raw: recs[i]}
 		if decErrs != nil && decErrs[i] != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
+			return r, &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
 		if err := decodeStringValue(h.cfg.codec, recs[i].Body, &r.Value); err != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: err}
+			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return r, nil
+	}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), items, decode)
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
+		r, err := decode(i)
+		if err != nil {
+			return err
 		}
 		return h.chain.Handle(ctx, r)
 	})

@@ -32,6 +32,7 @@ type config struct {
 	backoff    batch.Backoff
 	newOwner   func() string
 	noDeadline time.Duration
+	cache      *Cache
 }
 
 func defaultConfig() config {
@@ -74,6 +75,12 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 func WithPayload(payload []byte) Option {
 	return func(c *config) { c.payload, c.hasHash = payload, true }
 }
+
+// WithCache lets Do answer a key completed in cache without a store request,
+// and puts every record Do completes, or finds completed, into cache. Keep
+// one Cache per process (e.g. a package variable) so a warm Lambda
+// container remembers its keys; see Cache and Lookup.
+func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
 // WithClock sets the clock that stamps claims and expiries (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
@@ -123,6 +130,11 @@ func Do(ctx context.Context, store Store, key string, fn func(context.Context) (
 	if cfg.hasHash {
 		c.PayloadHash = PayloadHash(cfg.payload)
 	}
+	if cfg.cache != nil {
+		if rec, ok := cfg.cache.get(key, now); ok {
+			return duplicate(key, c.PayloadHash, rec)
+		}
+	}
 	var existing *Record
 	err := cfg.retry(ctx, func() (err error) {
 		existing, err = store.Claim(ctx, c)
@@ -133,25 +145,57 @@ func Do(ctx context.Context, store Store, key string, fn func(context.Context) (
 	}
 	// A retried claim whose first write landed finds its own record.
 	if existing != nil && existing.Owner != c.Owner {
-		if c.PayloadHash != "" && existing.PayloadHash != "" && c.PayloadHash != existing.PayloadHash {
-			return nil, fmt.Errorf("idempotency: key %q was used before with a different payload; use a key per distinct request: %w", key, ErrPayloadMismatch)
+		if existing.Status == StatusCompleted && cfg.cache != nil {
+			cfg.cache.put(existing)
 		}
-		if existing.Status == StatusCompleted {
-			return existing.Result, nil
-		}
-		return nil, fmt.Errorf("idempotency: key %q is claimed by another invocation until %s; retry after it: %w",
-			key, existing.LeaseUntil.UTC().Format(time.RFC3339Nano), ErrInProgress)
+		return duplicate(key, c.PayloadHash, existing)
 	}
 
-	result, err := run(ctx, fn, func() { cfg.release(ctx, store, c) })
+	slot := &resultSlot{}
+	result, err := run(context.WithValue(ctx, resultKey{}, slot), fn, func() { cfg.release(ctx, store, c) })
 	if err != nil {
 		return nil, errors.Join(err, cfg.release(ctx, store, c))
+	}
+	if result == nil {
+		result = slot.b
 	}
 	expires := cfg.now().Add(cfg.ttl)
 	if err := cfg.retry(ctx, func() error { return store.Complete(ctx, key, c.Owner, result, expires) }); err != nil {
 		return result, fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", key, err)
 	}
+	if cfg.cache != nil {
+		cfg.cache.put(&Record{Key: key, Status: StatusCompleted, Result: result, PayloadHash: c.PayloadHash, Expires: expires.Truncate(time.Second)})
+	}
 	return result, nil
+}
+
+// duplicate answers a key that someone else holds: the stored result of a
+// completed record, or ErrInProgress; ErrPayloadMismatch when both sides
+// hashed their payloads and the hashes differ.
+func duplicate(key, hash string, existing *Record) ([]byte, error) {
+	if hash != "" && existing.PayloadHash != "" && hash != existing.PayloadHash {
+		return nil, fmt.Errorf("idempotency: key %q was used before with a different payload; use a key per distinct request: %w", key, ErrPayloadMismatch)
+	}
+	if existing.Status == StatusCompleted {
+		return existing.Result, nil
+	}
+	return nil, fmt.Errorf("idempotency: key %q is claimed by another invocation until %s; retry after it: %w",
+		key, existing.LeaseUntil.UTC().Format(time.RFC3339Nano), ErrInProgress)
+}
+
+type resultKey struct{}
+
+type resultSlot struct{ b []byte }
+
+// SetResult stores b as the result of the fn that Do is running under ctx
+// (when fn itself returns a nil result), so that a later duplicate gets b
+// back: Do returns it, and package handlers passes it to WithOnDuplicate.
+// A handler's record function calls it to remember, say, the id of the
+// payment it made. Outside Do it does nothing.
+func SetResult(ctx context.Context, b []byte) {
+	if s, ok := ctx.Value(resultKey{}).(*resultSlot); ok {
+		s.b = append([]byte(nil), b...)
+	}
 }
 
 // run calls fn; on a panic it calls onPanic and panics again.

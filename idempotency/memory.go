@@ -86,3 +86,29 @@ func clone(b []byte) []byte {
 	}
 	return append([]byte{}, b...)
 }
+
+var _ Getter = (*MemoryStore)(nil)
+
+// Get implements Getter.
+func (s *MemoryStore) Get(ctx context.Context, keys []string) (map[string]*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &StoreError{Op: "get", Key: firstKey(keys), Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]*Record)
+	for _, k := range keys {
+		if r, ok := s.recs[k]; ok {
+			r.Result = clone(r.Result)
+			out[k] = &r
+		}
+	}
+	return out, nil
+}
+
+func firstKey(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
+}

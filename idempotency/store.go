@@ -92,7 +92,7 @@ var (
 // by Do with backoff inside the deadline; the error then declares itself
 // transient, so batch.Classify retries the record in process too.
 type StoreError struct {
-	Op        string // "claim", "complete" or "release"
+	Op        string // "claim", "complete", "release" or "get"
 	Key       string
 	Retryable bool
 	Err       error

@@ -45,6 +45,14 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"DoPayloadMismatch", testDoPayloadMismatch},
 		{"DoConcurrent", testDoConcurrent},
 	}
+	// A store that reads many keys at once (idempotency.Getter) is held
+	// to it too.
+	if _, ok := newStore(t).(idempotency.Getter); ok {
+		tests = append(tests, struct {
+			name string
+			fn   func(t *testing.T, s idempotency.Store)
+		}{"GetMany", testGetMany})
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -330,5 +338,54 @@ func testDoConcurrent(t *testing.T, s idempotency.Store) {
 		if errs[i] == nil && string(results[i]) != "once" {
 			t.Errorf("Do #%d returned %q, want \"once\"", i, results[i])
 		}
+	}
+}
+
+// testGetMany: 250 keys (more than one DynamoDB request's worth), a third
+// completed with results, a third in progress, a third never claimed.
+func testGetMany(t *testing.T, s idempotency.Store) {
+	g := s.(idempotency.Getter)
+	now := base()
+	prefix := key(t)
+	keys := make([]string, 250)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s#%03d", prefix, i)
+		switch i % 3 {
+		case 0:
+			mustClaim(t, s, claim(keys[i], "o", now, time.Minute))
+			if err := s.Complete(ctx(t), keys[i], "o", []byte(fmt.Sprint("r", i)), now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		case 1:
+			mustClaim(t, s, claim(keys[i], "o", now, time.Minute))
+		}
+	}
+	got, err := g.Get(ctx(t), keys)
+	if err != nil {
+		t.Fatalf("Get(%d keys): %v", len(keys), err)
+	}
+	for i, k := range keys {
+		r := got[k]
+		switch i % 3 {
+		case 0:
+			if r == nil || r.Status != idempotency.StatusCompleted || string(r.Result) != fmt.Sprint("r", i) || r.Key != k {
+				t.Fatalf("key %d: want completed with result r%d, got %+v", i, i, r)
+			}
+		case 1:
+			if r == nil || r.Status != idempotency.StatusInProgress || r.Owner != "o" {
+				t.Fatalf("key %d: want in progress by o, got %+v", i, r)
+			}
+		default:
+			if r != nil {
+				t.Fatalf("key %d was never claimed, got %+v", i, r)
+			}
+		}
+	}
+	if len(got) != 167 {
+		t.Fatalf("Get returned %d records, want 167", len(got))
+	}
+	empty, err := g.Get(ctx(t), nil)
+	if err != nil || len(empty) != 0 {
+		t.Fatalf("Get(no keys) = %v, %v", empty, err)
 	}
 }

@@ -52,7 +52,11 @@
 // tells the engine about each one with NoteRetry, which counts it into the
 // record's attempts and logs it at debug level. An idempotency middleware
 // tells it about a record whose effect had already completed with
-// NoteDuplicate: the record succeeded, and is counted as a duplicate.
+// NoteDuplicate: the record succeeded, and is counted as a duplicate. A
+// dead-letter middleware quarantines a record with Park: the record counts
+// as succeeded, so the policy goes on past it, and the Config.After hook
+// sends every parked record of the batch at once, revoking (Result.Unpark)
+// those it could not send, which are then reported as failed.
 package engine
 
 import (
@@ -120,13 +124,11 @@ const (
 
 // Config configures one Run.
 //
-// There is no batch-level hook yet. Idempotency and dead letters will need
-// one that sees the batch before any record runs (to claim keys) and one that
-// sees the outcomes after they ran and may change them (a failure parked in a
-// dead-letter destination counts as handled). Run is split for them: run
-// fills Outcomes and Errors, settle completes them, and decide is a pure
-// function of the outcomes, so both hooks go between those steps and need not
-// touch the policies.
+// Run goes in four steps: run fills Outcomes and Errors, settle completes
+// them, the After hook may revoke quarantines, and decide (a pure function
+// of the outcomes) picks the answer. A batch-level look before any record
+// runs needs no engine support: the handler does it before calling Run and
+// hands its findings to Process through ctx.
 type Config struct {
 	Policy Policy
 	// Concurrency bounds how many records (Independent) or ordering keys
@@ -149,6 +151,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// After, when set, runs once after every started record finished and
+	// before the answer is decided, with the whole batch's result. It is
+	// where records parked with Park are sent away in one go; a record
+	// whose send failed is revoked with Result.Unpark, so it is reported.
+	After func(ctx context.Context, res *Result)
 }
 
 // Result is what Run decided.
@@ -171,10 +178,47 @@ type Result struct {
 	// when there were none. Use Duplicate(i).
 	Duplicates []bool
 
+	// Parked holds, per item, the value given to Park for a record that was
+	// quarantined instead of failing; it is nil when none was. A parked
+	// record counts as succeeded. Use Parked(i).
+	Parked []any
+
 	Succeeded, Failed, NotAttempted int
 	Retried                         int // in-process retries, all items
 	Duplicated                      int // items marked with NoteDuplicate that succeeded
+	Quarantined                     int // items parked with Park and not revoked
 	Duration                        time.Duration
+}
+
+// Park returns the value item i was parked with, or nil when it was not
+// parked (or its park was revoked).
+func (r *Result) Park(i int) any {
+	if r.Parked == nil {
+		return nil
+	}
+	return r.Parked[i]
+}
+
+// Unpark revokes item i's park: the record failed with err after all
+// (its quarantine could not be completed), so it is reported and Lambda
+// delivers it again. It is meant for a Config.After hook; an item that is
+// not parked is left alone.
+func (r *Result) Unpark(i int, err error) {
+	if r.Park(i) == nil {
+		return
+	}
+	if err == nil {
+		err = errors.New("sluice: quarantine revoked")
+	}
+	r.Parked[i] = nil
+	r.Outcomes[i] = Failed
+	if r.Errors == nil {
+		r.Errors = make([]error, len(r.Outcomes))
+	}
+	r.Errors[i] = err
+	r.Succeeded--
+	r.Failed++
+	r.Quarantined--
 }
 
 // Error returns why item i failed or was not attempted, or nil.
@@ -234,6 +278,9 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 	}
 	r.run(rctx)
 	res := r.settle()
+	if cfg.After != nil {
+		cfg.After(ctx, res)
+	}
 	decide(cfg, items, res)
 	res.Duration = now().Sub(start)
 	logResult(cfg, items, res, start)
@@ -273,6 +320,17 @@ func (r *runner) settle() *Result {
 			res.Duplicated++
 		}
 	}
+	for i, v := range r.parked {
+		if v != nil && r.outcomes[i] != Succeeded {
+			r.parked[i] = nil // a record that failed after Park is not parked
+		}
+		if r.parked[i] != nil {
+			res.Quarantined++
+		}
+	}
+	if res.Quarantined > 0 {
+		res.Parked = r.parked
+	}
 	return res
 }
 
@@ -308,6 +366,8 @@ type runner struct {
 	retryOnce sync.Once
 	dups      []bool // allocated on the first duplicate
 	dupOnce   sync.Once
+	parked    []any // allocated on the first Park
+	parkOnce  sync.Once
 
 	// slots[w] is the context worker w runs records under; it knows which
 	// record that is, for NoteRetry.
@@ -375,6 +435,22 @@ func NoteDuplicate(ctx context.Context) {
 	r, i := s.r, s.i
 	r.dupOnce.Do(func() { r.dups = make([]bool, len(r.items)) })
 	r.dups[i] = true // only the worker running item i touches its mark
+}
+
+// Park tells the engine that the record being processed under ctx (a
+// context given to Process, or derived from one) is quarantined instead of
+// failing: v (not nil) describes it for the Config.After hook, which sends
+// it away. The caller then returns nil, so the record counts as succeeded
+// and the policy goes on past it; the hook revokes the park with
+// Result.Unpark if the send fails. Outside a Run it does nothing.
+func Park(ctx context.Context, v any) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil || s.r == nil || v == nil {
+		return
+	}
+	r, i := s.r, s.i
+	r.parkOnce.Do(func() { r.parked = make([]any, len(r.items)) })
+	r.parked[i] = v // only the worker running item i touches its mark
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -612,6 +688,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		slog.Int("not_attempted", res.NotAttempted),
 		slog.Int("retries", res.Retried),
 		slog.Int("duplicates", res.Duplicated),
+		slog.Int("quarantined", res.Quarantined),
 		slog.Int("reported", len(res.Report)),
 		slog.Bool("function_error", res.Err != nil),
 		slog.Duration("duration", res.Duration),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -406,4 +407,89 @@ func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
 		t.Fatalf("no duplicates expected: %+v", none)
 	}
 	NoteDuplicate(context.Background()) // outside a Run: nothing to mark
+}
+
+// TestParkAndAfter: parked records count as succeeded, so a stream goes on
+// past them; the After hook sees them all at once, and a record whose park
+// it revokes is reported as failed with the hook's error.
+func TestParkAndAfter(t *testing.T) {
+	sendErr := errors.New("dlq down")
+	for _, tc := range []struct {
+		name        string
+		policy      Policy
+		revoke      map[int]bool
+		wantReport  []int
+		wantParked  []int
+		wantErr     bool
+		quarantined int
+	}{
+		{"stream goes on past parked records", Stream, nil, []int{4}, []int{1, 3}, false, 2},
+		{"stream: a revoked park is the lowest failure", Stream, map[int]bool{3: true}, []int{3}, []int{1}, false, 1},
+		{"independent: only the revoked record", Independent, map[int]bool{1: true}, []int{1, 4}, []int{3}, false, 1},
+		{"ordered: revoked record and every later one", Ordered, map[int]bool{1: true}, []int{1, 2, 3, 4}, []int{3}, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []int
+			res := Run(context.Background(), items("abcde"), Config{
+				Policy: tc.policy, Concurrency: 2,
+				After: func(ctx context.Context, res *Result) {
+					for i := range res.Outcomes {
+						if res.Park(i) != nil {
+							seen = append(seen, i)
+							if tc.revoke[i] {
+								res.Unpark(i, sendErr)
+							}
+						}
+					}
+				},
+			}, func(ctx context.Context, w, i int) error {
+				switch i {
+				case 1, 3:
+					Park(ctx, "poison "+strconv.Itoa(i))
+					return nil
+				case 4:
+					Park(ctx, "parked then failed") // a failure after Park is a failure
+					return errors.New("boom")
+				}
+				return nil
+			})
+			if len(seen) != 2 || seen[0] != 1 || seen[1] != 3 {
+				t.Fatalf("After saw parked %v, want [1 3]", seen)
+			}
+			if !slices.Equal(res.Report, tc.wantReport) {
+				t.Fatalf("report %v, want %v (outcomes %v)", res.Report, tc.wantReport, res.Outcomes)
+			}
+			var parked []int
+			for i := range res.Outcomes {
+				if res.Park(i) != nil {
+					parked = append(parked, i)
+				}
+			}
+			if !slices.Equal(parked, tc.wantParked) || res.Quarantined != tc.quarantined {
+				t.Fatalf("parked %v (%d), want %v (%d)", parked, res.Quarantined, tc.wantParked, tc.quarantined)
+			}
+			for i := range tc.revoke {
+				if res.Outcomes[i] != Failed || !errors.Is(res.Error(i), sendErr) {
+					t.Fatalf("revoked record %d: outcome %v error %v", i, res.Outcomes[i], res.Error(i))
+				}
+			}
+			if res.Succeeded+res.Failed+res.NotAttempted != 5 {
+				t.Fatalf("counts do not add up: %+v", res)
+			}
+		})
+	}
+	Park(context.Background(), "x") // outside a Run: nothing to mark
+}
+
+// TestUnparkEveryRecordIsNoProgress: when every record was parked and every
+// send failed, nothing succeeded: the batch is a function error, so Lambda
+// can bisect.
+func TestUnparkEveryRecordIsNoProgress(t *testing.T) {
+	res := Run(context.Background(), items("ab"), Config{Policy: Stream, After: func(ctx context.Context, res *Result) {
+		res.Unpark(0, errors.New("dlq down"))
+		res.Unpark(1, errors.New("dlq down"))
+	}}, func(ctx context.Context, w, i int) error { Park(ctx, i+1); return nil })
+	if res.Err == nil || res.Succeeded != 0 || res.Quarantined != 0 {
+		t.Fatalf("want a function error: %+v", res)
+	}
 }
