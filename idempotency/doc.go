@@ -41,9 +41,20 @@
 // never waiting past ctx's deadline; a store that keeps failing fails the
 // call, and the record is retried by Lambda.
 //
+// # Batches, caches and results
+//
+// Lookup reads which of a batch's keys already completed in as few requests
+// as the store allows (a store that implements Getter; DynamoDB's
+// BatchGetItem, 100 keys a request) into a Cache; Do with WithCache then
+// answers those keys without a store request. A Cache kept for the life of
+// a process also lets a warm Lambda container skip keys it completed. A
+// function stores a result with SetResult (or by returning it from fn); a
+// duplicate gets it back.
+//
 // # Stores
 //
-// Store is three conditional writes: Claim, Complete and Release. This
+// Store is three conditional writes: Claim, Complete and Release (and,
+// optionally, Getter's batch read). This
 // package has an in-memory store; package dynamodbstore keeps records in
 // DynamoDB (and documents the table layout). Every store passes the suite in
 // package storetest. Time is passed to the store in each call (from

@@ -20,7 +20,9 @@
 //
 // and ReturnValuesOnConditionCheckFailure=ALL_OLD, so a duplicate costs one
 // write request and no read. Complete (UpdateItem) and Release (DeleteItem)
-// are conditional on #owner = :owner (fencing).
+// are conditional on #owner = :owner (fencing). Get (idempotency.Getter,
+// which idempotency.Lookup uses before a batch runs) is one eventually
+// consistent BatchGetItem per 100 keys.
 //
 // Throttling, server errors and timeouts become a retryable
 // *idempotency.StoreError, which idempotency.Do retries with backoff.
