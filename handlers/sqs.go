@@ -103,7 +103,7 @@ func MustSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Op
 
 // Invoke handles one SQS event and returns the partial batch response.
 func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	recs, decErrs, err := decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	recs, decErrs, err := decodeSQSEvent(payload)
 	if err != nil || recs == nil {
 		if err := h.x.check(payload, err); err != nil {
 			return nil, err
@@ -132,15 +132,17 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			}
 		}
 	}
+	scratch := make([]SQSRecord[T], max(workers, 1))
 	res := engine.Run(ctx, items, h.cfg.engine(source, policy, workers), func(ctx context.Context, w, i int) error {
-		r := SQSRecord[T]{Raw: recs[i]}
+		r := &scratch[w]
+		*r = SQSRecord[T]{Raw: recs[i]}
 		if decErrs != nil && decErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
 		if err := decodeStringValue(h.cfg.codec, recs[i].Body, &r.Value); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
-		return h.chain.Handle(ctx, r)
+		return h.chain.Handle(ctx, *r)
 	})
 	report, err := h.cfg.outcome(ctx, source, items, res)
 	if err != nil {
