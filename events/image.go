@@ -216,7 +216,6 @@ func (fs *avFields) byKey(k string) (avField, bool) {
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
-	byteSliceType       = reflect.TypeFor[[]byte]()
 	byteSliceSliceType  = reflect.TypeFor[[][]byte]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )

@@ -54,7 +54,7 @@ type imgItem struct {
 	Skip     string             `dynamodbav:"-"`
 	Num      json.Number        `dynamodbav:"num"`
 	NoTag    string
-	unexport string
+	unexport string // never decoded nor encoded
 }
 
 func toSDK(v events.DynamoDBAttributeValue) types.AttributeValue {
@@ -154,6 +154,7 @@ next:
 // encodes what attributevalue decoded with both.
 func checkImageAgrees(t *testing.T, img map[string]events.DynamoDBAttributeValue) {
 	t.Helper()
+	_ = imgItem{}.unexport
 	sdk := sdkImage(img)
 	targets := []func() any{
 		func() any { return new(imgItem) }, func() any { return new(imgInner) }, func() any { return new(map[string]any) },
