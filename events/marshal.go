@@ -33,6 +33,9 @@ type sqsMessageOut struct {
 // event's Records array.
 func MarshalSQSMessage(m events.SQSMessage) ([]byte, error) {
 	out := sqsMessageOut{SQSMessage: m}
+	if out.MessageAttributes == nil {
+		out.MessageAttributes = map[string]events.SQSMessageAttribute{} // Lambda always sends the object
+	}
 	if m.Md5OfMessageAttributes != "" {
 		out.Md5OfMessageAttributes = &m.Md5OfMessageAttributes
 	}
@@ -45,6 +48,9 @@ func marshalSQS(ev *events.SQSEvent) ([]byte, error) {
 	}{Records: make([]sqsMessageOut, len(ev.Records))}
 	for i, m := range ev.Records {
 		out.Records[i].SQSMessage = m
+		if m.MessageAttributes == nil {
+			out.Records[i].MessageAttributes = map[string]events.SQSMessageAttribute{} // Lambda always sends the object
+		}
 		if m.Md5OfMessageAttributes != "" {
 			out.Records[i].Md5OfMessageAttributes = &ev.Records[i].Md5OfMessageAttributes
 		}

@@ -143,8 +143,9 @@ func (a *arena) intern(prev string, b []byte) string {
 }
 
 type scanner struct {
-	b []byte
-	i int
+	b   []byte
+	i   int
+	tmp []byte // scratch for unescaping
 }
 
 func (s *scanner) ws() {

@@ -103,7 +103,7 @@ func MustSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Op
 
 // Invoke handles one SQS event and returns the partial batch response.
 func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	recs, decErrs, err := decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	recs, decErrs, err := decodeSQSEvent(payload)
 	if err != nil || recs == nil {
 		if err := h.x.check(payload, err); err != nil {
 			return nil, err
@@ -132,23 +132,26 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			}
 		}
 	}
-	decode := func(i int) (SQSRecord[T], error) {
-		r := SQSRecord[T]{Raw: recs[i]}
+	decode := func(i int, r *SQSRecord[T]) error {
+		*r = SQSRecord[T]{Raw: recs[i]}
 		if decErrs != nil && decErrs[i] != nil {
-			return r, &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
+			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
 		if err := decodeStringValue(h.cfg.codec, recs[i].Body, &r.Value); err != nil {
-			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
+			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
-		return r, nil
+		return nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), items, decode)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), items, func(i int) (r SQSRecord[T], err error) {
+		return r, decode(i, &r)
+	})
+	scratch := make([]SQSRecord[T], max(workers, 1))
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r, err := decode(i)
-		if err != nil {
+		r := &scratch[w]
+		if err := decode(i, r); err != nil {
 			return err
 		}
-		return h.chain.Handle(ctx, r)
+		return h.chain.Handle(ctx, *r)
 	})
 	report, err := h.cfg.outcome(ctx, source, items, res)
 	if err != nil {

@@ -1,0 +1,467 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// decodeSQSEvent decodes an SQS event. A hand-written scanner reads the
+// shape Lambda sends; anything else goes to decodeRecordArray (goccy/go-json,
+// then encoding/json), whose result the scanner must equal (FuzzSQSDecode).
+// The one difference: a message whose messageAttributes is {} gets a nil map
+// rather than an empty one (a map costs an allocation per message); reading
+// it is the same, and events.MarshalSQSMessage writes it back as {}.
+//
+// The result shares no memory with payload, which the Lambda runtime reuses.
+func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
+	if recs, ok := scanSQSEvent(payload); ok {
+		return recs, nil, nil
+	}
+	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+}
+
+// scanSQSEvent is the fast path of decodeSQSEvent; ok is false when the
+// input needs the general decoder.
+func scanSQSEvent(payload []byte) (recs []events.SQSMessage, ok bool) {
+	s := &scanner{b: payload}
+	if !s.tok('{') {
+		return nil, false
+	}
+	a := &arena{chunk: 4096}
+	seen := false
+	if !s.tok('}') {
+		for {
+			key, ok := s.plainString()
+			if !ok || string(key) != "Records" || seen || !s.tok(':') || !s.tok('[') {
+				return nil, false
+			}
+			seen = true
+			recs = make([]events.SQSMessage, 0, 1)
+			if !s.tok(']') {
+				for {
+					start, used := s.i, len(a.buf)
+					recs = append(recs, events.SQSMessage{})
+					n := len(recs)
+					var prev *events.SQSMessage
+					if n > 1 {
+						prev = &recs[n-2]
+					}
+					if !s.sqsMessage(a, &recs[n-1], prev) {
+						return nil, false
+					}
+					// Size the batch and the arena from the first records,
+					// as scanKinesisEvent does.
+					if n <= 2 && s.i > start {
+						est := (len(s.b)-start)/(s.i-start) + n
+						est += est / 16
+						if n == 1 {
+							grown := make([]events.SQSMessage, 1, est)
+							grown[0] = recs[0]
+							recs = grown
+						} else if used <= len(a.buf) {
+							a.chunk = est * (len(a.buf) - used + 8)
+						}
+					}
+					if s.tok(']') {
+						break
+					}
+					if !s.tok(',') {
+						return nil, false
+					}
+				}
+			}
+			if s.tok('}') {
+				break
+			}
+			if !s.tok(',') {
+				return nil, false
+			}
+		}
+	}
+	s.ws()
+	if s.i != len(s.b) || !seen {
+		return nil, false
+	}
+	return recs, true
+}
+
+// sqsMessage scans one message into m; prev lends repeated strings. A key
+// seen twice, an unknown key or an unexpected value type makes it fail.
+func (s *scanner) sqsMessage(a *arena, m *events.SQSMessage, prev *events.SQSMessage) bool {
+	if prev == nil {
+		prev = &events.SQSMessage{}
+	}
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	var seen uint16
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.tok(':') {
+			return false
+		}
+		var bit uint16
+		var dst *string
+		was := ""
+		switch string(key) {
+		case "messageId":
+			bit, dst = 1<<0, &m.MessageId
+		case "receiptHandle":
+			bit, dst = 1<<1, &m.ReceiptHandle
+		case "body":
+			bit, dst = 1<<2, &m.Body
+		case "md5OfBody":
+			bit, dst = 1<<3, &m.Md5OfBody
+		case "md5OfMessageAttributes":
+			bit, dst, was = 1<<4, &m.Md5OfMessageAttributes, prev.Md5OfMessageAttributes
+		case "eventSource":
+			bit, dst, was = 1<<5, &m.EventSource, prev.EventSource
+		case "eventSourceARN":
+			bit, dst, was = 1<<6, &m.EventSourceARN, prev.EventSourceARN
+		case "awsRegion":
+			bit, dst, was = 1<<7, &m.AWSRegion, prev.AWSRegion
+		case "attributes":
+			bit = 1 << 8
+		case "messageAttributes":
+			bit = 1 << 9
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false // encoding/json merges repeated objects: let it
+		}
+		seen |= bit
+		switch {
+		case dst != nil:
+			v, null, ok := s.text(a, was)
+			if !ok {
+				return false
+			}
+			if !null {
+				*dst = v
+			}
+		case bit == 1<<8:
+			if !s.sqsAttributes(a, m) {
+				return false
+			}
+		default:
+			if !s.sqsMessageAttributes(a, m) {
+				return false
+			}
+		}
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// sqsAttributeName returns the constant spelling of a system attribute's
+// name, so the map keys cost nothing; "" for others.
+func sqsAttributeName(b []byte) string {
+	for _, n := range [...]string{"ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
+		"SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader", "DeadLetterQueueSourceArn"} {
+		if string(b) == n {
+			return n
+		}
+	}
+	return ""
+}
+
+// sqsAttributes scans the attributes object: string values, or null for
+// the whole object.
+func (s *scanner) sqsAttributes(a *arena, m *events.SQSMessage) bool {
+	if s.null() {
+		return true
+	}
+	if !s.tok('{') {
+		return false
+	}
+	m.Attributes = make(map[string]string, 4)
+	if s.tok('}') {
+		return true
+	}
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.tok(':') {
+			return false
+		}
+		name := sqsAttributeName(key)
+		if name == "" {
+			name = a.str(key)
+		}
+		if _, dup := m.Attributes[name]; dup {
+			return false
+		}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == 'n' {
+			return false // null in a map of strings: the general decoder settles it
+		}
+		v, _, ok := s.text(a, "")
+		if !ok {
+			return false
+		}
+		m.Attributes[name] = v
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// sqsMessageAttributes scans the messageAttributes object. {} leaves the map
+// nil (see decodeSQSEvent); list values other than [] go to the general
+// decoder.
+func (s *scanner) sqsMessageAttributes(a *arena, m *events.SQSMessage) bool {
+	if s.null() {
+		return true
+	}
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	m.MessageAttributes = make(map[string]events.SQSMessageAttribute, 1)
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.tok(':') || !s.tok('{') {
+			return false
+		}
+		name := a.str(key)
+		if _, dup := m.MessageAttributes[name]; dup {
+			return false
+		}
+		var attr events.SQSMessageAttribute
+		if !s.tok('}') {
+			var seen uint8
+			for {
+				k, ok := s.plainString()
+				if !ok || !s.tok(':') {
+					return false
+				}
+				var bit uint8
+				switch string(k) {
+				case "stringValue":
+					bit = 1
+					v, null, ok := s.text(a, "")
+					if !ok {
+						return false
+					}
+					if !null {
+						attr.StringValue = &v
+					}
+				case "binaryValue":
+					bit = 2
+					if !s.null() {
+						raw, ok := s.rawString()
+						if !ok {
+							return false
+						}
+						dst := a.alloc(base64.StdEncoding.DecodedLen(len(raw)))
+						n, ok := decodeStdBase64(dst, raw)
+						if !ok {
+							return false
+						}
+						attr.BinaryValue = []byte{}
+						if n > 0 {
+							attr.BinaryValue = dst[:n:n]
+						}
+					}
+				case "stringListValues", "binaryListValues":
+					bit = 4
+					if string(k) == "binaryListValues" {
+						bit = 8
+					}
+					switch {
+					case s.null():
+					case s.tok('['):
+						if !s.tok(']') {
+							return false
+						}
+						if bit == 4 {
+							attr.StringListValues = []string{}
+						} else {
+							attr.BinaryListValues = [][]byte{}
+						}
+					default:
+						return false
+					}
+				case "dataType":
+					bit = 16
+					v, _, ok := s.text(a, "")
+					if !ok {
+						return false
+					}
+					attr.DataType = v
+				default:
+					return false
+				}
+				if seen&bit != 0 {
+					return false
+				}
+				seen |= bit
+				if s.tok('}') {
+					break
+				}
+				if !s.tok(',') {
+					return false
+				}
+			}
+		}
+		m.MessageAttributes[name] = attr
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// null consumes a JSON null.
+func (s *scanner) null() bool {
+	s.ws()
+	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// text consumes a string and returns it unescaped, from the arena (or prev
+// when it spells the same); null is reported, and leaves a Go string
+// unchanged. ok is false for anything the general decoder must settle:
+// invalid UTF-8, control characters, surrogate escapes.
+func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return "", false, false
+	}
+	if s.b[s.i] != '"' {
+		return "", true, s.null()
+	}
+	start := s.i + 1
+	j := nextSpecial(s.b, start)
+	if j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1
+		raw := s.b[start:j]
+		if string(raw) == prev {
+			return prev, false, true
+		}
+		return a.str(raw), false, true
+	}
+	// Escapes or non-ASCII: unescape into the scanner's scratch, then copy.
+	out := append(s.tmp[:0], s.b[start:j]...)
+	ascii := true
+	for {
+		if j >= len(s.b) {
+			return "", false, false
+		}
+		c := s.b[j]
+		switch {
+		case c == '"':
+			s.i = j + 1
+			s.tmp = out
+			if !ascii && !utf8.Valid(out) {
+				return "", false, false
+			}
+			return a.str(out), false, true
+		case c == '\\':
+			if j+1 >= len(s.b) {
+				return "", false, false
+			}
+			e := s.b[j+1]
+			j += 2
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(s.b[j:])
+				if !ok || r >= 0xD800 && r < 0xE000 {
+					return "", false, false
+				}
+				j += 4
+				out = utf8.AppendRune(out, r)
+			default:
+				return "", false, false
+			}
+		case c < 0x20:
+			return "", false, false
+		default:
+			// Non-ASCII: checked as a whole at the end.
+			ascii = false
+			out = append(out, c)
+			j++
+		}
+		k := nextSpecial(s.b, j)
+		out = append(out, s.b[j:k]...)
+		j = k
+	}
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, h := range b[:4] {
+		switch {
+		case h >= '0' && h <= '9':
+			h -= '0'
+		case h >= 'a' && h <= 'f':
+			h -= 'a' - 10
+		case h >= 'A' && h <= 'F':
+			h -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, true
+}
+
+// nextSpecial returns the index of the first byte at or after i that ends
+// a plain run inside a JSON string: a quote, a backslash, a control
+// character or a non-ASCII byte; len(b) if there is none. Eight bytes at a
+// time: in each word the lowest flagged byte is exact (borrows only run
+// upwards).
+func nextSpecial(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ (ones * '"')
+		bs := w ^ (ones * '\\')
+		m := (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return i
+		}
+	}
+	return i
+}

@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+func sqsSeeds(f *testing.F) {
+	raw, _ := sevents.MarshalEvent((&sevents.SQSBuilder{}).Add(`{"id":"1","action":"fail"}`).Add(`{"id":"2"}`).Add("nope").Event())
+	f.Add(raw)
+	f.Add(sqsFixture(f, 3))
+	for _, s := range []string{
+		`{}`, `{"Records":null}`, `{"Records":[]}`, `{"Records":[{}]}`, ` {"Records" : [ { "body" : "" } ] } `,
+		`{"Records":[{"messageId":"a\u0062c","body":"{\"x\":\"\\u0041\\n\"}"}]}`,
+		`{"Records":[{"messageId":"m","body":"\u00e9\ud83d\ude00 é"}]}`,
+		"{\"Records\":[{\"body\":\"\xff\"}]}",
+		`{"Records":[{"body":"a\tb"}]}`, "{\"Records\":[{\"body\":\"a\tb\"}]}",
+		`{"Records":[{"MessageId":"upper","messageId":"last"}]}`,
+		`{"Records":[{"messageId":"a","messageId":"b"}]}`,
+		`{"Records":[{"messageId":null,"attributes":null,"messageAttributes":null,"md5OfMessageAttributes":null}]}`,
+		`{"Records":[{"attributes":{},"messageAttributes":{}}]}`,
+		`{"Records":[{"attributes":{"SentTimestamp":"1","x\u0041":"y"},"messageAttributes":{"a":{"stringValue":"s","binaryValue":"AQI=","stringListValues":[],"binaryListValues":[],"dataType":"Binary"}}}]}`,
+		`{"Records":[{"messageAttributes":{"a":{"binaryValue":""},"b":{"stringValue":null,"binaryValue":null,"stringListValues":null}}}]}`,
+		`{"Records":[{"messageAttributes":{"a":{"binaryValue":"%%%"}}}]}`,
+		`{"Records":[{"messageAttributes":{"a":{"stringListValues":["x"]}}}]}`,
+		`{"Records":[{"attributes":{"a":"1","a":"2"}}]}`, `{"Records":[{"attributes":{"a":null}}]}`,
+		`{"Records":[{"messageId":1}]}`, `{"Records":[{"attributes":{"a":1}}]}`, `{"Records":{}}`, `null`, `[]`,
+		`{"Records":[{"awsRegion":"a"},{"awsRegion":"a"},{"awsRegion":"b"}]}`,
+		`{"Records":[]} x`, `{"Records":[`, `{"Records":[{"body":"\ud800"}]}`, `{"Records":[{"body":"\u00"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzSQSDecode checks that the SQS scanner and encoding/json agree on every
+// input the scanner accepts (an empty messageAttributes object aside, which
+// the scanner leaves nil).
+func FuzzSQSDecode(f *testing.F) {
+	sqsSeeds(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, ok := scanSQSEvent(in)
+		if !ok {
+			return // the general decoder decides
+		}
+		var ref struct {
+			Records []events.SQSMessage `json:"Records"`
+		}
+		if err := json.Unmarshal(in, &ref); err != nil {
+			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
+		}
+		if fast == nil || ref.Records == nil || len(fast) != len(ref.Records) {
+			t.Fatalf("%d records (nil %t), reference %d (nil %t)", len(fast), fast == nil, len(ref.Records), ref.Records == nil)
+		}
+		for i := range fast {
+			a, b := fast[i], ref.Records[i]
+			if a.MessageAttributes == nil && b.MessageAttributes != nil && len(b.MessageAttributes) == 0 {
+				b.MessageAttributes = nil
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("record %d of %q:\n scanner %#v\nreference %#v", i, in, a, b)
+			}
+		}
+	})
+}
