@@ -45,6 +45,7 @@ type config struct {
 	idemOpts        []idempotency.Option
 	idemKey         any // func(R) string for the handler's record type R
 	idemOptional    bool
+	kafka           *kafkaCodecs // WithKafkaValue, WithKafkaKey, WithKafkaEventRecordFormat
 	errs            []error
 }
 
@@ -257,6 +258,9 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	}
 	if c.concurrency > 0 && kind == kindStream {
 		c.errs = append(c.errs, errors.New("WithConcurrency does not apply to stream handlers: a shard is processed in order; use WithKeyConcurrency"))
+	}
+	if err := c.kafka.validate(kind); err != nil {
+		c.errs = append(c.errs, err)
 	}
 	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional) {
 		c.errs = append(c.errs, errors.New("WithIdempotencyKey and WithIdempotencyOptionalKey need WithIdempotency(store)"))
