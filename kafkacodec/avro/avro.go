@@ -75,7 +75,7 @@ func New(opts ...Option) (*Codec, error) {
 	if cfg.schema == "" && cfg.registry == nil && len(cfg.errs) == 0 {
 		cfg.errs = append(cfg.errs, errors.New("give a schema (WithSchema), a registry (WithRegistry) or both"))
 	}
-	if cfg.registry == nil && cfg.wire == kafkacodec.WirePlain && cfg.schema == "" {
+	if cfg.wire == kafkacodec.WirePlain && cfg.schema == "" {
 		cfg.errs = append(cfg.errs, errors.New("plain payloads carry no schema id: give WithSchema"))
 	}
 	c := &Codec{api: hamba.Config{}.Freeze(), registry: cfg.registry, wire: cfg.wire, byID: map[string]hamba.Schema{}, errByID: map[string]error{}}
