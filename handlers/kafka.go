@@ -27,6 +27,13 @@ type KafkaRecord[T any] struct {
 	// compacted topic); Value is then T's zero value.
 	Tombstone bool
 	Raw       events.KafkaRecord
+	// DecodedKey is the key decoded by WithKafkaKey's codec (see KafkaKey);
+	// nil without one, or for a record without a key.
+	DecodedKey any
+	// KeySchema and ValueSchema are the schema metadata Lambda adds when
+	// the event source mapping validated the key or value against a schema
+	// registry; nil otherwise.
+	KeySchema, ValueSchema *sevents.KafkaSchemaMetadata
 }
 
 // Topic is the record's topic.
@@ -177,6 +184,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		return nil, h.x.mismatch(ev.source)
 	}
 	recs, parts := ev.entries, ev.parts
+	meta := kafkaSchemaMetadata(payload, len(recs))
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
 		items[i] = engine.Item{
@@ -190,9 +198,9 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		if e.err != nil {
 			return KafkaRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: e.err}
 		}
-		r, err := decodeKafkaRecord[T](h.cfg.codec, e.rec)
+		r, err := decodeKafkaRecordWith[T](ctx, h.cfg, e.rec, meta, i)
 		if err != nil {
-			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
+			return r, kafkaDecodeFailure(items[i].ID, err)
 		}
 		return r, nil
 	}

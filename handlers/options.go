@@ -47,6 +47,7 @@ type config struct {
 	idemOptional    bool
 	idemPayload     any // func(R) []byte
 	idemOnDup       any // func(context.Context, R, []byte) error
+	kafka           *kafkaCodecs // WithKafkaValue, WithKafkaKey, WithKafkaEventRecordFormat
 	errs            []error
 }
 
@@ -259,6 +260,9 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	}
 	if c.concurrency > 0 && kind == kindStream {
 		c.errs = append(c.errs, errors.New("WithConcurrency does not apply to stream handlers: a shard is processed in order; use WithKeyConcurrency"))
+	}
+	if err := c.kafka.validate(kind); err != nil {
+		c.errs = append(c.errs, err)
 	}
 	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil) {
 		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))

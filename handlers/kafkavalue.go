@@ -1,0 +1,272 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
+	gojson "github.com/goccy/go-json"
+
+	"github.com/sluicehq/sluice/batch"
+	sevents "github.com/sluicehq/sluice/events"
+)
+
+// A KafkaCodec decodes a Kafka record's key or value into v. data is the
+// key or value as Lambda delivered it, base64-decoded: with its wire header
+// (Confluent, Glue) unless the event source mapping validated it against a
+// schema registry, in which case schema is the metadata Lambda added and
+// the header is gone; schema is nil otherwise. ctx is the invocation's, for
+// a registry lookup.
+//
+// Implementations are in package kafkacodec (JSON, String) and its
+// subpackages avro and protobuf; they must be safe for concurrent use.
+type KafkaCodec interface {
+	DecodeKafka(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, v any) error
+}
+
+// KafkaCodecFunc adapts a function to a KafkaCodec.
+type KafkaCodecFunc func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, v any) error
+
+// DecodeKafka calls f.
+func (f KafkaCodecFunc) DecodeKafka(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, v any) error {
+	return f(ctx, data, schema, v)
+}
+
+// Event record formats of an event source mapping's SchemaRegistryConfig.
+const (
+	KafkaRecordFormatJSON   = "JSON"
+	KafkaRecordFormatSource = "SOURCE"
+)
+
+// kafkaCodecs is the Kafka decoding configuration.
+type kafkaCodecs struct {
+	value     KafkaCodec
+	key       func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error)
+	keySet    bool
+	format    string
+	formatSet bool
+}
+
+func (c *config) kafkaCodecs() *kafkaCodecs {
+	if c.kafka == nil {
+		c.kafka = &kafkaCodecs{}
+	}
+	return c.kafka
+}
+
+// validate reports Kafka options given to a handler of another source.
+func (k *kafkaCodecs) validate(kind sourceKind) error {
+	if k != nil && kind != kindKafka {
+		return errors.New("WithKafkaValue, WithKafkaKey and WithKafkaEventRecordFormat apply to Kafka handlers only")
+	}
+	return nil
+}
+
+// WithKafkaValue decodes each Kafka record's value into T with codec, in
+// place of WithCodec: kafkacodec.JSON, avro.New, protobuf.New. Without it
+// the value is decoded with the handler's Codec (JSON by default).
+//
+// A value that does not decode fails its record only, permanently, with a
+// *KafkaDecodeError naming its offset and schema id; a schema registry that
+// cannot be reached fails it as a plain error, so Lambda delivers it again.
+func WithKafkaValue(codec KafkaCodec) Option {
+	return func(c *config) {
+		if codec == nil {
+			c.errs = append(c.errs, errors.New("WithKafkaValue: codec is nil"))
+		}
+		c.kafkaCodecs().value = codec
+	}
+}
+
+// WithKafkaKey decodes each Kafka record's key into a K with codec;
+// KafkaKey[K](record) returns it. Without it only the raw key bytes
+// (KafkaRecord.Key) are there. A record without a key gets no decoded key.
+func WithKafkaKey[K any](codec KafkaCodec) Option {
+	return func(c *config) {
+		if codec == nil {
+			c.errs = append(c.errs, errors.New("WithKafkaKey: codec is nil"))
+		}
+		k := c.kafkaCodecs()
+		k.keySet = true
+		k.key = func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error) {
+			var key K
+			var err error
+			if asJSON {
+				err = gojson.Unmarshal(data, &key)
+			} else {
+				err = codec.DecodeKafka(ctx, data, schema, &key)
+			}
+			return key, err
+		}
+	}
+}
+
+// WithKafkaEventRecordFormat states the EventRecordFormat of the event
+// source mapping's schema registry configuration: KafkaRecordFormatJSON
+// (Lambda delivers validated keys and values as JSON) or
+// KafkaRecordFormatSource (in their own encoding, without the wire header).
+//
+// A key or value Lambda validated carries schema metadata. In JSON format
+// it is decoded as JSON into its type whatever codec is set, since the
+// encoding is gone: give the type json tags (or field names) that match the
+// schema's fields. In SOURCE format it goes to the codec. Without this
+// option a validated key or value that is a JSON object is taken as JSON
+// (an Avro or Protobuf payload that happens to be valid JSON would be
+// misread: set the format to be exact).
+func WithKafkaEventRecordFormat(format string) Option {
+	return func(c *config) {
+		if format != KafkaRecordFormatJSON && format != KafkaRecordFormatSource {
+			c.errs = append(c.errs, fmt.Errorf("WithKafkaEventRecordFormat(%q): want %q or %q", format, KafkaRecordFormatJSON, KafkaRecordFormatSource))
+		}
+		k := c.kafkaCodecs()
+		k.format, k.formatSet = format, true
+	}
+}
+
+// KafkaKey returns the key WithKafkaKey decoded, and whether there is one of
+// type K.
+func KafkaKey[K, T any](r KafkaRecord[T]) (K, bool) {
+	k, ok := r.DecodedKey.(K)
+	return k, ok
+}
+
+// KafkaDecodeError is a Kafka key or value that did not decode.
+type KafkaDecodeError struct {
+	Part      string // "key" or "value"
+	Topic     string
+	Partition int64
+	Offset    int64
+	// SchemaID is the id in Lambda's schema metadata, if the mapping
+	// validated the record; the codec's error names the id in a wire header.
+	SchemaID string
+	Err      error
+}
+
+func (e *KafkaDecodeError) Error() string {
+	id := ""
+	if e.SchemaID != "" {
+		id = " (validated against schema " + e.SchemaID + ")"
+	}
+	return fmt.Sprintf("kafka %s of %s-%d at offset %d%s did not decode: %v", e.Part, e.Topic, e.Partition, e.Offset, id, e.Err)
+}
+
+func (e *KafkaDecodeError) Unwrap() error { return e.Err }
+
+// kafkaDecodeFailure is the error a record fails with when its key or value
+// did not decode: permanent (a batch.DecodeError), unless the codec says the
+// failure is transient (a schema registry out of reach), when the record
+// fails plainly and Lambda delivers it again.
+func kafkaDecodeFailure(id string, err error) error {
+	if batch.Classify(err) == batch.ClassTransient {
+		return err
+	}
+	return &batch.DecodeError{ID: id, Err: err}
+}
+
+// kafkaMeta is the schema metadata of one record.
+type kafkaMeta struct {
+	Key   *sevents.KafkaSchemaMetadata `json:"keySchemaMetadata"`
+	Value *sevents.KafkaSchemaMetadata `json:"valueSchemaMetadata"`
+}
+
+// kafkaSchemaMetadata reads the schema metadata of an event's records, in
+// the order decodeKafkaEvent returns them, or nil when no record has any (the
+// event carries none unless the mapping has a schema registry, and then this
+// second, narrow pass is all it costs).
+func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
+	if !bytes.Contains(payload, []byte(`SchemaMetadata"`)) {
+		return nil
+	}
+	var ev struct {
+		Records map[string][]kafkaMeta `json:"records"`
+	}
+	if gojson.Unmarshal(payload, &ev) != nil {
+		if json.Unmarshal(payload, &ev) != nil {
+			return nil
+		}
+	}
+	keys, total := partitionsOf(ev.Records)
+	if total != n {
+		return nil
+	}
+	out := make([]kafkaMeta, 0, n)
+	for _, k := range keys {
+		out = append(out, ev.Records[k]...)
+	}
+	return out
+}
+
+// decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
+// and the record's schema metadata (meta may be nil).
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int) (KafkaRecord[T], error) {
+	var m kafkaMeta
+	if meta != nil {
+		m = meta[i]
+	}
+	k := c.kafka
+	if k == nil && m.Key == nil && m.Value == nil {
+		return decodeKafkaRecord[T](c.codec, raw)
+	}
+	if k == nil {
+		k = &kafkaCodecs{}
+	}
+	r := KafkaRecord[T]{Raw: raw, KeySchema: m.Key, ValueSchema: m.Value}
+	fail := func(part string, s *sevents.KafkaSchemaMetadata, err error) (KafkaRecord[T], error) {
+		e := &KafkaDecodeError{Part: part, Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Err: err}
+		if s != nil {
+			e.SchemaID = s.SchemaID
+		}
+		return r, e
+	}
+	if raw.Key != "" {
+		key, err := base64.StdEncoding.DecodeString(raw.Key)
+		if err != nil {
+			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", err))
+		}
+		r.Key = key
+		if k.key != nil {
+			if r.DecodedKey, err = k.key(ctx, key, m.Key, k.asJSON(m.Key, key)); err != nil {
+				return fail("key", m.Key, err)
+			}
+		}
+	}
+	if raw.Value == "" {
+		r.Tombstone = true
+		return r, nil
+	}
+	v, err := base64.StdEncoding.DecodeString(raw.Value)
+	if err != nil {
+		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
+	}
+	switch {
+	case k.value == nil || k.asJSON(m.Value, v):
+		err = decodeValue(c.codec, v, &r.Value)
+	default:
+		err = k.value.DecodeKafka(ctx, v, m.Value, &r.Value)
+	}
+	if err != nil {
+		return fail("value", m.Value, err)
+	}
+	return r, nil
+}
+
+// asJSON tells whether a key or value Lambda validated arrived as JSON.
+func (k *kafkaCodecs) asJSON(s *sevents.KafkaSchemaMetadata, data []byte) bool {
+	if s == nil {
+		return false
+	}
+	if s.DataFormat == "JSON" {
+		return true // JSON Schema: JSON in either format
+	}
+	switch k.format {
+	case KafkaRecordFormatJSON:
+		return true
+	case KafkaRecordFormatSource:
+		return false
+	}
+	return len(data) > 1 && data[0] == '{' && json.Valid(data)
+}

@@ -1,0 +1,109 @@
+package protobuf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"google.golang.org/protobuf/proto"
+
+	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/kafkacodec"
+)
+
+// Codec decodes Protobuf keys or values. It is safe for concurrent use.
+type Codec struct {
+	wire kafkacodec.Wire
+	opts proto.UnmarshalOptions
+}
+
+// An Option configures a Codec.
+type Option func(*config)
+
+type config struct {
+	wire kafkacodec.Wire
+	errs []error
+}
+
+// WithWire sets the framing of the payloads. Default kafkacodec.WireAuto.
+func WithWire(w kafkacodec.Wire) Option {
+	return func(c *config) {
+		if w > kafkacodec.WireGlue {
+			c.errs = append(c.errs, fmt.Errorf("WithWire: unknown %v", w))
+		}
+		c.wire = w
+	}
+}
+
+// New returns a Protobuf codec.
+func New(opts ...Option) (*Codec, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := errors.Join(cfg.errs...); err != nil {
+		return nil, fmt.Errorf("kafkacodec/protobuf: %w", err)
+	}
+	return &Codec{wire: cfg.wire}, nil
+}
+
+// Must is New that panics on an error, for use in main.
+func Must(opts ...Option) *Codec {
+	c, err := New(opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// DecodeKafka decodes data into v: a proto.Message (such as *pb.Order), or
+// a pointer to one (**pb.Order, the target for a KafkaRecord[*pb.Order]),
+// which gets a new message.
+func (c *Codec) DecodeKafka(_ context.Context, data []byte, meta *sevents.KafkaSchemaMetadata, v any) error {
+	f, err := kafkacodec.Unframe(data, meta, c.wire)
+	if err != nil {
+		return &kafkacodec.DecodeError{Format: "protobuf", Err: err}
+	}
+	fail := func(err error) error {
+		return &kafkacodec.DecodeError{Format: "protobuf", Wire: f.Wire, SchemaID: f.SchemaID, Err: err}
+	}
+	m, err := target(v)
+	if err != nil {
+		return fail(err)
+	}
+	p := f.Payload
+	switch f.Wire {
+	case kafkacodec.WireConfluent:
+		if _, p, err = kafkacodec.ParseMessageIndexes(p); err != nil {
+			return fail(err)
+		}
+	case kafkacodec.WireGlue:
+		if _, p, err = kafkacodec.ParseGlueMessageIndex(p); err != nil {
+			return fail(err)
+		}
+	}
+	if err := c.opts.Unmarshal(p, m); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// target returns the message to decode into.
+func target(v any) (proto.Message, error) {
+	if m, ok := v.(proto.Message); ok {
+		if reflect.ValueOf(m).IsNil() {
+			return nil, fmt.Errorf("cannot decode into a nil %T", v)
+		}
+		return m, nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Pointer {
+		if _, ok := rv.Elem().Interface().(proto.Message); ok {
+			nm := reflect.New(rv.Elem().Type().Elem())
+			rv.Elem().Set(nm)
+			return nm.Interface().(proto.Message), nil
+		}
+	}
+	return nil, fmt.Errorf("cannot decode into %T: want a generated message type, e.g. KafkaRecord[*pb.Order]", v)
+}
