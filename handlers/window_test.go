@@ -279,7 +279,10 @@ func TestWindowStateSizeGuard(t *testing.T) {
 		return s, nil
 	}
 	var finalSeen []int
-	final := func(_ context.Context, _ Window, s digests) error { finalSeen = append(finalSeen, len(s.Seen)); return nil }
+	final := func(_ context.Context, _ Window, s digests) error {
+		finalSeen = append(finalSeen, len(s.Seen))
+		return nil
+	}
 	const limit = 4096
 	h, err := NewKinesisWindow(fold, final, opts(WithWindowStateLimit(limit))...)
 	if err != nil {
