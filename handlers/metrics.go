@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -224,9 +225,12 @@ func resourceDimension(source string) string {
 func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *engine.Result) {
 	now := m.now()
 	var oldest time.Time
+	oldestMs := int64(math.MaxInt64)
 	for i := range items {
-		if a := items[i].Arrival; !a.IsZero() && (oldest.IsZero() || a.Before(oldest)) {
-			oldest = a
+		if a := &items[i].Arrival; !a.IsZero() {
+			if ms := a.UnixMilli(); ms < oldestMs {
+				oldestMs, oldest = ms, *a
+			}
 		}
 	}
 	type dim struct{ name, value string }

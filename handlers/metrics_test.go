@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // emfUnits are the units the EMF specification allows (CloudWatch's
@@ -316,5 +317,81 @@ func BenchmarkMetrics(b *testing.B) {
 				reportPerRecord(b, n)
 			})
 		}
+	}
+}
+
+// BenchmarkMetricsPaired runs batches with metrics off and on alternately,
+// so that the load of a shared machine falls on both alike, and reports the
+// extra time metrics cost as a percentage ("overhead-%"): the figure the 2%
+// budget is about.
+func BenchmarkMetricsPaired(b *testing.B) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	for _, n := range []int{10000, 100} {
+		raw := kinesisFixture(b, n)
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			fn := func(ctx context.Context, r KinesisRecord[benchOrder]) error {
+				benchSink += r.Value.Amount
+				return nil
+			}
+			base := []Option{WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(kvEnv(EnvFunctionName, "bench"))}
+			off, err1 := NewKinesis(fn, base...)
+			on, err2 := NewKinesis(fn, append(base, WithMetrics(Metrics{Namespace: "Bench",
+				Dimensions: []Dimension{DimensionFunction, DimensionSource, DimensionResource}, Output: devnull}))...)
+			if err1 != nil || err2 != nil {
+				b.Fatal(err1, err2)
+			}
+			var tOff, tOn time.Duration
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				first, second, t1, t2 := off, on, &tOff, &tOn
+				if i%2 == 1 {
+					first, second, t1, t2 = on, off, &tOn, &tOff
+				}
+				i++
+				s := time.Now()
+				first.Invoke(ctx, raw)
+				m := time.Now()
+				second.Invoke(ctx, raw)
+				*t1 += m.Sub(s)
+				*t2 += time.Since(m)
+			}
+			b.ReportMetric(100*(float64(tOn)-float64(tOff))/float64(tOff), "overhead-%")
+			b.ReportMetric(float64(tOn.Nanoseconds())/float64(b.N)/float64(n), "ns/record-on")
+			b.ReportMetric(float64(tOff.Nanoseconds())/float64(b.N)/float64(n), "ns/record-off")
+		})
+	}
+}
+
+// BenchmarkMetricsEmit is the cost of one batch's EMF line alone.
+func BenchmarkMetricsEmit(b *testing.B) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	h, err := NewKinesis(func(context.Context, KinesisRecord[msg]) error { return nil }, WithLogger(slog.New(slog.DiscardHandler)),
+		withLookupEnv(kvEnv(EnvFunctionName, "bench")), WithMetrics(Metrics{Namespace: "Bench",
+			Dimensions: []Dimension{DimensionFunction, DimensionSource, DimensionResource}, Output: devnull}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10000, 100} {
+		items := make([]engine.Item, n)
+		now := time.Now()
+		for i := range items {
+			items[i].Arrival = now.Add(-time.Duration(n-i) * time.Millisecond)
+		}
+		res := &engine.Result{Succeeded: n, Duration: 3 * time.Millisecond}
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				h.cfg.metrics.emit("kinesis", "shardId-000000000003", items, res)
+			}
+		})
 	}
 }
