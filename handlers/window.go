@@ -445,7 +445,9 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 // overflow answers a batch whose aggregate does not fit the state limit:
 // it finds the first record whose fold makes the state too large, reports
 // it with the state of the records before it, or fails the invocation when
-// it is the first record.
+// it is the first record. The batch's log line, metrics and WithOnBatch
+// report, written before the state was encoded, count the records as
+// folded (they were); this error line says what the answer became.
 func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S], size int) ([]byte, error) {
 	limit := h.cfg.window.limit
 	lo, hi := 0, run.folded // the fold of lo records fits (the state Lambda sent did), of hi does not
