@@ -67,6 +67,27 @@
 // AWS_LAMBDA_LOG_FORMAT is JSON, text otherwise, at the level
 // AWS_LAMBDA_LOG_LEVEL names (INFO when unset).
 //
+// # Tumbling windows
+//
+// NewKinesisWindow and NewDynamoDBWindow serve mappings with
+// TumblingWindowInSeconds: a fold adds each record to a typed aggregate,
+// which travels in Lambda's window state (versioned JSON, gzipped when
+// shorter), and a final function receives it on the window's final invoke.
+// A failed record is reported with the state of the records before it only,
+// so it is never folded twice; a state that would pass the size limit fails
+// the record that overflows it (*WindowStateError) before Lambda would end
+// the window early; WithWindowIdempotency writes each window once although
+// Lambda retries a final invoke until it succeeds. A fold must be
+// deterministic: Lambda retries batches and Sluice refolds records.
+//
+// # Metrics
+//
+// With WithMetrics, or when SLUICE_METRICS_NAMESPACE names a namespace,
+// each batch writes one CloudWatch Embedded Metric Format line to standard
+// output: records received, succeeded, failed, not attempted, in-process
+// retries, duplicates, batch duration and the age of the oldest record.
+// WithOnBatch is the hook for other metric and tracing libraries.
+//
 // # The mapping contract
 //
 // Lambda ignores a partial batch response unless the event source mapping has

@@ -120,7 +120,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 		return h.chain.Handle(ctx, r)
 	})
-	report, err := h.cfg.outcome(ctx, "dynamodb", items, res)
+	report, err := h.cfg.outcome(ctx, "dynamodb", dynamoDBTableOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}

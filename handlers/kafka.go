@@ -212,7 +212,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		}
 		return h.chain.Handle(ctx, r)
 	})
-	report, err := h.cfg.outcome(ctx, "kafka", items, res)
+	report, err := h.cfg.outcome(ctx, "kafka", kafkaTopicOf(parts), items, res)
 	if err != nil {
 		return nil, err
 	}

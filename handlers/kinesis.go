@@ -122,7 +122,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		}
 		return h.chain.Handle(ctx, *r)
 	})
-	report, err := h.cfg.outcome(ctx, "kinesis", items, res)
+	report, err := h.cfg.outcome(ctx, "kinesis", kinesisShardOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}

@@ -45,9 +45,12 @@ type config struct {
 	idemOpts        []idempotency.Option
 	idemKey         any // func(R) string for the handler's record type R
 	idemOptional    bool
-	idemPayload     any // func(R) []byte
-	idemOnDup       any // func(context.Context, R, []byte) error
-	kafka           *kafkaCodecs // WithKafkaValue, WithKafkaKey, WithKafkaEventRecordFormat
+	idemPayload     any            // func(R) []byte
+	idemOnDup       any            // func(context.Context, R, []byte) error
+	kafka           *kafkaCodecs   // WithKafkaValue, WithKafkaKey, WithKafkaEventRecordFormat
+	window          windowOptions  // window handlers (window.go)
+	metricsOpt      *Metrics       // WithMetrics (metrics.go)
+	metrics         *metricsConfig // nil: no metrics
 	errs            []error
 }
 
@@ -267,6 +270,8 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil) {
 		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))
 	}
+	c.checkWindow()
+	c.setMetrics()
 	c.concurrencySet = c.concurrency > 0
 	if c.concurrency == 0 {
 		c.concurrency = map[sourceKind]int{kindStream: 1, kindSQS: 8, kindKafka: 4}[kind]
@@ -345,7 +350,8 @@ func (c *config) engine(source string, policy engine.Policy, concurrency int) en
 
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
-func (c *config) outcome(ctx context.Context, source string, items []engine.Item, res *engine.Result) ([]int, error) {
+// resource is the shard, stream, queue or topic, for metrics.
+func (c *config) outcome(ctx context.Context, source, resource string, items []engine.Item, res *engine.Result) ([]int, error) {
 	report, err := res.Report, res.Err
 	if err == nil && c.wholeBatch && len(report) > 0 {
 		i := report[0]
@@ -357,6 +363,9 @@ func (c *config) outcome(ctx context.Context, source string, items []engine.Item
 	}
 	if c.onBatch != nil {
 		c.onBatch(ctx, batchReport(source, items, res, report, err))
+	}
+	if c.metrics != nil {
+		c.metrics.emit(source, resource, items, res)
 	}
 	return report, err
 }

@@ -153,7 +153,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 		return h.chain.Handle(ctx, *r)
 	})
-	report, err := h.cfg.outcome(ctx, source, items, res)
+	report, err := h.cfg.outcome(ctx, source, sqsQueueOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}

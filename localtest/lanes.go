@@ -687,8 +687,13 @@ func (r *runner) batchingWindow(ctx context.Context, l *lane, want int) error {
 }
 
 // windowStart is the start of the tumbling window holding t: windows are
-// aligned to the epoch, as Lambda aligns them to arrival times.
-func windowStart(t time.Time, win time.Duration) time.Time { return t.Truncate(win) }
+// aligned to the Unix epoch, as Lambda aligns them to arrival times.
+// (time.Time.Truncate aligns to year 1 instead, which differs for a window
+// length that does not divide a day, such as 7 s.)
+func windowStart(t time.Time, win time.Duration) time.Time {
+	since := t.Sub(time.Unix(0, 0))
+	return time.Unix(0, 0).Add(since - since%win).In(t.Location())
+}
 
 // windowEvent adds the tumbling window fields to a stream event.
 func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, final, early bool) []byte {

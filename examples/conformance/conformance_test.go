@@ -405,3 +405,36 @@ func TestRIETransientAcrossInvocations(t *testing.T) {
 		t.Fatalf("effects %v", got)
 	}
 }
+
+func TestRIEWritesMetricsWithoutConfiguration(t *testing.T) {
+	bin := rie.BuildHandler(t, "github.com/sluicehq/sluice/examples/conformance")
+	fn := rie.Start(t, bin, rie.Env("SLUICE_SOURCE", "sqs"), rie.Timeout(10*time.Second))
+	raw, _ := event(t, "sqs", "ok", "fail")
+	if _, err := fn.Invoke(context.Background(), raw); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, line := range strings.Split(fn.Logs(), "\n") {
+		i := strings.Index(line, `{"_aws":`)
+		if i < 0 {
+			continue
+		}
+		var m struct {
+			AWS struct {
+				CloudWatchMetrics []struct{ Namespace string }
+			} `json:"_aws"`
+			Received float64 `json:"RecordsReceived"`
+			Failed   float64 `json:"RecordsFailed"`
+		}
+		if err := json.Unmarshal([]byte(line[i:]), &m); err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		if len(m.AWS.CloudWatchMetrics) != 1 || m.AWS.CloudWatchMetrics[0].Namespace != "Sluice/Conformance" || m.Received != 2 || m.Failed != 1 {
+			t.Fatalf("metrics line %s", line[i:])
+		}
+		found = true
+	}
+	if !found {
+		t.Fatalf("no Embedded Metric Format line in the function's output:\n%s", fn.Logs())
+	}
+}

@@ -24,6 +24,11 @@
 //	                     by each record's default key; the endpoint and region
 //	                     come from the standard AWS environment
 //	                     (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION)
+//	SLUICE_METRICS_NAMESPACE
+//	                     the CloudWatch namespace of the per-batch metrics
+//	                     (one Embedded Metric Format line on standard output
+//	                     per batch); default Sluice/Conformance: this function
+//	                     always writes them
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //
@@ -69,7 +74,9 @@ func main() {
 			time.Sleep(time.Hour) // not select{}: the runtime would call that a deadlock and exit
 		}
 	}
-	var opts []handlers.Option
+	// Metrics are always on here: SLUICE_METRICS_NAMESPACE, when set, names
+	// the namespace instead of this default.
+	opts := []handlers.Option{handlers.WithMetrics(handlers.Metrics{Namespace: "Sluice/Conformance"})}
 	if v := os.Getenv("SLUICE_RETRY_BACKOFF"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

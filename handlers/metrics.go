@@ -1,0 +1,352 @@
+package handlers
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/engine"
+)
+
+// EnvMetricsNamespace names the environment variable that turns metrics on:
+// its value is the CloudWatch namespace. Sluice's CDK constructs set it.
+// When set (not empty) it names the namespace even over WithMetrics.
+const EnvMetricsNamespace = "SLUICE_METRICS_NAMESPACE"
+
+// A Dimension is a CloudWatch dimension a handler can put on its metrics.
+type Dimension string
+
+const (
+	// DimensionFunction is "FunctionName": AWS_LAMBDA_FUNCTION_NAME.
+	DimensionFunction Dimension = "FunctionName"
+	// DimensionSource is "Source": kinesis, dynamodb, sqs, sqs-fifo or kafka.
+	DimensionSource Dimension = "Source"
+	// DimensionResource is where the batch came from, named by source:
+	// "ShardId" (Kinesis), "TableName" (DynamoDB Streams), "QueueName"
+	// (SQS) or "Topic" (Kafka, the first topic of the batch). One metric
+	// per shard costs one CloudWatch custom metric per shard.
+	DimensionResource Dimension = "Resource"
+)
+
+// DefaultDimensions are the dimensions of Metrics without Dimensions.
+var defaultDimensions = []Dimension{DimensionFunction, DimensionSource}
+
+// Metrics configures the CloudWatch metrics a handler writes: per batch, one
+// log line in CloudWatch Embedded Metric Format, which CloudWatch Logs turns
+// into metrics (no SDK call, no request). See WithMetrics.
+type Metrics struct {
+	// Namespace is the CloudWatch namespace (1-255 characters: letters,
+	// digits and . - _ / # : space; not starting with "AWS/").
+	// SLUICE_METRICS_NAMESPACE, when set, replaces it.
+	Namespace string
+	// Dimensions is the dimension set, in order; nil means FunctionName and
+	// Source. A dimension without a value in an invocation (no function
+	// name outside Lambda) is left out of it.
+	Dimensions []Dimension
+	// Fixed adds dimensions with fixed values to the set, e.g.
+	// {"Environment": "prod"}.
+	Fixed map[string]string
+	// Output is where the lines go; nil means standard output, which Lambda
+	// sends to CloudWatch Logs.
+	Output io.Writer
+}
+
+// The metrics each batch writes, all unit Count but the two durations.
+const (
+	MetricRecordsReceived     = "RecordsReceived"     // records in the batch
+	MetricRecordsSucceeded    = "RecordsSucceeded"    // succeeded, duplicates included
+	MetricRecordsFailed       = "RecordsFailed"       // ran and failed
+	MetricRecordsNotAttempted = "RecordsNotAttempted" // not run: the deadline was near or an earlier record failed
+	MetricInProcessRetries    = "InProcessRetries"    // retries of transient errors inside the invocation
+	MetricRecordsDuplicate    = "RecordsDuplicate"    // skipped: their effect had completed (WithIdempotency)
+	MetricBatchDuration       = "BatchDuration"       // Milliseconds: running the records
+	MetricOldestRecordAge     = "OldestRecordAge"     // Milliseconds: age of the oldest record at the batch's start
+	// A RecordsQuarantined count (records parked in a dead-letter
+	// destination) joins these when dead letters exist: metricsConfig.emit
+	// marks the place.
+)
+
+// WithMetrics makes the handler write CloudWatch metrics for every batch
+// (see Metrics and the Metric constants). Without it, metrics are on only
+// when SLUICE_METRICS_NAMESPACE names a namespace, with the default
+// dimensions; custom metrics cost money, so they are off otherwise.
+func WithMetrics(m Metrics) Option {
+	return func(c *config) {
+		cp := m
+		cp.Dimensions = slices.Clone(m.Dimensions)
+		c.metricsOpt = &cp
+	}
+}
+
+// metricsConfig is a handler's resolved metrics settings.
+type metricsConfig struct {
+	out      io.Writer
+	mu       sync.Mutex // one whole line per Write, whatever the writer
+	now      func() time.Time
+	function string
+	dims     []Dimension
+	fixed    [][2]string // sorted by name
+	// head is the start of the directive, up to and including
+	// `"Dimensions":[[`; metricsDecl the rest after the dimension names.
+	head        string
+	metricsDecl string
+	metricsAge  string // metricsDecl with OldestRecordAge
+}
+
+// setMetrics resolves the metrics settings from WithMetrics and the
+// environment.
+func (c *config) setMetrics() {
+	ns, _ := c.lookupEnv(EnvMetricsNamespace)
+	m := c.metricsOpt
+	if m == nil {
+		if ns == "" {
+			return
+		}
+		m = &Metrics{}
+	}
+	if ns == "" {
+		ns = m.Namespace
+	}
+	where := "WithMetrics"
+	if v, _ := c.lookupEnv(EnvMetricsNamespace); v != "" {
+		where = EnvMetricsNamespace
+	}
+	if err := validNamespace(ns); err != nil {
+		c.errs = append(c.errs, fmt.Errorf("%s: %w", where, err))
+		return
+	}
+	mc := &metricsConfig{out: m.Output, now: c.now, dims: m.Dimensions}
+	if mc.out == nil {
+		mc.out = os.Stdout
+	}
+	if mc.dims == nil {
+		mc.dims = defaultDimensions
+	}
+	mc.function, _ = c.lookupEnv(EnvFunctionName)
+	seen := map[string]bool{}
+	for _, d := range mc.dims {
+		switch d {
+		case DimensionFunction, DimensionSource, DimensionResource:
+		default:
+			c.errs = append(c.errs, fmt.Errorf("WithMetrics: unknown dimension %q: use DimensionFunction, DimensionSource or DimensionResource", d))
+		}
+		if seen[string(d)] {
+			c.errs = append(c.errs, fmt.Errorf("WithMetrics: dimension %q given twice", d))
+		}
+		seen[string(d)] = true
+	}
+	for k, v := range m.Fixed {
+		switch {
+		case k == "" || v == "" || strings.HasPrefix(k, ":") || len(k) > 255 || len(v) > 1024:
+			c.errs = append(c.errs, fmt.Errorf("WithMetrics: fixed dimension %q=%q: names and values must be 1-255 and 1-1024 characters, names not starting with ':'", k, v))
+		case isMetricName(k) || k == "_aws" || k == "FunctionName" || k == "Source" || k == "ShardId" || k == "TableName" || k == "QueueName" || k == "Topic":
+			c.errs = append(c.errs, fmt.Errorf("WithMetrics: fixed dimension %q clashes with a name Sluice writes", k))
+		}
+		mc.fixed = append(mc.fixed, [2]string{k, v})
+	}
+	slices.SortFunc(mc.fixed, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	if n := len(mc.dims) + len(mc.fixed); n > 30 {
+		c.errs = append(c.errs, fmt.Errorf("WithMetrics: %d dimensions: CloudWatch allows 30 per metric", n))
+	}
+	head := []byte(`{"Namespace":`)
+	head = appendJSONString(head, ns)
+	mc.head = string(append(head, `,"Dimensions":[[`...))
+	decl := func(age bool) string {
+		b := []byte(`]],"Metrics":[`)
+		for i, m := range metricNames {
+			if m.name == MetricOldestRecordAge && !age {
+				continue
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"Name":"`+m.name+`","Unit":"`+m.unit+`"}`...)
+		}
+		return string(append(b, "]}]}"...))
+	}
+	mc.metricsDecl, mc.metricsAge = decl(false), decl(true)
+	c.metrics = mc
+}
+
+var metricNames = []struct{ name, unit string }{
+	{MetricRecordsReceived, "Count"},
+	{MetricRecordsSucceeded, "Count"},
+	{MetricRecordsFailed, "Count"},
+	{MetricRecordsNotAttempted, "Count"},
+	{MetricInProcessRetries, "Count"},
+	{MetricRecordsDuplicate, "Count"},
+	{MetricBatchDuration, "Milliseconds"},
+	{MetricOldestRecordAge, "Milliseconds"}, // last: left out when no record has an arrival time
+}
+
+func isMetricName(s string) bool {
+	return slices.ContainsFunc(metricNames, func(m struct{ name, unit string }) bool { return m.name == s })
+}
+
+// validNamespace checks a CloudWatch namespace.
+func validNamespace(ns string) error {
+	if ns == "" || len(ns) > 255 {
+		return fmt.Errorf("metrics namespace %q: must be 1 to 255 characters", ns)
+	}
+	if strings.HasPrefix(ns, "AWS/") {
+		return fmt.Errorf("metrics namespace %q: names starting with AWS/ are reserved for AWS services", ns)
+	}
+	for _, r := range ns {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_/#: ", r)
+		if !ok {
+			return fmt.Errorf("metrics namespace %q: %q is not allowed (letters, digits and . - _ / # : space are)", ns, r)
+		}
+	}
+	return nil
+}
+
+// resourceDimension names the resource dimension of a source.
+func resourceDimension(source string) string {
+	switch source {
+	case "kinesis":
+		return "ShardId"
+	case "dynamodb":
+		return "TableName"
+	case "kafka":
+		return "Topic"
+	}
+	return "QueueName"
+}
+
+// emit writes one batch's metrics line.
+func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *engine.Result) {
+	now := m.now()
+	var oldest time.Time
+	oldestMs := int64(math.MaxInt64)
+	for i := range items {
+		if a := &items[i].Arrival; !a.IsZero() {
+			if ms := a.UnixMilli(); ms < oldestMs {
+				oldestMs, oldest = ms, *a
+			}
+		}
+	}
+	type dim struct{ name, value string }
+	var dims [32]dim
+	nd := 0
+	for _, d := range m.dims {
+		v, name := "", string(d)
+		switch d {
+		case DimensionFunction:
+			v = m.function
+		case DimensionSource:
+			v = source
+		case DimensionResource:
+			v, name = resource, resourceDimension(source)
+		}
+		if v != "" && nd < len(dims) {
+			dims[nd] = dim{name, v}
+			nd++
+		}
+	}
+	for _, f := range m.fixed {
+		if nd < len(dims) {
+			dims[nd] = dim{f[0], f[1]}
+			nd++
+		}
+	}
+	b := make([]byte, 0, 640)
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, now.UnixMilli(), 10)
+	b = append(b, `,"CloudWatchMetrics":[`...)
+	b = append(b, m.head...)
+	for i := 0; i < nd; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, dims[i].name)
+	}
+	if oldest.IsZero() {
+		b = append(b, m.metricsDecl...)
+	} else {
+		b = append(b, m.metricsAge...)
+	}
+	for i := 0; i < nd; i++ {
+		b = append(b, ',')
+		b = appendJSONString(b, dims[i].name)
+		b = append(b, ':')
+		b = appendJSONString(b, dims[i].value)
+	}
+	b = appendMetric(b, MetricRecordsReceived, int64(len(items)))
+	b = appendMetric(b, MetricRecordsSucceeded, int64(res.Succeeded))
+	b = appendMetric(b, MetricRecordsFailed, int64(res.Failed))
+	b = appendMetric(b, MetricRecordsNotAttempted, int64(res.NotAttempted))
+	b = appendMetric(b, MetricInProcessRetries, int64(res.Retried))
+	b = appendMetric(b, MetricRecordsDuplicate, int64(res.Duplicated))
+	// RecordsQuarantined goes here once dead-letter destinations exist,
+	// declared in metricNames and counted from the engine's result.
+	b = append(b, `,"`+MetricBatchDuration+`":`...)
+	b = strconv.AppendFloat(b, float64(res.Duration.Microseconds())/1000, 'f', -1, 64)
+	if !oldest.IsZero() {
+		age := now.Add(-res.Duration).Sub(oldest).Milliseconds()
+		b = appendMetric(b, MetricOldestRecordAge, max(age, 0))
+	}
+	b = append(b, "}\n"...)
+	m.mu.Lock()
+	m.out.Write(b)
+	m.mu.Unlock()
+}
+
+func appendMetric(b []byte, name string, v int64) []byte {
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `":`...)
+	return strconv.AppendInt(b, v, 10)
+}
+
+// The resource of a batch, for DimensionResource: taken from its first
+// record, without allocating.
+
+func kinesisShardOf(recs []events.KinesisEventRecord) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	id, _, _ := strings.Cut(recs[0].EventID, ":")
+	return id
+}
+
+// dynamoDBTableOf returns the table of arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
+func dynamoDBTableOf(recs []events.DynamoDBEventRecord) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	_, rest, ok := strings.Cut(recs[0].EventSourceArn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
+func sqsQueueOf(recs []events.SQSMessage) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	arn := recs[0].EventSourceARN
+	return arn[strings.LastIndexByte(arn, ':')+1:]
+}
+
+// kafkaTopicOf returns the topic of the first "<topic>-<partition>".
+func kafkaTopicOf(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	p := parts[0]
+	if i := strings.LastIndexByte(p, '-'); i > 0 {
+		return p[:i]
+	}
+	return p
+}

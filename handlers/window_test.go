@@ -1,0 +1,428 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/localtest"
+)
+
+type winOrder struct {
+	ID       int    `json:"id"`
+	Customer string `json:"customer"`
+	Amount   int64  `json:"amount"`
+}
+
+// winAgg is a count and sum per customer.
+type winAgg struct {
+	Count map[string]int   `json:"n"`
+	Sum   map[string]int64 `json:"s"`
+}
+
+func (a winAgg) add(o winOrder) winAgg {
+	if a.Count == nil {
+		a.Count, a.Sum = map[string]int{}, map[string]int64{}
+	}
+	a.Count[o.Customer]++
+	a.Sum[o.Customer] += o.Amount
+	return a
+}
+
+func winOrders(n int) ([]localtest.InputRecord, winAgg) {
+	recs := make([]localtest.InputRecord, n)
+	var want winAgg
+	for i := range recs {
+		o := winOrder{ID: i + 1, Customer: fmt.Sprintf("c%d", i%5), Amount: int64(i%7 + 1)}
+		data, _ := json.Marshal(o)
+		recs[i] = localtest.InputRecord{PartitionKey: "orders", Data: data}
+		want = want.add(o)
+	}
+	return recs, want
+}
+
+// windowFinals collects what the final function wrote, per window.
+type windowFinals struct {
+	mu     sync.Mutex
+	writes map[time.Time]int
+	total  winAgg
+	wins   []Window
+}
+
+func (f *windowFinals) final(_ context.Context, w Window, s winAgg) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writes == nil {
+		f.writes = map[time.Time]int{}
+	}
+	f.writes[w.Start]++
+	f.wins = append(f.wins, w)
+	for c, n := range s.Count {
+		for range n {
+			f.total = f.total.add(winOrder{Customer: c})
+		}
+		f.total.Sum[c] += s.Sum[c]
+	}
+	return nil
+}
+
+func winMapping(batchSize, window int, extra func(m *localtest.Mapping)) *localtest.Mapping {
+	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, BatchSize: &batchSize, StartingPosition: "TRIM_HORIZON",
+		FunctionResponseTypes: []string{"ReportBatchItemFailures"}, TumblingWindowInSeconds: &window}
+	if extra != nil {
+		extra(m)
+	}
+	return m
+}
+
+func runWindow(t *testing.T, m *localtest.Mapping, recs []localtest.InputRecord, h localtest.BytesHandler) (*localtest.Report, []localtest.TraceEntry) {
+	t.Helper()
+	var trace []localtest.TraceEntry
+	rep, err := localtest.Run(context.Background(), localtest.Options{Mapping: m, Records: recs, Invoker: localtest.InProcess(h),
+		Trace: func(e localtest.TraceEntry) { trace = append(trace, e) }, RetryDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, trace
+}
+
+func foldOrder(_ context.Context, s winAgg, r KinesisRecord[winOrder]) (winAgg, error) {
+	return s.add(r.Value), nil
+}
+
+func TestWindowStateFlowsFromInvokeToInvoke(t *testing.T) {
+	recs, want := winOrders(2500) // 1 ms apart: three or four 1 s windows
+	var f windowFinals
+	h, err := NewKinesisWindow(foldOrder, f.final, quiet()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, trace := runWindow(t, winMapping(50, 1, nil), recs, h)
+	if rep.Totals.Processed != 2500 || rep.Failure != nil {
+		t.Fatalf("totals %+v failure %+v", rep.Totals, rep.Failure)
+	}
+	if !maps.Equal(f.total.Count, want.Count) || !maps.Equal(f.total.Sum, want.Sum) {
+		t.Fatalf("the finals add up to %+v, want %+v: state was lost between invokes", f.total, want)
+	}
+	finals := 0
+	for _, e := range trace {
+		if e.Final {
+			finals++
+		}
+	}
+	if len(f.wins) < 3 || finals != len(f.wins) || len(trace) < 50+len(f.wins) {
+		t.Fatalf("%d windows written, %d final invokes, %d invokes: want 3 or more windows of many invokes each", len(f.wins), finals, len(trace))
+	}
+	for i, w := range f.wins {
+		if w.End.Sub(w.Start) != time.Second || w.ShardID != "shardId-000000000000" || !strings.HasPrefix(w.EventSourceARN, "arn:aws:kinesis:") ||
+			w.TerminatedEarly || i > 0 && !w.Start.After(f.wins[i-1].Start) {
+			t.Fatalf("window %d: %+v", i, w)
+		}
+	}
+}
+
+func TestWindowPartialFailuresFoldEachRecordOnce(t *testing.T) {
+	// Some records fail once, after the fold has already changed the
+	// aggregate (a half-done fold): plain errors go back to Lambda as a
+	// partial response, transient ones are retried in process. Either way
+	// every record must count exactly once in the window's total.
+	recs, want := winOrders(600)
+	var mu sync.Mutex
+	failed := map[int]bool{}
+	fold := func(_ context.Context, s winAgg, r KinesisRecord[winOrder]) (winAgg, error) {
+		s = s.add(r.Value) // mutates the maps before it fails
+		mu.Lock()
+		defer mu.Unlock()
+		id := r.Value.ID
+		if !failed[id] && id%37 == 5 {
+			failed[id] = true
+			if id%2 == 0 {
+				return s, batch.Transient(fmt.Errorf("order %d: flaky", id))
+			}
+			return s, fmt.Errorf("order %d: failed once", id)
+		}
+		if !failed[id] && id == 301 {
+			failed[id] = true
+			panic("order 301 panics once")
+		}
+		return s, nil
+	}
+	var f windowFinals
+	h, err := NewKinesisWindow(fold, f.final, opts(WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(time.Microsecond)}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, trace := runWindow(t, winMapping(40, 900, nil), recs, h)
+	if rep.Totals.Processed != 600 || rep.Totals.OnFailure != 0 {
+		t.Fatalf("totals %+v", rep.Totals)
+	}
+	partial := 0
+	for _, e := range trace {
+		if e.Result == localtest.ResultPartial {
+			partial++
+		}
+	}
+	if partial == 0 {
+		t.Fatal("no partial response: the test did not exercise partial failures")
+	}
+	if !maps.Equal(f.total.Count, want.Count) || !maps.Equal(f.total.Sum, want.Sum) {
+		t.Fatalf("the window's total is %+v, want %+v: a record was folded twice or lost", f.total, want)
+	}
+}
+
+// loseFinalAnswer makes the first answer of each window's final invoke
+// fail after the function ran, as if the invocation had timed out: Lambda
+// retries the final invoke.
+type loseFinalAnswer struct {
+	h    localtest.BytesHandler
+	mu   sync.Mutex
+	lost map[string]bool
+}
+
+func (l *loseFinalAnswer) Invoke(ctx context.Context, p []byte) ([]byte, error) {
+	out, err := l.h.Invoke(ctx, p)
+	var ev events.KinesisTimeWindowEvent
+	if json.Unmarshal(p, &ev) == nil && ev.IsFinalInvokeForWindow {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if k := ev.Window.Start.String(); !l.lost[k] {
+			l.lost[k] = true
+			return nil, errors.New("the answer of the final invoke was lost")
+		}
+	}
+	return out, err
+}
+
+func TestWindowFinalWritesOnceWhenRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		writes int
+	}{
+		{"WithWindowIdempotency", []Option{WithWindowIdempotency(idempotency.NewMemoryStore())}, 1},
+		{"without", nil, 2}, // the same run shows the retry would write again
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, want := winOrders(2100)
+			var f windowFinals
+			h, err := NewKinesisWindow(foldOrder, f.final, opts(tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, trace := runWindow(t, winMapping(100, 1, nil), recs, &loseFinalAnswer{h: h, lost: map[string]bool{}})
+			finals, failedFinals := 0, 0
+			for _, e := range trace {
+				if e.Final {
+					finals++
+					if e.Result != localtest.ResultSuccess {
+						failedFinals++
+					}
+				}
+			}
+			if rep.Totals.Processed != 2100 || failedFinals == 0 || finals != 2*failedFinals {
+				t.Fatalf("totals %+v; %d final invokes, %d failed: want each window's final retried once", rep.Totals, finals, failedFinals)
+			}
+			for start, n := range f.writes {
+				if n != tc.writes {
+					t.Fatalf("window %v written %d times, want %d", start, n, tc.writes)
+				}
+			}
+			if tc.writes == 1 && (!maps.Equal(f.total.Count, want.Count) || !maps.Equal(f.total.Sum, want.Sum)) {
+				t.Fatalf("total %+v, want %+v", f.total, want)
+			}
+		})
+	}
+}
+
+// stateSizes records the size of the state of every answer.
+type stateSizes struct {
+	h    localtest.BytesHandler
+	max  int
+	errs []string
+}
+
+func (s *stateSizes) Invoke(ctx context.Context, p []byte) ([]byte, error) {
+	out, err := s.h.Invoke(ctx, p)
+	if err != nil {
+		s.errs = append(s.errs, err.Error())
+		return out, err
+	}
+	var resp struct {
+		State json.RawMessage `json:"state"`
+	}
+	json.Unmarshal(out, &resp)
+	s.max = max(s.max, len(resp.State))
+	return out, err
+}
+
+func TestWindowStateSizeGuard(t *testing.T) {
+	// Each record adds 64 hex digits to the aggregate: the state passes the
+	// 4 KB limit after about a hundred records.
+	type digests struct {
+		Seen []string `json:"seen"`
+	}
+	fold := func(_ context.Context, s digests, r KinesisRecord[winOrder]) (digests, error) {
+		sum := sha256.Sum256([]byte(fmt.Sprint(r.Value.ID)))
+		s.Seen = append(s.Seen, hex.EncodeToString(sum[:]))
+		return s, nil
+	}
+	var finalSeen []int
+	final := func(_ context.Context, _ Window, s digests) error {
+		finalSeen = append(finalSeen, len(s.Seen))
+		return nil
+	}
+	const limit = 4096
+	h, err := NewKinesisWindow(fold, final, opts(WithWindowStateLimit(limit))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := winOrders(300)
+	sizes := &stateSizes{h: h}
+	rep, trace := runWindow(t, winMapping(40, 900, func(m *localtest.Mapping) { m.MaximumRetryAttempts = ptrInt(1) }), recs, sizes)
+	if sizes.max == 0 || sizes.max > limit {
+		t.Fatalf("largest state returned: %d bytes, limit %d", sizes.max, limit)
+	}
+	var partialAt string
+	for _, e := range trace {
+		if e.Result == localtest.ResultPartial {
+			partialAt = e.Reported[0]
+			break
+		}
+	}
+	if partialAt == "" || len(sizes.errs) == 0 || !strings.Contains(sizes.errs[0], "window state of shard shardId-000000000000") ||
+		!strings.Contains(sizes.errs[0], "over the limit of 4096") || !strings.Contains(sizes.errs[0], partialAt) {
+		t.Fatalf("want a partial response at the record that overflows, then a *WindowStateError naming it; got partial at %q, errors %q", partialAt, sizes.errs)
+	}
+	if rep.Totals.OnFailure == 0 || len(finalSeen) != 1 || finalSeen[0] != rep.Totals.Processed {
+		t.Fatalf("totals %+v, final saw %v: the window must close with exactly the records processed", rep.Totals, finalSeen)
+	}
+}
+
+func ptrInt(n int) *int { return &n }
+
+type winDDBOrder struct {
+	ID       int    `dynamodbav:"id"`
+	Customer string `dynamodbav:"customer"`
+	Amount   int64  `dynamodbav:"amount"`
+}
+
+func TestDynamoDBWindow(t *testing.T) {
+	n := 1500
+	recs := make([]localtest.InputRecord, n)
+	var want winAgg
+	for i := range recs {
+		o := winOrder{ID: i + 1, Customer: fmt.Sprintf("c%d", i%3), Amount: int64(i%5 + 1)}
+		recs[i] = localtest.InputRecord{Keys: json.RawMessage(fmt.Sprintf(`{"id":%d}`, o.ID)),
+			NewImage:  json.RawMessage(fmt.Sprintf(`{"id":%d,"customer":%q,"amount":%d}`, o.ID, o.Customer, o.Amount)),
+			EventName: "INSERT"}
+		want = want.add(o)
+	}
+	var f windowFinals
+	fold := func(_ context.Context, s winAgg, r DynamoDBRecord[winDDBOrder]) (winAgg, error) {
+		return s.add(winOrder{Customer: r.New.Customer, Amount: r.New.Amount}), nil
+	}
+	h, err := NewDynamoDBWindow(fold, f.final, quiet()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := winMapping(100, 1, func(m *localtest.Mapping) { m.EventSource = localtest.SourceDynamoDB })
+	rep, _ := runWindow(t, m, recs, h)
+	if rep.Totals.Processed != n || len(f.wins) < 2 || !maps.Equal(f.total.Count, want.Count) || !maps.Equal(f.total.Sum, want.Sum) {
+		t.Fatalf("totals %+v, %d windows, total %+v, want %+v", rep.Totals, len(f.wins), f.total, want)
+	}
+}
+
+func TestWindowStateEncoding(t *testing.T) {
+	big := winAgg{Count: map[string]int{}, Sum: map[string]int64{}}
+	for i := range 2000 {
+		big = big.add(winOrder{Customer: fmt.Sprintf("customer-%05d", i), Amount: int64(i)})
+	}
+	for _, tc := range []struct {
+		name string
+		in   winAgg
+		key  string
+	}{
+		{"zero", winAgg{}, windowStateJSON},
+		{"small", winAgg{}.add(winOrder{Customer: "a", Amount: 3}), windowStateJSON},
+		{"large is compressed", big, windowStateGzip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc, err := encodeWindowState(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]string
+			if err := json.Unmarshal(enc, &m); err != nil || m["sluice"] != "1" || m[tc.key] == "" || len(m) != 2 {
+				t.Fatalf("state %s: %v", enc, err)
+			}
+			got, err := decodeWindowState[winAgg](m)
+			if err != nil || !maps.Equal(got.Count, tc.in.Count) || !maps.Equal(got.Sum, tc.in.Sum) {
+				t.Fatalf("round trip: %+v %v", got, err)
+			}
+		})
+	}
+	raw, _ := json.Marshal(big)
+	enc, _ := encodeWindowState(big)
+	if len(enc)*3 > len(raw) {
+		t.Fatalf("a 2,000-customer aggregate of %d bytes encodes to %d: want a third or less", len(raw), len(enc))
+	}
+	for _, tc := range []struct {
+		name  string
+		state map[string]string
+		want  string
+	}{
+		{"empty is the zero value", map[string]string{}, ""},
+		{"not ours", map[string]string{"count": "3"}, "not written by a Sluice window handler"},
+		{"newer version", map[string]string{"sluice": "2", "json": "{}"}, `format version "2"`},
+		{"no payload", map[string]string{"sluice": "1"}, "neither"},
+		{"bad base64", map[string]string{"sluice": "1", "gz": "%%%"}, "not base64"},
+		{"bad gzip", map[string]string{"sluice": "1", "gz": "AAAA"}, "not gzip"},
+		{"another type", map[string]string{"sluice": "1", "json": `{"n":[1]}`}, "does not decode into handlers.winAgg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeWindowState[winAgg](tc.state)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWindowHandlerRefusals(t *testing.T) {
+	final := func(context.Context, Window, winAgg) error { return nil }
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"per-record idempotency", second(NewKinesisWindow(foldOrder, final, opts(WithIdempotency(idempotency.NewMemoryStore()))...)), "WithWindowIdempotency"},
+		{"key concurrency", second(NewKinesisWindow(foldOrder, final, opts(WithKeyConcurrency(4))...)), "sequence order"},
+		{"window option on a plain handler", second(NewKinesis(func(context.Context, KinesisRecord[winOrder]) error { return nil },
+			opts(WithWindowStateLimit(1000))...)), "window handlers only"},
+		{"nil final", second(NewKinesisWindow[winOrder, winAgg](foldOrder, nil, quiet()...)), "final function is nil"},
+		{"tiny limit", second(NewKinesisWindow(foldOrder, final, opts(WithWindowStateLimit(10))...)), "at least 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", tc.err, tc.want)
+			}
+		})
+	}
+	h := MustKinesisWindow(foldOrder, final, quiet()...)
+	ev, _ := kinesisTestEvent("ok")
+	if _, err := h.Invoke(context.Background(), ev); err == nil || !strings.Contains(err.Error(), "TumblingWindowInSeconds") {
+		t.Fatalf("an event without a window: %v", err)
+	}
+}
