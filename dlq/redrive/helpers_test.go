@@ -19,7 +19,7 @@ import (
 func envelopes(t testing.TB, payload []byte) []*dlq.Envelope {
 	t.Helper()
 	var env struct {
-		Records        json.RawMessage `json:"Records"`
+		Records        json.RawMessage              `json:"Records"`
 		KafkaRecords   map[string][]json.RawMessage `json:"records"`
 		EventSourceArn string                       `json:"eventSourceArn"`
 	}

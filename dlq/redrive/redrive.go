@@ -100,8 +100,8 @@ type Leftover struct {
 // Summary is the outcome of Run.
 type Summary struct {
 	Totals
-	// Left lists the envelopes that stay, in the order met.
-	Left []Leftover
+	// Leftovers lists the envelopes that stay, in the order met.
+	Leftovers []Leftover
 	// Stopped says why the run stopped before the source was drained, or "".
 	Stopped string
 }
@@ -194,7 +194,7 @@ type run struct {
 
 func (r *run) leave(m inbox.Message, record, reason string, counter *int) {
 	*counter++
-	r.sum.Left = append(r.sum.Left, Leftover{Message: m.ID, Record: record, Reason: reason})
+	r.sum.Leftovers = append(r.sum.Leftovers, Leftover{Message: m.ID, Record: record, Reason: reason})
 }
 
 // window replays one window of messages: parse, check, group, invoke.
