@@ -30,7 +30,10 @@ func TestLambdaLinksNoReplay(t *testing.T) {
 		}
 		for _, d := range deps {
 			for _, f := range forbidden {
-				if d == f || strings.HasPrefix(d, f+"/") {
+				// Sluice's packages and franz-go with their subpackages; an
+				// SDK service client itself (its types packages are not
+				// clients: events reads DynamoDB attribute values with them).
+				if d == f || strings.HasPrefix(d, f+"/") && !strings.Contains(f, "/service/") {
 					t.Errorf("%s links %s: keep replay, the runner and stream clients out of Lambda functions", pkg, d)
 				}
 			}
