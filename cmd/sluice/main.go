@@ -25,6 +25,19 @@
 // endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_REGION); running it again succeeds.
 //
+//	sluice redrive (--from-queue URL | --from-file FILE) --handler ./bootstrap \
+//	    [--batch-size 1] [--rate 10/s] [--dry-run] [--env KEY=VALUE]... [--timeout 3s]
+//
+// redrive replays dead-lettered records (the envelopes of package dlq):
+// it rebuilds each record's Lambda event byte for byte, invokes the
+// function, and removes an envelope only once its record succeeded.
+//
+//	sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL)
+//
+// fetch-failed reads Lambda's on-failure records of stream and Kafka
+// mappings, which name records without carrying them, reads those records
+// back from the stream, and writes envelopes that redrive replays.
+//
 // The handler is a compiled Lambda bootstrap (run behind a Lambda Runtime API
 // that sluice hosts; a timeout kills and restarts it, as Lambda does) or an
 // http(s):// Lambda Invoke API endpoint (SAM start-lambda, LocalStack, the
@@ -50,19 +63,24 @@ Usage:
       such as sam local generate-event writes)
   sluice invoke --event FILE --handler TARGET [flags]
       send one event, unchanged, and say what Lambda makes of the answer
+  sluice redrive (--from-queue URL | --from-file FILE) --handler TARGET [flags]
+      replay dead-lettered records; remove each envelope once it succeeded
+  sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL)
+      read back the records Lambda's on-failure records name, as envelopes
   sluice tables create --idempotency NAME
       create the DynamoDB idempotency table (AWS_ENDPOINT_URL_DYNAMODB,
       AWS_REGION); running it again succeeds
 
 TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
 (SAM start-lambda, LocalStack, RIE) or aws:NAME.
-Run "sluice run -h" or "sluice invoke -h" for the flags.
+Run "sluice COMMAND -h" for the flags.
 `
 
 // cli runs one command and returns the exit code: for run, 0 when the run
 // finished and every invariant held, 1 when an invariant was violated or the
 // run failed; for invoke, 0 when the function answered without a function
-// error, 1 otherwise; 2 for a usage error.
+// error, 1 otherwise; for redrive and fetch-failed, 0 when nothing is left,
+// 1 otherwise; 2 for a usage error.
 func cli(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -73,6 +91,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdout, stderr)
 	case "invoke":
 		return invokeCommand(args[1:], os.Stdin, stdout, stderr)
+	case "redrive":
+		return redriveCommand(args[1:], stdout, stderr)
+	case "fetch-failed":
+		return fetchFailedCommand(args[1:], stdout, stderr)
 	case "tables":
 		return tablesCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
