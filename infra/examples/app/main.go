@@ -13,6 +13,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,16 +77,33 @@ func run() error {
 	return nagErrors(asm)
 }
 
-// nagErrors fails when a stack's synthesized metadata holds an error
-// annotation (cdk-nag's unsuppressed findings): an in-process synth does
-// not fail on them by itself.
+// nagErrors fails when the synthesized metadata (manifest.json) holds an
+// error annotation, as cdk-nag's unsuppressed findings are: an in-process
+// synth does not fail on them by itself.
 func nagErrors(asm cxapi.CloudAssembly) error {
+	raw, err := os.ReadFile(filepath.Join(*asm.Directory(), "manifest.json"))
+	if err != nil {
+		return err
+	}
+	var manifest struct {
+		Artifacts map[string]struct {
+			Metadata map[string][]struct {
+				Type string `json:"type"`
+				Data any    `json:"data"`
+			} `json:"metadata"`
+		} `json:"artifacts"`
+	}
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		return fmt.Errorf("manifest.json: %w", err)
+	}
 	n := 0
-	for _, st := range *asm.Stacks() {
-		for _, m := range *st.Messages() {
-			if m.Level == cxapi.SynthesisMessageLevel_ERROR {
-				n++
-				fmt.Fprintf(os.Stderr, "%s %s: %v\n", *st.StackName(), *m.Id, m.Entry.Data)
+	for name, a := range manifest.Artifacts {
+		for path, entries := range a.Metadata {
+			for _, e := range entries {
+				if e.Type == "aws:cdk:error" {
+					n++
+					fmt.Fprintf(os.Stderr, "%s %s: %v\n", name, path, e.Data)
+				}
 			}
 		}
 	}
