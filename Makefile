@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: demo test test-arm64 lint fuzz bench bench-peers
+.PHONY: demo test test-arm64 lint fuzz bench bench-peers synth
 
 ## demo: run an order-processing function over sample Kinesis and SQS batches
 demo:
@@ -32,3 +32,7 @@ bench:
 ## bench-peers: Sluice, the Go hand loop and Powertools (TypeScript) on the same events, in one run (bench/)
 bench-peers:
 	scripts/bench-peers.sh
+
+## synth: the example CDK app's CloudFormation templates in cdk.out/ (no AWS credentials, no cdk CLI); fails on cdk-nag errors
+synth:
+	cd infra/examples/app && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 CDK_OUTDIR=$(CURDIR)/cdk.out $(GO) run .

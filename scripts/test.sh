@@ -46,6 +46,17 @@ fi
 # Skips, with a note, only when qemu-user is missing and cannot be installed.
 step "arm64 (qemu-user): events, batch, handlers"
 scripts/test-arm64.sh
+# infra/ is its own module (CDK and jsii stay out of every Lambda binary):
+# vet, staticcheck and its tests, in one package that starts one Node
+# process for jsii.
+step "infra: vet, staticcheck, go test -race (CDK, cdk-nag)"
+(
+	cd infra
+	export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	go test -race -count=1 -timeout 15m ./...
+)
 # go test last, so its summary lines close the output.
 step "go test -race"
 go test -race -count=1 -timeout 30m ./...

@@ -33,7 +33,10 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names (required)")
+	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names; "+
+		"with --template, the mapping in the template: its logical ID, or its function's logical ID or name (required)")
+	templatePath := fs.String("template", "", "a synthesized CloudFormation template (cdk.out/STACK.template.json): run the mapping --mapping names "+
+		"with the settings, function timeout and environment that deploy")
 	recordsPath := fs.String("records", "", "records.jsonl (one record per line) or a Lambda event file such as sam local generate-event writes (required unless the mapping names an endpoint)")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
@@ -96,20 +99,40 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	case *exactlyOnce && *effectsPath == "":
 		return usage("--exactly-once goes with --effects: the check counts each record's effects")
 	}
-	functionNameSet := false
-	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
+	functionNameSet, timeoutSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		functionNameSet = functionNameSet || f.Name == "function-name"
+		timeoutSet = timeoutSet || f.Name == "timeout"
+	})
 
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "sluice run: %v\n", err)
 		return 1
 	}
-	raw, err := os.ReadFile(*mappingPath)
-	if err != nil {
-		return fail(err)
-	}
-	mapping, err := localtest.ParseMapping(raw)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", *mappingPath, err))
+	var mapping *localtest.Mapping
+	var templateEnv []string
+	if *templatePath != "" {
+		tm, err := mappingFromTemplate(*templatePath, *mappingPath, env, stderr)
+		if err != nil {
+			return fail(err)
+		}
+		mapping = tm.Mapping
+		if !timeoutSet && tm.FunctionTimeout > 0 {
+			*timeout = tm.FunctionTimeout
+		}
+		for _, k := range slices.Sorted(maps.Keys(tm.Environment)) {
+			templateEnv = append(templateEnv, k+"="+tm.Environment[k])
+		}
+		*mappingPath = *templatePath + " (" + tm.LogicalID + ")"
+	} else {
+		raw, err := os.ReadFile(*mappingPath)
+		if err != nil {
+			return fail(err)
+		}
+		mapping, err = localtest.ParseMapping(raw)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", *mappingPath, err))
+		}
 	}
 	if err := mapping.Validate(); err != nil {
 		return fail(fmt.Errorf("%s: AWS would reject this mapping:\n  %s", *mappingPath, strings.ReplaceAll(err.Error(), "\n", "\n  ")))
@@ -168,8 +191,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// The function's environment: sluice's own, then what the mapping says
-	// (as Sluice's CDK constructs set it), then --env, the last one winning.
+	// (as Sluice's CDK constructs set it), then the template's, then --env,
+	// the last one winning.
 	fenv := append(os.Environ(), handlers.EnvReportBatchItemFailures+"="+strconv.FormatBool(mapping.ReportsBatchItemFailures()))
+	fenv = append(fenv, templateEnv...)
 	if mapping.FunctionName != "" {
 		fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+functionNameOf(mapping.FunctionName))
 	}
@@ -236,6 +261,34 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// mappingFromTemplate reads the mapping name designates from the template
+// at path. A variable of the function's environment that CloudFormation
+// resolves only at deploy must be given with --env.
+func mappingFromTemplate(path, name string, env []string, stderr io.Writer) (*localtest.TemplateMapping, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tm, err := localtest.MappingFromTemplate(raw, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var missing []string
+	for _, k := range slices.Sorted(maps.Keys(tm.Unresolved)) {
+		if envValue(env, k) == "" {
+			missing = append(missing, fmt.Sprintf("%s: %s; pass --env %s=VALUE", k, tm.Unresolved[k], k))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%s: the function %s reads variables known only once deployed:\n  %s",
+			path, tm.FunctionLogicalID, strings.Join(missing, "\n  "))
+	}
+	for _, n := range tm.Notes {
+		fmt.Fprintf(stderr, "sluice run: %s: %s\n", path, n)
+	}
+	return tm, nil
 }
 
 func parseFaults(s string) (localtest.Faults, error) {

@@ -1,0 +1,118 @@
+package infra
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Consumer is what every consumer construct exposes.
+type Consumer struct {
+	constructs.Construct
+	Function awslambda.Function
+	// Role is the function's own role.
+	Role     awsiam.Role
+	LogGroup awslogs.LogGroup
+	// Mapping is the event source mapping (its CloudFormation resource, as
+	// `sluice run --template` reads it).
+	Mapping awslambda.CfnEventSourceMapping
+	// DeadLetters is the quarantine queue (SLUICE_DLQ_URL).
+	DeadLetters *DeadLetterQueue
+	// IdempotencyTable is the table given in the props, or nil.
+	IdempotencyTable *IdempotencyTable
+	// Alarms by name: Errors, Throttles, and as the source has them
+	// IteratorAge, OnFailureOldestMessage, RedriveOldestMessage.
+	Alarms map[string]awscloudwatch.Alarm
+}
+
+// commonProps are the props every consumer shares.
+type commonProps struct {
+	fn          *FunctionOptions
+	deadLetters *DeadLetterQueue
+	idempotency *IdempotencyTable
+	attempts    *AttemptsTable // streams and Kafka
+	maxAttempts int
+	report      bool
+	alarms      *AlarmOptions
+}
+
+// build makes the function with the variables and grants the handler
+// needs, the dead-letter queue if none was given, and the function alarms.
+func (c *Consumer) build(p commonProps) *alarms {
+	if p.deadLetters == nil {
+		// A standard queue even for a FIFO source: each envelope carries its
+		// message group, and a redrive restores order by itself.
+		p.deadLetters = NewDeadLetterQueue(c.Construct, jsii.String("DeadLetters"), &DeadLetterQueueProps{Alarms: p.alarms})
+	}
+	c.DeadLetters = p.deadLetters
+	c.IdempotencyTable = p.idempotency
+	env := map[string]string{
+		EnvReportBatchItemFailures: strconv.FormatBool(p.report),
+		EnvDLQURL:                  *p.deadLetters.Queue.QueueUrl(),
+		EnvMaxAttempts:             strconv.Itoa(p.maxAttempts),
+	}
+	if p.idempotency != nil {
+		env[EnvIdempotencyTable] = *p.idempotency.Table.TableName()
+	}
+	if p.attempts != nil {
+		env[EnvAttemptsTable] = *p.attempts.Table.TableName()
+	}
+	f := newFunction(c.Construct, p.fn, env)
+	c.Function, c.Role, c.LogGroup = f.fn, f.role, f.logGroup
+	p.deadLetters.Queue.GrantSendMessages(f.role)
+	if p.idempotency != nil {
+		p.idempotency.Table.Grant(f.role, itemActions()...)
+	}
+	if p.attempts != nil {
+		p.attempts.Table.Grant(f.role, itemActions()...)
+	}
+	a := newAlarms(c.Construct, p.alarms)
+	a.function(f.fn)
+	c.Alarms = a.all
+	return a
+}
+
+// onFailureQueue makes the queue a stream or Kafka mapping sends its
+// on-failure records to (metadata naming the failed batch, which
+// `sluice fetch-failed` reads back from the stream), unless one is given.
+func (c *Consumer) onFailureQueue(given awssqs.IQueue, a *alarms) awssqs.IQueue {
+	q := given
+	if q == nil {
+		own := newSafeQueue(c.Construct, "OnFailure", &awssqs.QueueProps{})
+		suppress(own, "AwsSolutions-SQS3",
+			"This queue is the event source mapping's on-failure destination, which Lambda writes to directly; "+
+				"the rule only recognises dead-letter queues named in a redrive policy.")
+		a.deadLetterAge("OnFailureOldestMessage", own, "the on-failure queue")
+		q = own
+	}
+	q.GrantSendMessages(c.Role)
+	return q
+}
+
+// mapping makes the event source mapping once the role's grants exist:
+// CreateEventSourceMapping checks the role's permissions.
+func (c *Consumer) mapping(props *awslambda.CfnEventSourceMappingProps) {
+	props.FunctionName = c.Function.FunctionName()
+	c.Mapping = awslambda.NewCfnEventSourceMapping(c.Construct, jsii.String("Mapping"), props)
+	c.Mapping.Node().AddDependency(c.Role)
+}
+
+// itemActions are the item reads and writes the idempotency and attempts
+// stores make: no scans, queries, streams or table changes.
+func itemActions() []*string {
+	return *jsii.Strings("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+		"dynamodb:DeleteItem", "dynamodb:BatchWriteItem")
+}
+
+func responseTypes(report bool) *[]*string {
+	if !report {
+		return nil
+	}
+	return jsii.Strings("ReportBatchItemFailures")
+}

@@ -1,0 +1,28 @@
+// Package infra holds AWS CDK constructs (Go, CDK v2) that deploy a Sluice
+// function with the event source mapping its handler expects:
+//
+//	StreamConsumer   a Kinesis stream or a DynamoDB table's stream
+//	QueueConsumer    an SQS queue, standard or FIFO, with its redrive queue
+//	KafkaConsumer    an Amazon MSK topic or a self-managed Kafka topic
+//	IdempotencyTable the DynamoDB table idempotency/dynamodbstore uses
+//	AttemptsTable    the DynamoDB table that counts attempts per record
+//	DeadLetterQueue  the SQS queue the quarantine middleware writes to
+//
+// Each consumer builds an arm64 provided.al2023 function from a directory
+// holding a compiled bootstrap, with its own role and log group, and sets
+// safe defaults (see Defaults in the README): partial batch responses on,
+// bounded retries and record age, bisection for streams, an on-failure
+// queue for streams and Kafka, redrive for SQS, a visibility timeout of six
+// times the function timeout, encryption at rest, least-privilege grants
+// and alarms. Whatever the handler depends on reaches it as an environment
+// variable (the Env constants), so the handler checks at start-up that the
+// mapping is the one it expects.
+//
+// Invalid combinations (a batching window on FIFO, BatchSize over 10 on
+// FIFO, a record age of 1-59 s, ...) panic in the constructor with every
+// problem named, as CDK's own constructs do, so `cdk synth` fails before
+// anything is deployed.
+//
+// infra is its own Go module: CDK and jsii never reach a Lambda binary or a
+// program that imports only Sluice's runtime packages.
+package infra

@@ -1,0 +1,38 @@
+package infra
+
+// The environment variables the constructs set on the function. The runtime
+// packages read them by the same names.
+const (
+	// EnvReportBatchItemFailures is "true" when the mapping has
+	// FunctionResponseTypes ReportBatchItemFailures, else "false"; the
+	// handler checks it at init.
+	EnvReportBatchItemFailures = "SLUICE_REPORT_BATCH_ITEM_FAILURES"
+	// EnvIdempotencyTable names the idempotency table (IdempotencyTable).
+	EnvIdempotencyTable = "SLUICE_IDEMPOTENCY_TABLE"
+	// EnvDLQURL is the URL of the queue the quarantine middleware sends
+	// dead letters to (DeadLetterQueue).
+	EnvDLQURL = "SLUICE_DLQ_URL"
+	// EnvMaxAttempts is the attempt limit after which a record is
+	// quarantined, a decimal integer.
+	EnvMaxAttempts = "SLUICE_MAX_ATTEMPTS"
+	// EnvAttemptsTable names the table that counts attempts of stream and
+	// Kafka records (AttemptsTable).
+	EnvAttemptsTable = "SLUICE_ATTEMPTS_TABLE"
+	// EnvMetricsNamespace is the CloudWatch namespace of the handler's
+	// embedded-metric-format lines; unset, the handler emits none.
+	EnvMetricsNamespace = "SLUICE_METRICS_NAMESPACE"
+)
+
+// Table layout shared by the idempotency and attempts tables (see
+// idempotency/dynamodbstore): a string partition key and a TTL attribute in
+// epoch seconds.
+const (
+	TablePartitionKey = "id"
+	TableTTLAttribute = "expiration"
+)
+
+// reservedEnv are the variables a construct sets itself from its props;
+// FunctionOptions.Environment may not set them.
+func reservedEnv() []string {
+	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace}
+}

@@ -1,0 +1,135 @@
+// Command app is a CDK app that deploys the example handler
+// (examples/conformance) twice: as the consumer of a Kinesis orders stream
+// with idempotency and a dead-letter queue, and as the consumer of an SQS
+// FIFO queue. It builds the arm64 bootstrap itself, applies the cdk-nag
+// AwsSolutions checks, and exits 1 when a check reports an error, so both
+// `make synth` and `cdk deploy` stop there.
+//
+//	make synth                    templates in cdk.out/, no AWS credentials needed
+//	cd infra/examples/app && cdk deploy --all
+//
+// The templates are what `sluice run --template cdk.out/SluiceExample.template.json
+// --mapping sluice-example-orders` runs locally.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/sluicehq/sluice/infra"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "app:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	defer jsii.Close()
+	bootstrap, err := os.MkdirTemp("", "sluice-bootstrap-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bootstrap)
+	if err := buildBootstrap(bootstrap); err != nil {
+		return err
+	}
+
+	app := awscdk.NewApp(nil)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	stack := awscdk.NewStack(app, jsii.String("SluiceExample"), &awscdk.StackProps{
+		Description: jsii.String("Sluice example: a Kinesis orders consumer with idempotency and a dead-letter queue, and an SQS FIFO consumer"),
+	})
+
+	orders := awskinesis.NewStream(stack, jsii.String("OrdersStream"), &awskinesis.StreamProps{
+		Encryption: awskinesis.StreamEncryption_MANAGED, ShardCount: jsii.Number(2),
+	})
+	infra.NewStreamConsumer(stack, jsii.String("Orders"), &infra.StreamConsumerProps{
+		Stream:           orders,
+		IdempotencyTable: infra.NewIdempotencyTable(stack, jsii.String("Idempotency"), nil),
+		Function: infra.FunctionOptions{
+			BootstrapDir: jsii.String(bootstrap),
+			FunctionName: jsii.String("sluice-example-orders"),
+			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String("kinesis")},
+		},
+	})
+	infra.NewQueueConsumer(stack, jsii.String("Ledger"), &infra.QueueConsumerProps{
+		Fifo: jsii.Bool(true),
+		Function: infra.FunctionOptions{
+			BootstrapDir: jsii.String(bootstrap),
+			FunctionName: jsii.String("sluice-example-ledger"),
+			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String("sqs-fifo")},
+		},
+	})
+
+	asm := app.Synth(nil)
+	return nagErrors(asm)
+}
+
+// nagErrors fails when the synthesized metadata (manifest.json) holds an
+// error annotation, as cdk-nag's unsuppressed findings are: an in-process
+// synth does not fail on them by itself.
+func nagErrors(asm cxapi.CloudAssembly) error {
+	raw, err := os.ReadFile(filepath.Join(*asm.Directory(), "manifest.json"))
+	if err != nil {
+		return err
+	}
+	var manifest struct {
+		Artifacts map[string]struct {
+			Metadata map[string][]struct {
+				Type string `json:"type"`
+				Data any    `json:"data"`
+			} `json:"metadata"`
+		} `json:"artifacts"`
+	}
+	if err := json.Unmarshal(raw, &manifest); err != nil {
+		return fmt.Errorf("manifest.json: %w", err)
+	}
+	n := 0
+	for name, a := range manifest.Artifacts {
+		for path, entries := range a.Metadata {
+			for _, e := range entries {
+				if e.Type == "aws:cdk:error" {
+					n++
+					fmt.Fprintf(os.Stderr, "%s %s: %v\n", name, path, e.Data)
+				}
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d error annotations (cdk-nag) in the synthesized stacks", n)
+	}
+	return nil
+}
+
+// buildBootstrap compiles examples/conformance for Lambda (linux/arm64)
+// into dir/bootstrap, from the Sluice module this app sits in.
+func buildBootstrap(dir string) error {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(root, "examples", "conformance")); err != nil {
+		return fmt.Errorf("run the app from infra/examples/app (as cdk.json and make synth do): %w", err)
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-tags", "lambda.norpc", "-ldflags", "-s -w",
+		"-o", filepath.Join(dir, "bootstrap"), "./examples/conformance")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building examples/conformance for linux/arm64: %w", err)
+	}
+	return nil
+}

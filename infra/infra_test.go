@@ -1,0 +1,578 @@
+package infra
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+)
+
+// All CDK tests live in this one package: each test binary starts one
+// Node process of about 1 GB for jsii. The stacks are built once, in one
+// app, and synthesized once.
+
+var update = flag.Bool("update", false, "rewrite the golden template ../localtest/testdata/cdk/sluice.template.json")
+
+const fnDir = "testdata/fn"
+
+func fn() FunctionOptions { return FunctionOptions{BootstrapDir: jsii.String(fnDir)} }
+
+type fixture struct {
+	app    awscdk.App
+	stacks map[string]awscdk.Stack
+	tmpl   map[string]assertions.Template
+}
+
+var (
+	fixtureOnce sync.Once
+	theFixture  *fixture
+)
+
+// stacks builds every stack the tests read, in one app with the cdk-nag
+// AwsSolutions pack applied.
+func stacks(t *testing.T) *fixture {
+	t.Helper()
+	fixtureOnce.Do(func() {
+		f := &fixture{app: awscdk.NewApp(nil), stacks: map[string]awscdk.Stack{}, tmpl: map[string]assertions.Template{}}
+		awscdk.Aspects_Of(f.app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+		stack := func(name string) awscdk.Stack {
+			s := awscdk.NewStack(f.app, jsii.String(name), nil)
+			f.stacks[name] = s
+			return s
+		}
+
+		s := stack("KinesisDefaults")
+		NewStreamConsumer(s, jsii.String("Orders"), &StreamConsumerProps{
+			Stream:           awskinesis.NewStream(s, jsii.String("Stream"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED}),
+			IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), Function: fn()})
+
+		s = stack("KinesisOverrides")
+		dl := NewDeadLetterQueue(s, jsii.String("Shared"), &DeadLetterQueueProps{QueueName: jsii.String("shared-dlq"),
+			Alarms: &AlarmOptions{DeadLetterAge: awscdk.Duration_Days(jsii.Number(2))}})
+		of := awssqs.NewQueue(s, jsii.String("MyOnFailure"), &awssqs.QueueProps{Encryption: awssqs.QueueEncryption_SQS_MANAGED, EnforceSSL: jsii.Bool(true)})
+		cdknag.NagSuppressions_AddResourceSuppressions(of, &[]*cdknag.NagPackSuppression{{Id: jsii.String("AwsSolutions-SQS3"),
+			Reason: jsii.String("The test's own on-failure queue: Lambda writes to it directly.")}}, nil)
+		topic := awssns.NewTopic(s, jsii.String("Pager"), &awssns.TopicProps{EnforceSSL: jsii.Bool(true)})
+		cdknag.NagSuppressions_AddResourceSuppressions(topic, &[]*cdknag.NagPackSuppression{{Id: jsii.String("AwsSolutions-SNS2"),
+			Reason: jsii.String("A test topic that carries alarm notifications only, no data to protect.")}}, nil)
+		NewStreamConsumer(s, jsii.String("Orders"), &StreamConsumerProps{
+			Stream: awskinesis.NewStream(s, jsii.String("Stream"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED}),
+			Function: FunctionOptions{BootstrapDir: jsii.String(fnDir), Timeout: awscdk.Duration_Seconds(jsii.Number(60)),
+				MemorySize: jsii.Number(1024), FunctionName: jsii.String("orders"), MetricsNamespace: jsii.String("Shop"),
+				Environment: &map[string]*string{"TZ": jsii.String("UTC")}, Architecture: awslambda.Architecture_X86_64()},
+			StartingPosition: jsii.String("LATEST"), BatchSize: jsii.Number(500), MaximumBatchingWindowInSeconds: jsii.Number(5),
+			ParallelizationFactor: jsii.Number(4), BisectBatchOnFunctionError: jsii.Bool(false), MaximumRetryAttempts: jsii.Number(-1),
+			MaximumRecordAgeInSeconds: jsii.Number(-1), ReportBatchItemFailures: jsii.Bool(false), MaxAttempts: jsii.Number(7),
+			DeadLetters: dl, OnFailure: of,
+			AttemptsTable: NewAttemptsTable(s, jsii.String("Attempts"), &TableProps{TableName: jsii.String("attempts")}),
+			Alarms:        &AlarmOptions{Action: awscloudwatchactions.NewSnsAction(topic), IteratorAge: awscdk.Duration_Minutes(jsii.Number(30))}})
+
+		s = stack("DynamoDB")
+		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
+			Table: awsdynamodb.NewTable(s, jsii.String("Source"), &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST, Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}}),
+			Function: fn()})
+
+		s = stack("QueueDefaults")
+		NewQueueConsumer(s, jsii.String("Jobs"), &QueueConsumerProps{Function: fn()})
+
+		s = stack("QueueOverrides")
+		NewQueueConsumer(s, jsii.String("Jobs"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String(fnDir),
+			Timeout: awscdk.Duration_Seconds(jsii.Number(20))}, BatchSize: jsii.Number(100), MaximumBatchingWindowInSeconds: jsii.Number(5),
+			MaxReceiveCount: jsii.Number(10), MaxAttempts: jsii.Number(10), MaximumConcurrency: jsii.Number(5),
+			QueueName: jsii.String("jobs")})
+		NewQueueConsumer(s, jsii.String("Slow"), &QueueConsumerProps{Function: fn(), VisibilityTimeoutInSeconds: jsii.Number(900)})
+
+		s = stack("Fifo")
+		NewQueueConsumer(s, jsii.String("Ledger"), &QueueConsumerProps{Fifo: jsii.Bool(true), ContentBasedDeduplication: jsii.Bool(true), Function: fn()})
+
+		s = stack("Kafka")
+		NewKafkaConsumer(s, jsii.String("Msk"), &KafkaConsumerProps{
+			ClusterArn: jsii.String("arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1"), Topic: jsii.String("orders"),
+			ConsumerGroupId: jsii.String("orders-consumer"), Function: fn()})
+		NewKafkaConsumer(s, jsii.String("OnDemand"), &KafkaConsumerProps{
+			ClusterArn: jsii.String("arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1"), Topic: jsii.String("audit"),
+			OnDemand: jsii.Bool(true), Function: fn()})
+		secret := awssecretsmanager.Secret_FromSecretCompleteArn(s, jsii.String("Creds"),
+			jsii.String("arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka-AbCdEf"))
+		NewKafkaConsumer(s, jsii.String("SelfManaged"), &KafkaConsumerProps{
+			BootstrapServers: jsii.Strings("b1.example.com:9092", "b2.example.com:9092"), Topic: jsii.String("clicks"),
+			Secret: secret, MaximumBatchingWindowInSeconds: jsii.Number(2), MinimumPollers: jsii.Number(2), MaximumPollers: jsii.Number(4),
+			SourceAccessConfigurations: &[]*awslambda.CfnEventSourceMapping_SourceAccessConfigurationProperty{
+				{Type: jsii.String("VPC_SUBNET"), Uri: jsii.String("subnet:subnet-0123")},
+				{Type: jsii.String("VPC_SECURITY_GROUP"), Uri: jsii.String("security_group:sg-0123")}},
+			Function: fn()})
+
+		// The template sluice run --template reads in localtest's tests.
+		s = stack("Sluice")
+		NewStreamConsumer(s, jsii.String("Orders"), &StreamConsumerProps{
+			Stream: awskinesis.NewStream(s, jsii.String("Stream"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED,
+				ShardCount: jsii.Number(2)}),
+			IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), BatchSize: jsii.Number(4),
+			Function: FunctionOptions{BootstrapDir: jsii.String(fnDir), FunctionName: jsii.String("sluice-orders")}})
+		NewQueueConsumer(s, jsii.String("Ledger"), &QueueConsumerProps{Fifo: jsii.Bool(true), Function: fn()})
+
+		for name, st := range f.stacks {
+			f.tmpl[name] = assertions.Template_FromStack(st, nil)
+		}
+		theFixture = f
+	})
+	if theFixture == nil {
+		t.Fatal("building the test stacks failed (see the first test's panic)")
+	}
+	return theFixture
+}
+
+// has asserts that the stack has a resource of type with props, turning
+// the assertion library's panic into a test failure.
+func has(t *testing.T, stack, typ string, props any) {
+	t.Helper()
+	tmpl := stacks(t).tmpl[stack]
+	if err := catch(func() { tmpl.HasResourceProperties(jsii.String(typ), props) }); err != "" {
+		t.Fatalf("%s: %s", stack, err)
+	}
+}
+
+// hasNot asserts that no resource of type has props.
+func hasNot(t *testing.T, stack, typ string, props any) {
+	t.Helper()
+	tmpl := stacks(t).tmpl[stack]
+	if err := catch(func() { tmpl.HasResourceProperties(jsii.String(typ), props) }); err == "" {
+		t.Fatalf("%s: a %s matches %v", stack, typ, props)
+	}
+}
+
+func count(t *testing.T, stack, typ string, n int) {
+	t.Helper()
+	tmpl := stacks(t).tmpl[stack]
+	if err := catch(func() { tmpl.ResourceCountIs(jsii.String(typ), jsii.Number(n)) }); err != "" {
+		t.Fatalf("%s: %s", stack, err)
+	}
+}
+
+func catch(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	f()
+	return ""
+}
+
+func absent() assertions.Matcher               { return assertions.Match_Absent() }
+func like(v map[string]any) assertions.Matcher { return assertions.Match_ObjectLike(&v) }
+func anyValue() assertions.Matcher             { return assertions.Match_AnyValue() }
+func arrayWith(v ...any) assertions.Matcher {
+	l := v
+	return assertions.Match_ArrayWith(&l)
+}
+
+// resources returns the template's resources of type.
+func resources(t *testing.T, stack, typ string) map[string]map[string]any {
+	t.Helper()
+	m := stacks(t).tmpl[stack].FindResources(jsii.String(typ), nil)
+	out := map[string]map[string]any{}
+	for k, v := range *m {
+		b, _ := json.Marshal(v)
+		var r map[string]any
+		json.Unmarshal(b, &r)
+		out[k] = r
+	}
+	return out
+}
+
+func TestContractWithRuntime(t *testing.T) {
+	if EnvReportBatchItemFailures != handlers.EnvReportBatchItemFailures {
+		t.Errorf("EnvReportBatchItemFailures %q, handlers reads %q", EnvReportBatchItemFailures, handlers.EnvReportBatchItemFailures)
+	}
+	if TablePartitionKey != dynamodbstore.DefaultPartitionKey || TableTTLAttribute != dynamodbstore.AttrExpiration {
+		t.Errorf("table layout id=%q ttl=%q, dynamodbstore uses %q and %q", TablePartitionKey, TableTTLAttribute,
+			dynamodbstore.DefaultPartitionKey, dynamodbstore.AttrExpiration)
+	}
+}
+
+func TestKinesisDefaults(t *testing.T) {
+	const s = "KinesisDefaults"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn":   like(map[string]any{"Fn::GetAtt": []any{anyValue(), "Arn"}}),
+		"StartingPosition": "TRIM_HORIZON", "BatchSize": 100, "MaximumBatchingWindowInSeconds": 0, "ParallelizationFactor": 1,
+		"BisectBatchOnFunctionError": true, "MaximumRetryAttempts": 5, "MaximumRecordAgeInSeconds": 21600,
+		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{anyValue(), "Arn"}}}},
+	})
+	has(t, s, "AWS::Lambda::Function", map[string]any{
+		"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap", "Timeout": 30, "MemorySize": 256,
+		"Environment": map[string]any{"Variables": map[string]any{
+			"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3",
+			"SLUICE_DLQ_URL": like(map[string]any{"Ref": anyValue()}), "SLUICE_IDEMPOTENCY_TABLE": like(map[string]any{"Ref": anyValue()}),
+			"SLUICE_ATTEMPTS_TABLE": like(map[string]any{"Ref": anyValue()}), "SLUICE_METRICS_NAMESPACE": absent(),
+		}},
+		"LoggingConfig": map[string]any{"LogGroup": like(map[string]any{"Ref": anyValue()})},
+	})
+	// Its own role: no managed policy (AWSLambdaBasicExecutionRole would
+	// write to every log group).
+	has(t, s, "AWS::IAM::Role", map[string]any{"ManagedPolicyArns": absent()})
+	has(t, s, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 30})
+	// Three queues: dead letters, on-failure records; all encrypted, TLS only, 14 days.
+	count(t, s, "AWS::SQS::Queue", 2)
+	for id, q := range resources(t, s, "AWS::SQS::Queue") {
+		p := q["Properties"].(map[string]any)
+		if p["SqsManagedSseEnabled"] != true || p["MessageRetentionPeriod"] != float64(14*24*3600) {
+			t.Errorf("queue %s: %v, want SqsManagedSseEnabled true and 14 days' retention", id, p)
+		}
+	}
+	count(t, s, "AWS::SQS::QueuePolicy", 2)
+	has(t, s, "AWS::SQS::QueuePolicy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Effect": "Deny", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}}}))})})
+	// Idempotency and attempts tables share the store's layout.
+	count(t, s, "AWS::DynamoDB::Table", 2)
+	for id, tb := range resources(t, s, "AWS::DynamoDB::Table") {
+		p, _ := json.Marshal(tb["Properties"])
+		for _, want := range []string{`"KeySchema":[{"AttributeName":"id","KeyType":"HASH"}]`, `"AttributeDefinitions":[{"AttributeName":"id","AttributeType":"S"}]`,
+			`"BillingMode":"PAY_PER_REQUEST"`, `"TimeToLiveSpecification":{"AttributeName":"expiration","Enabled":true}`,
+			`"SSESpecification":{"SSEEnabled":true}`, `"PointInTimeRecoveryEnabled":true`} {
+			if !strings.Contains(string(p), want) {
+				t.Errorf("table %s lacks %s: %s", id, want, p)
+			}
+		}
+	}
+	// Alarms: errors, throttles, iterator age, the two queues' oldest message.
+	count(t, s, "AWS::CloudWatch::Alarm", 5)
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge", "Namespace": "AWS/Lambda", "Threshold": 300000,
+		"Statistic": "Maximum", "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": absent()})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "Errors", "Threshold": 1})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "Throttles", "Threshold": 1})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 3600})
+}
+
+func TestLeastPrivilege(t *testing.T) {
+	// "*" only where AWS has no resource-level permission.
+	star := map[string]bool{"dynamodb:ListStreams": true, "ec2:CreateNetworkInterface": true, "ec2:DescribeNetworkInterfaces": true,
+		"ec2:DescribeVpcs": true, "ec2:DeleteNetworkInterface": true, "ec2:DescribeSubnets": true, "ec2:DescribeSecurityGroups": true}
+	for _, s := range []string{"KinesisDefaults", "DynamoDB", "QueueDefaults", "Kafka"} {
+		for id, p := range resources(t, s, "AWS::IAM::Policy") {
+			b, _ := json.Marshal(p["Properties"])
+			var doc struct {
+				PolicyDocument struct {
+					Statement []struct{ Action, Resource any }
+				}
+			}
+			json.Unmarshal(b, &doc)
+			for _, st := range doc.PolicyDocument.Statement {
+				actions, _ := json.Marshal(st.Action)
+				for _, bad := range []string{`*"`, `"dynamodb:Scan"`, `"dynamodb:Query"`, `"logs:CreateLogGroup"`} {
+					if strings.Contains(string(actions), bad) {
+						t.Errorf("%s: policy %s grants %s", s, id, actions)
+					}
+				}
+				if res, _ := json.Marshal(st.Resource); strings.Contains(string(res), `*`) {
+					var as []string
+					if json.Unmarshal(actions, &as) != nil {
+						as = []string{strings.Trim(string(actions), `"`)}
+					}
+					for _, a := range as {
+						if !star[a] {
+							t.Errorf("%s: policy %s grants %s on %s", s, id, a, res)
+						}
+					}
+				}
+			}
+		}
+	}
+	has(t, "KinesisDefaults", "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"logs:CreateLogStream", "logs:PutLogEvents"}, "Resource": map[string]any{"Fn::GetAtt": []any{anyValue(), "Arn"}}}),
+		like(map[string]any{"Action": arrayWith("sqs:SendMessage")}),
+		like(map[string]any{"Action": []any{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+			"dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}}),
+		like(map[string]any{"Action": []any{"kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+			"kinesis:GetShardIterator", "kinesis:ListShards"}}),
+	)})})
+	has(t, "QueueDefaults", "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": arrayWith("sqs:ReceiveMessage", "sqs:DeleteMessage")}))})})
+	// The mapping waits for the role's policy: AWS checks it on create.
+	for id, m := range resources(t, "QueueDefaults", "AWS::Lambda::EventSourceMapping") {
+		if b, _ := json.Marshal(m["DependsOn"]); !strings.Contains(string(b), "DefaultPolicy") {
+			t.Errorf("mapping %s depends on %s, want the role's policy", id, b)
+		}
+	}
+}
+
+func TestKinesisOverrides(t *testing.T) {
+	const s = "KinesisOverrides"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"StartingPosition": "LATEST", "BatchSize": 500, "MaximumBatchingWindowInSeconds": 5, "ParallelizationFactor": 4,
+		"BisectBatchOnFunctionError": false, "MaximumRetryAttempts": -1, "MaximumRecordAgeInSeconds": -1,
+		"FunctionResponseTypes": absent(),
+		"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^MyOnFailure")), "Arn"}}}},
+	})
+	has(t, s, "AWS::Lambda::Function", map[string]any{
+		"FunctionName": "orders", "Timeout": 60, "MemorySize": 1024, "Architectures": []any{"x86_64"},
+		"Environment": map[string]any{"Variables": map[string]any{
+			"SLUICE_REPORT_BATCH_ITEM_FAILURES": "false", "SLUICE_MAX_ATTEMPTS": "7", "SLUICE_METRICS_NAMESPACE": "Shop", "TZ": "UTC",
+			"SLUICE_DLQ_URL":           map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^SharedQueue"))},
+			"SLUICE_ATTEMPTS_TABLE":    map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^AttemptsTable"))},
+			"SLUICE_IDEMPOTENCY_TABLE": absent(),
+		}},
+	})
+	// Given queues and table: none of its own.
+	count(t, s, "AWS::SQS::Queue", 2)
+	count(t, s, "AWS::DynamoDB::Table", 1)
+	has(t, s, "AWS::SQS::Queue", map[string]any{"QueueName": "shared-dlq"})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge", "Threshold": 1800000,
+		"AlarmActions": []any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^Pager"))}}})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 2 * 24 * 3600})
+	has(t, s, "AWS::DynamoDB::Table", map[string]any{"TableName": "attempts"})
+}
+
+func TestDynamoDBStream(t *testing.T) {
+	const s = "DynamoDB"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn":   map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^Source")), "StreamArn"}},
+		"StartingPosition": "TRIM_HORIZON", "BisectBatchOnFunctionError": true, "FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+	})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"},
+			"Resource": map[string]any{"Fn::GetAtt": []any{anyValue(), "StreamArn"}}}),
+		like(map[string]any{"Action": "dynamodb:ListStreams", "Resource": "*"}),
+	)})})
+}
+
+func TestQueueDefaults(t *testing.T) {
+	const s = "QueueDefaults"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"BatchSize": 10, "MaximumBatchingWindowInSeconds": 0, "FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+		"BisectBatchOnFunctionError": absent(), "MaximumRetryAttempts": absent(), "StartingPosition": absent(), "DestinationConfig": absent(),
+		"ScalingConfig": absent(),
+	})
+	// Visibility: 6 x 30 s + 0 s window; redrive after 5 receives; 4 days.
+	has(t, s, "AWS::SQS::Queue", map[string]any{"VisibilityTimeout": 180, "MessageRetentionPeriod": 4 * 24 * 3600,
+		"SqsManagedSseEnabled": true, "RedrivePolicy": map[string]any{"maxReceiveCount": 5, "deadLetterTargetArn": anyValue()}})
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": map[string]any{
+		"SLUICE_MAX_ATTEMPTS": "3", "SLUICE_ATTEMPTS_TABLE": absent(), "SLUICE_REPORT_BATCH_ITEM_FAILURES": "true"}}})
+	count(t, s, "AWS::SQS::Queue", 3) // source, redrive, dead letters
+	count(t, s, "AWS::DynamoDB::Table", 0)
+	count(t, s, "AWS::CloudWatch::Alarm", 4) // errors, throttles, two queues' age
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage",
+		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^JobsRedrive")), "QueueName"}}}}})
+	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge"})
+}
+
+func TestQueueOverrides(t *testing.T) {
+	const s = "QueueOverrides"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"BatchSize": 100, "MaximumBatchingWindowInSeconds": 5,
+		"ScalingConfig": map[string]any{"MaximumConcurrency": 5}})
+	has(t, s, "AWS::SQS::Queue", map[string]any{"QueueName": "jobs", "VisibilityTimeout": 6*20 + 5,
+		"RedrivePolicy": like(map[string]any{"maxReceiveCount": 10})})
+	has(t, s, "AWS::SQS::Queue", map[string]any{"VisibilityTimeout": 900})
+}
+
+func TestFifo(t *testing.T) {
+	const s = "Fifo"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"BatchSize": 10, "MaximumBatchingWindowInSeconds": absent(),
+		"FunctionResponseTypes": []any{"ReportBatchItemFailures"}})
+	has(t, s, "AWS::SQS::Queue", map[string]any{"FifoQueue": true, "ContentBasedDeduplication": true, "VisibilityTimeout": 180,
+		"RedrivePolicy": like(map[string]any{"maxReceiveCount": 5})})
+	// The redrive queue of a FIFO queue is FIFO; the dead letters are not.
+	count(t, s, "AWS::SQS::Queue", 3)
+	fifo := 0
+	for _, q := range resources(t, s, "AWS::SQS::Queue") {
+		if q["Properties"].(map[string]any)["FifoQueue"] == true {
+			fifo++
+		}
+	}
+	if fifo != 2 {
+		t.Errorf("%d FIFO queues, want 2 (source and redrive)", fifo)
+	}
+}
+
+func TestKafka(t *testing.T) {
+	const s = "Kafka"
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn": "arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1", "Topics": []any{"orders"},
+		"AmazonManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": "orders-consumer"},
+		"ProvisionedPollerConfig":             map[string]any{"MinimumPollers": 1}, "StartingPosition": "TRIM_HORIZON",
+		"BisectBatchOnFunctionError": true, "MaximumRetryAttempts": 5, "MaximumRecordAgeInSeconds": 21600,
+		"FunctionResponseTypes": []any{"ReportBatchItemFailures"}, "DestinationConfig": like(map[string]any{}),
+		"MaximumBatchingWindowInSeconds": absent(),
+	})
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"Topics": []any{"audit"}, "ProvisionedPollerConfig": absent(), "BisectBatchOnFunctionError": absent(),
+		"MaximumRetryAttempts": absent(), "FunctionResponseTypes": absent(), "DestinationConfig": absent(),
+		"AmazonManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": assertions.Match_StringLikeRegexp(jsii.String("OnDemand"))},
+	})
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{"SLUICE_REPORT_BATCH_ITEM_FAILURES": "false"})}})
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"SelfManagedEventSource":            map[string]any{"Endpoints": map[string]any{"KafkaBootstrapServers": []any{"b1.example.com:9092", "b2.example.com:9092"}}},
+		"SelfManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": anyValue()},
+		"MaximumBatchingWindowInSeconds":    2, "ProvisionedPollerConfig": map[string]any{"MinimumPollers": 2, "MaximumPollers": 4},
+		"SourceAccessConfigurations": []any{
+			map[string]any{"Type": "VPC_SUBNET", "URI": "subnet:subnet-0123"},
+			map[string]any{"Type": "VPC_SECURITY_GROUP", "URI": "security_group:sg-0123"},
+			map[string]any{"Type": "SASL_SCRAM_512_AUTH", "URI": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka-AbCdEf"},
+		},
+	})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"},
+			"Resource": "arn:aws:kafka:eu-west-1:123456789012:topic/shop/0123-abcd-1/orders"}),
+		like(map[string]any{"Action": []any{"kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"},
+			"Resource": "arn:aws:kafka:eu-west-1:123456789012:group/shop/0123-abcd-1/orders-consumer"}),
+	)})})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}}))})})
+}
+
+// TestNag: the AwsSolutions pack finds no error left unsuppressed in any
+// stack, and every suppression carries a reason.
+func TestNag(t *testing.T) {
+	f := stacks(t)
+	for name, st := range f.stacks {
+		errs := assertions.Annotations_FromStack(st).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
+		for _, e := range *errs {
+			b, _ := json.Marshal(e)
+			t.Errorf("%s: cdk-nag: %s", name, b)
+		}
+		tmpl := f.tmpl[name].ToJSON()
+		b, _ := json.Marshal(tmpl)
+		var doc struct {
+			Resources map[string]struct {
+				Metadata struct {
+					CdkNag struct {
+						Rules []struct{ ID, Reason string } `json:"rules_to_suppress"`
+					} `json:"cdk_nag"`
+				}
+			}
+		}
+		json.Unmarshal(b, &doc)
+		for id, r := range doc.Resources {
+			for _, s := range r.Metadata.CdkNag.Rules {
+				if len(s.Reason) < 40 {
+					t.Errorf("%s: %s suppresses %s with too short a reason: %q", name, id, s.ID, s.Reason)
+				}
+			}
+		}
+	}
+}
+
+// TestNagSees: the same checks do report a queue without encryption or
+// TLS, so TestNag's silence means something.
+func TestNagSees(t *testing.T) {
+	app := awscdk.NewApp(nil)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(nil), nil)
+	st := awscdk.NewStack(app, jsii.String("Bare"), nil)
+	awssqs.NewQueue(st, jsii.String("Plain"), &awssqs.QueueProps{Encryption: awssqs.QueueEncryption_UNENCRYPTED})
+	errs := assertions.Annotations_FromStack(st).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-SQS4.*")))
+	if len(*errs) == 0 {
+		t.Fatal("cdk-nag reported nothing for a queue that allows plain HTTP")
+	}
+}
+
+// TestRejected: invalid props panic in the constructor with a message
+// naming the prop and what to do.
+func TestRejected(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(s awscdk.Stack)
+		want  string
+	}{
+		{"fifo window", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), MaximumBatchingWindowInSeconds: jsii.Number(1), Function: fn()})
+		}, "no batching window for FIFO"},
+		{"fifo batch size", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), BatchSize: jsii.Number(11), Function: fn()})
+		}, "BatchSize 11: a FIFO queue's mapping takes 1..10"},
+		{"record age 30", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
+				MaximumRecordAgeInSeconds: jsii.Number(30), Function: fn()})
+		}, "MaximumRecordAgeInSeconds 30: Lambda accepts -1 (no limit) or 60..604800"},
+		{"kafka record age 59", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				MaximumRecordAgeInSeconds: jsii.Number(59), Function: fn()})
+		}, "MaximumRecordAgeInSeconds 59"},
+		{"no bootstrap", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String("testdata")}})
+		}, "Function.BootstrapDir testdata holds no file named bootstrap"},
+		{"reserved env", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String(fnDir),
+				Environment: &map[string]*string{"SLUICE_MAX_ATTEMPTS": jsii.String("9")}}})
+		}, "Function.Environment sets SLUICE_MAX_ATTEMPTS"},
+		{"stream and table", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Function: fn()})
+		}, "set exactly one of Stream (Kinesis) and Table"},
+		{"table without stream", func(s awscdk.Stack) {
+			tb := awsdynamodb.NewTable(s, jsii.String("T"), &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Table: tb, Function: fn()})
+		}, "has no stream"},
+		{"visibility below timeout", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{VisibilityTimeoutInSeconds: jsii.Number(10), Function: fn()})
+		}, "VisibilityTimeoutInSeconds 10 is below the function timeout 30 s"},
+		{"on-demand kafka retries", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				OnDemand: jsii.Bool(true), MaximumRetryAttempts: jsii.Number(2), Function: fn()})
+		}, "MaximumRetryAttempts needs provisioned mode"},
+		{"all problems at once", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), BatchSize: jsii.Number(20),
+				MaximumBatchingWindowInSeconds: jsii.Number(3), Function: fn()})
+		}, "Default/C: invalid props:\n  - BatchSize 20: a FIFO queue's mapping takes 1..10 messages per batch\n  - MaximumBatchingWindowInSeconds 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			app := awscdk.NewApp(nil)
+			st := awscdk.NewStack(app, jsii.String("Default"), nil)
+			msg := catch(func() { c.build(st) })
+			if !strings.Contains(msg, c.want) {
+				t.Fatalf("panic %q, want it to contain %q", msg, c.want)
+			}
+		})
+	}
+}
+
+// TestTemplateGolden keeps the template localtest's template reader is
+// tested with in step with what the constructs synthesize.
+func TestTemplateGolden(t *testing.T) {
+	f := stacks(t)
+	b, err := json.MarshalIndent(f.tmpl["Sluice"].ToJSON(), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("..", "localtest", "testdata", "cdk", "sluice.template.json")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./infra -run TestTemplateGolden -update writes it)", err)
+	}
+	if !bytes.Equal(old, b) {
+		t.Errorf("%s differs from what the constructs synthesize: run go test -run TestTemplateGolden -update in infra/ and review the diff", path)
+	}
+}

@@ -1,0 +1,158 @@
+package infra
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// StreamConsumerProps configure a StreamConsumer. Set exactly one of Stream
+// and Table. Mapping settings carry their CreateEventSourceMapping names;
+// unset, each takes the default in parentheses.
+type StreamConsumerProps struct {
+	// Stream is a Kinesis data stream.
+	Stream awskinesis.IStream
+	// Table is a DynamoDB table with a stream (TableProps.Stream set).
+	Table awsdynamodb.ITable
+
+	Function FunctionOptions
+
+	StartingPosition               *string  // TRIM_HORIZON: nothing written before the first deploy is skipped
+	BatchSize                      *float64 // 100
+	MaximumBatchingWindowInSeconds *float64 // 0
+	ParallelizationFactor          *float64 // 1
+	BisectBatchOnFunctionError     *bool    // true
+	MaximumRetryAttempts           *float64 // 5; -1 retries until the record expires
+	MaximumRecordAgeInSeconds      *float64 // 21600 (6 h); -1 none
+	ReportBatchItemFailures        *bool    // true
+
+	// MaxAttempts is the attempt limit after which the handler quarantines
+	// a record (SLUICE_MAX_ATTEMPTS): 3; at most MaximumRetryAttempts+1.
+	MaxAttempts *float64
+	// DeadLetters is the quarantine queue: default one of its own.
+	DeadLetters *DeadLetterQueue
+	// OnFailure receives Lambda's on-failure records: default a queue of
+	// its own.
+	OnFailure awssqs.IQueue
+	// IdempotencyTable turns idempotency on: default off.
+	IdempotencyTable *IdempotencyTable
+	// AttemptsTable counts attempts: default a table of its own.
+	AttemptsTable *AttemptsTable
+	Alarms        *AlarmOptions
+}
+
+// StreamConsumer deploys a function consuming a Kinesis stream or a
+// DynamoDB table's stream.
+type StreamConsumer struct {
+	Consumer
+	// OnFailure is the mapping's on-failure destination.
+	OnFailure     awssqs.IQueue
+	AttemptsTable *AttemptsTable
+}
+
+// streamSettings applies the defaults to props.
+func streamSettings(props *StreamConsumerProps, source string, timeout int) (mappingSettings, []string) {
+	var p []string
+	s := mappingSettings{
+		source:           source,
+		timeout:          timeout,
+		batchSize:        whole("BatchSize", props.BatchSize, DefaultStreamBatchSize, &p),
+		window:           whole("MaximumBatchingWindowInSeconds", props.MaximumBatchingWindowInSeconds, 0, &p),
+		parallelization:  whole("ParallelizationFactor", props.ParallelizationFactor, 1, &p),
+		bisect:           boolOr(props.BisectBatchOnFunctionError, true),
+		retries:          whole("MaximumRetryAttempts", props.MaximumRetryAttempts, DefaultMaximumRetryAttempts, &p),
+		maxAge:           whole("MaximumRecordAgeInSeconds", props.MaximumRecordAgeInSeconds, DefaultMaximumRecordAge, &p),
+		report:           boolOr(props.ReportBatchItemFailures, true),
+		maxAttempts:      whole("MaxAttempts", props.MaxAttempts, DefaultMaxAttempts, &p),
+		startingPosition: DefaultStartingPosition,
+	}
+	if props.StartingPosition != nil {
+		s.startingPosition = *props.StartingPosition
+	}
+	return s, append(p, s.validate()...)
+}
+
+// NewStreamConsumer makes the function, its event source mapping, its
+// on-failure queue, dead-letter queue and attempts table, the grants and
+// the alarms.
+func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamConsumerProps) *StreamConsumer {
+	c := &StreamConsumer{}
+	c.Construct = constructs.NewConstruct(scope, id)
+	path := *c.Node().Path()
+	if props == nil {
+		invalid(path, []string{"props are required: set Stream or Table, and Function.BootstrapDir"})
+	}
+	var problems []string
+	source := sourceKinesis
+	switch {
+	case (props.Stream == nil) == (props.Table == nil):
+		problems = append(problems, "set exactly one of Stream (Kinesis) and Table (DynamoDB Streams)")
+	case props.Table != nil:
+		source = sourceDynamoDB
+		if props.Table.TableStreamArn() == nil {
+			problems = append(problems, fmt.Sprintf("Table %s has no stream: set Stream (a StreamViewType such as NEW_AND_OLD_IMAGES) on the table", *props.Table.Node().Path()))
+		}
+	}
+	problems = append(problems, functionProblems(&props.Function)...)
+	s, sp := streamSettings(props, source, functionTimeout(&props.Function))
+	invalid(path, append(problems, sp...))
+
+	c.AttemptsTable = props.AttemptsTable
+	if c.AttemptsTable == nil {
+		c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
+	}
+	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms})
+	c.OnFailure = c.onFailureQueue(props.OnFailure, a)
+	a.iteratorAge(c.Function)
+
+	var arn *string
+	if source == sourceKinesis {
+		arn = props.Stream.StreamArn()
+		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+				"kinesis:GetShardIterator", "kinesis:ListShards"),
+			Resources: jsii.Strings(*arn),
+		}))
+		if k := props.Stream.EncryptionKey(); k != nil {
+			k.GrantDecrypt(c.Role)
+		}
+	} else {
+		arn = props.Table.TableStreamArn()
+		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+			Resources: jsii.Strings(*arn),
+		}))
+		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("dynamodb:ListStreams"),
+			Resources: jsii.Strings("*"),
+		}))
+		suppress(c.Role, "AwsSolutions-IAM5",
+			"dynamodb:ListStreams, which Lambda calls to poll a table's stream, has no resource-level permissions: it takes only \"*\".",
+			"Resource::*")
+		if k := props.Table.EncryptionKey(); k != nil {
+			k.GrantDecrypt(c.Role)
+		}
+	}
+	c.mapping(&awslambda.CfnEventSourceMappingProps{
+		EventSourceArn:                 arn,
+		StartingPosition:               jsii.String(s.startingPosition),
+		BatchSize:                      jsii.Number(s.batchSize),
+		MaximumBatchingWindowInSeconds: jsii.Number(s.window),
+		ParallelizationFactor:          jsii.Number(s.parallelization),
+		BisectBatchOnFunctionError:     jsii.Bool(s.bisect),
+		MaximumRetryAttempts:           jsii.Number(s.retries),
+		MaximumRecordAgeInSeconds:      jsii.Number(s.maxAge),
+		FunctionResponseTypes:          responseTypes(s.report),
+		DestinationConfig: &awslambda.CfnEventSourceMapping_DestinationConfigProperty{
+			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: c.OnFailure.QueueArn()},
+		},
+	})
+	return c
+}

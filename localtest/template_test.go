@@ -1,0 +1,120 @@
+package localtest_test
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/localtest"
+)
+
+// testdata/cdk/sluice.template.json is synthesized by infra's tests from
+// Sluice's own constructs (infra: go test -run TestTemplateGolden -update).
+func readTemplate(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/cdk/sluice.template.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMappingFromTemplateKinesis(t *testing.T) {
+	data := readTemplate(t)
+	for _, name := range []string{"sluice-orders", "OrdersFunction520DBA95", "OrdersMappingD4FD638A"} {
+		t.Run(name, func(t *testing.T) {
+			tm, err := localtest.MappingFromTemplate(data, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := tm.Mapping
+			if err := m.Validate(); err != nil {
+				t.Fatalf("the mapping does not validate: %v", err)
+			}
+			i := func(v int) *int { return &v }
+			b := true
+			want := &localtest.Mapping{EventSource: "kinesis", FunctionName: "sluice-orders", StartingPosition: "TRIM_HORIZON",
+				BatchSize: i(4), MaximumBatchingWindowInSeconds: i(0), ParallelizationFactor: i(1), BisectBatchOnFunctionError: &b,
+				MaximumRetryAttempts: i(5), MaximumRecordAgeInSeconds: i(21600), FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+				DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: "file://OrdersOnFailure3C8D9E2D.onfailure.jsonl"}},
+				Shards:            i(2)}
+			if !strings.HasPrefix(m.DestinationConfig.OnFailure.Destination, "file://OrdersOnFailure") {
+				t.Fatalf("on-failure destination %q", m.DestinationConfig.OnFailure.Destination)
+			}
+			want.DestinationConfig.OnFailure.Destination = m.DestinationConfig.OnFailure.Destination
+			if !strings.HasPrefix(m.StreamName, "Stream") {
+				t.Fatalf("stream name %q", m.StreamName)
+			}
+			want.StreamName = m.StreamName
+			if !reflect.DeepEqual(m, want) {
+				t.Errorf("mapping\n%+v\nwant\n%+v", *m, *want)
+			}
+			if tm.FunctionTimeout != 30*time.Second || tm.FunctionLogicalID != "OrdersFunction520DBA95" || tm.LogicalID != "OrdersMappingD4FD638A" {
+				t.Errorf("timeout %v, function %s, mapping %s", tm.FunctionTimeout, tm.FunctionLogicalID, tm.LogicalID)
+			}
+			if want := map[string]string{"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3"}; !reflect.DeepEqual(tm.Environment, want) {
+				t.Errorf("environment %v, want %v", tm.Environment, want)
+			}
+			for _, k := range []string{"SLUICE_DLQ_URL", "SLUICE_IDEMPOTENCY_TABLE", "SLUICE_ATTEMPTS_TABLE"} {
+				if !strings.Contains(tm.Unresolved[k], "which CloudFormation names at deploy") {
+					t.Errorf("Unresolved[%s] = %q", k, tm.Unresolved[k])
+				}
+			}
+			if len(tm.Notes) != 1 || !strings.Contains(tm.Notes[0], "on-failure records") {
+				t.Errorf("notes %q", tm.Notes)
+			}
+		})
+	}
+}
+
+func TestMappingFromTemplateFIFO(t *testing.T) {
+	tm, err := localtest.MappingFromTemplate(readTemplate(t), "LedgerFunction155C71ED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tm.Mapping
+	if err := m.Validate(); err != nil {
+		t.Fatalf("the mapping does not validate: %v", err)
+	}
+	if m.EventSource != "sqs-fifo" || *m.BatchSize != 10 || m.MaximumBatchingWindowInSeconds != nil || *m.VisibilityTimeout != 180 ||
+		m.RedrivePolicy == nil || m.RedrivePolicy.MaxReceiveCount != 5 || !m.ReportsBatchItemFailures() || m.FunctionName != "LedgerFunction155C71ED" ||
+		m.DestinationConfig != nil {
+		t.Errorf("mapping %+v", *m)
+	}
+}
+
+func TestMappingFromTemplateErrors(t *testing.T) {
+	data := string(readTemplate(t))
+	cases := []struct {
+		name, template, mapping string
+		want                    []string
+	}{
+		{"unknown name", data, "nope", []string{`no event source mapping is "nope"`, "OrdersMappingD4FD638A (function OrdersFunction520DBA95, named sluice-orders)",
+			"LedgerMappingE6813A6C (function LedgerFunction155C71ED)"}},
+		{"no mapping", `{"Resources":{}}`, "x", []string{"no AWS::Lambda::EventSourceMapping"}},
+		{"token batch size", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": {"Ref": "Size"},`, 1), "sluice-orders",
+			[]string{`BatchSize: {"Ref":"Size"} is a token CloudFormation resolves at deploy`}},
+		{"imported source", strings.Replace(data, `"EventSourceArn": {
+     "Fn::GetAtt": [
+      "Stream`, `"EventSourceArn": {"Fn::ImportValue": "orders-arn"}, "X": {
+     "Fn::GetAtt": [
+      "Stream`, 1), "sluice-orders", []string{"EventSourceArn:", "imported from another stack (Fn::ImportValue)", "X: sluice run does not know this property"}},
+		{"unknown property", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": 4, "KmsKeyArn": "arn:aws:kms:x",`, 1), "sluice-orders",
+			[]string{"KmsKeyArn: sluice run does not know this property"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := localtest.MappingFromTemplate([]byte(c.template), c.mapping)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
