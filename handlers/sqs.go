@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -142,13 +143,26 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 		return r, nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), items, decode)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), &hookBatch[SQSRecord[T]]{
+		items: items, payload: payload, record: decode,
+		describe: func(i int, e *dlq.Envelope) {
+			r := &recs[i]
+			e.Source, e.SourceARN, e.EventID = dlq.SourceSQS, r.EventSourceARN, r.MessageId
+			e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
+			if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
+				e.ArrivalTime = t.UTC()
+			}
+			e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
+		},
+	})
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r, err := decode(i)
-		if err != nil {
-			return err
-		}
-		return h.chain.Handle(ctx, r)
+		return h.chain.run(ctx, i, func(ctx context.Context) error {
+			r, err := decode(i)
+			if err != nil {
+				return err
+			}
+			return h.chain.Handle(ctx, r)
+		})
 	})
 	report, err := h.cfg.outcome(ctx, source, items, res)
 	if err != nil {
