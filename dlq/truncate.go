@@ -32,26 +32,48 @@ func (e *Envelope) MarshalLimit(limit int) ([]byte, error) {
 			raw = []byte(s)
 		}
 	}
-	n := min(len(raw), limit)
-	for {
+	// Find the longest prefix that fits: step down by the overshoot until
+	// one fits (an escaped byte takes up to six, so this can step too far),
+	// then search upwards between that and the last one that did not.
+	fit := func(n int) ([]byte, error) {
 		for n > 0 && n < len(raw) && !utf8.RuneStart(raw[n]) {
 			n-- // cut between runes, so the prefix stays valid UTF-8
 		}
 		t.Record = jsonString(raw[:n])
-		b, err = t.Marshal()
+		return t.Marshal()
+	}
+	hi := min(len(raw), limit) // does not fit (checked below)
+	lo := hi
+	var best []byte
+	for {
+		b, err := fit(lo)
 		if err != nil {
 			return nil, err
 		}
 		over := len(b) - limit
 		if over <= 0 {
-			return b, nil
+			best = b
+			break
 		}
-		if n == 0 {
+		if lo == 0 {
 			return nil, fmt.Errorf("dlq: the envelope of record %s takes %d bytes without its record, over the destination's limit of %d",
 				e.RecordID, len(b), limit)
 		}
-		n = max(0, n-over)
+		hi, lo = lo, max(0, lo-over)
 	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		b, err := fit(mid)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= limit {
+			lo, best = mid, b
+		} else {
+			hi = mid
+		}
+	}
+	return best, nil
 }
 
 func jsonString(b []byte) json.RawMessage {
