@@ -17,7 +17,9 @@ import (
 func Run(t *testing.T, newStore func(t *testing.T) dlq.AttemptsStore) {
 	ctx := context.Background()
 	now := time.Unix(1_800_000_000, 0).UTC()
-	key := func(t *testing.T) string { return fmt.Sprintf("fn#arn:aws:kinesis:us-east-1:1:stream/s#%s-%d", t.Name(), now.UnixNano()) }
+	key := func(t *testing.T) string {
+		return fmt.Sprintf("fn#arn:aws:kinesis:us-east-1:1:stream/s#%s-%d", t.Name(), now.UnixNano())
+	}
 	check := func(t *testing.T, what string, got dlq.Attempts, err error, want dlq.Attempts) {
 		t.Helper()
 		if err != nil {
