@@ -109,7 +109,9 @@ func New(client Client, table string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-func num(n int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)} }
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
 
 // Begin implements dlq.AttemptsStore.
 func (s *Store) Begin(ctx context.Context, key string, now time.Time) (dlq.Attempts, error) {

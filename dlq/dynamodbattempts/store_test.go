@@ -95,7 +95,10 @@ func TestNewRejects(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"nil client": func() error { _, err := dynamodbattempts.New(nil, "t"); return err },
 		"no table":   func() error { _, err := dynamodbattempts.New(db, ""); return err },
-		"short TTL":  func() error { _, err := dynamodbattempts.New(db, "t", dynamodbattempts.WithTTL(time.Second)); return err },
+		"short TTL": func() error {
+			_, err := dynamodbattempts.New(db, "t", dynamodbattempts.WithTTL(time.Second))
+			return err
+		},
 	} {
 		if f() == nil {
 			t.Errorf("%s: New succeeded", name)
