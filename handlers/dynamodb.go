@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -112,13 +114,30 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 		return r, nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("dynamodb", policy, workers), items, decode)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("dynamodb", policy, workers), &hookBatch[DynamoDBRecord[T]]{
+		items: items, payload: payload, record: decode,
+		describe: func(i int, e *dlq.Envelope) {
+			r := &recs[i]
+			e.Source, e.SourceARN, e.EventID = dlq.SourceDynamoDB, r.EventSourceArn, r.EventID
+			e.SequenceNumber = r.Change.SequenceNumber
+			if len(r.Change.Keys) > 0 {
+				if k, err := json.Marshal(r.Change.Keys); err == nil {
+					e.PartitionKey = string(k)
+				}
+			}
+			if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() {
+				e.ArrivalTime = t.UTC()
+			}
+		},
+	})
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r, err := decode(i)
-		if err != nil {
-			return err
-		}
-		return h.chain.Handle(ctx, r)
+		return h.chain.run(ctx, i, func(ctx context.Context) error {
+			r, err := decode(i)
+			if err != nil {
+				return err
+			}
+			return h.chain.Handle(ctx, r)
+		})
 	})
 	report, err := h.cfg.outcome(ctx, "dynamodb", dynamoDBTableOf(recs), items, res)
 	if err != nil {

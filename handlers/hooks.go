@@ -2,8 +2,12 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"sync"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -27,20 +31,78 @@ type hookBatch[R any] struct {
 	items  []engine.Item
 	// record decodes record i as the handler's function receives it.
 	record func(i int) (R, error)
+	// describe fills the source fields of record i's dead-letter envelope
+	// from the event; it works for a record that failed to decode.
+	describe func(i int, e *dlq.Envelope)
+	// payload is the invocation's event, kafka whether its records are
+	// Kafka's map of topic-partitions (else a "Records" array).
+	payload []byte
+	kafka   bool
+
+	spansOnce sync.Once
+	spans     []json.RawMessage
 }
 
-// pipeline is a handler's per-record chain and its batch hooks.
+// raw returns record i exactly as it appears in the event, or nil when the
+// event cannot be split into as many records as the handler found. The
+// event is split on the first call only (a batch without quarantined
+// records never pays for it), into the handler's item order: the
+// "Records" array in order, or Kafka's topic-partitions sorted, each in
+// offset order. The bytes alias the payload: copy them to keep them.
+func (b *hookBatch[R]) raw(i int) []byte {
+	b.spansOnce.Do(func() {
+		spans := splitRecords(b.payload, b.kafka)
+		if len(spans) == len(b.items) {
+			b.spans = spans
+		}
+	})
+	if i < 0 || i >= len(b.spans) {
+		return nil
+	}
+	return b.spans[i]
+}
+
+// splitRecords returns the spans of an event's records (encoding/json
+// keeps a RawMessage's bytes as they are), in the order the handlers decode
+// them.
+func splitRecords(payload []byte, kafka bool) []json.RawMessage {
+	if !kafka {
+		var ev struct {
+			Records []json.RawMessage `json:"Records"`
+		}
+		if json.Unmarshal(payload, &ev) != nil {
+			return nil
+		}
+		return ev.Records
+	}
+	var ev struct {
+		Records map[string][]json.RawMessage `json:"records"`
+	}
+	if json.Unmarshal(payload, &ev) != nil {
+		return nil
+	}
+	keys, n := partitionsOf(ev.Records)
+	out := make([]json.RawMessage, 0, n)
+	for _, k := range keys {
+		out = append(out, ev.Records[k]...)
+	}
+	return slices.Clip(out)
+}
+
+// pipeline is a handler's per-record chain, its batch hooks, and the
+// dead-letter layer around both (WithDeadLetters).
 type pipeline[R any] struct {
 	batch.Handler[R]
 	hooks []batchHook[R]
+	dl    *dlLayer[R]
 }
 
 // begin runs the before hooks and sets cfg.After to run the after hooks.
-func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, items []engine.Item, record func(int) (R, error)) (context.Context, engine.Config) {
+func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, b *hookBatch[R]) (context.Context, engine.Config) {
 	if len(p.hooks) == 0 {
 		return ctx, cfg
 	}
-	b := &hookBatch[R]{source: cfg.Source, items: items, record: record}
+	b.source = cfg.Source
 	for _, h := range p.hooks {
 		ctx = h.before(ctx, b)
 	}
@@ -50,4 +112,13 @@ func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, items []engi
 		}
 	}
 	return ctx, cfg
+}
+
+// run runs record i with f (decode, then the chain) under the dead-letter
+// layer, if the handler has one.
+func (p *pipeline[R]) run(ctx context.Context, i int, f func(context.Context) error) error {
+	if p.dl == nil {
+		return f(ctx)
+	}
+	return p.dl.run(ctx, i, f)
 }

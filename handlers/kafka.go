@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -104,6 +106,7 @@ type kafkaEvent struct {
 	entries []kafkaEntry
 	parts   []string // the topic-partition of each entry
 	source  string   // the event's eventSource
+	arn     string   // the event's eventSourceArn (MSK)
 	records bool     // the event has a records object
 }
 
@@ -114,8 +117,9 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 	// The fast way first (see decodeRecordArray): goccy/go-json, kept equal
 	// to encoding/json by FuzzEnvelopeAgrees.
 	var whole struct {
-		EventSource string                          `json:"eventSource"`
-		Records     map[string][]events.KafkaRecord `json:"records"`
+		EventSource    string                          `json:"eventSource"`
+		EventSourceArn string                          `json:"eventSourceArn"`
+		Records        map[string][]events.KafkaRecord `json:"records"`
 	}
 	if gojson.Unmarshal(payload, &whole) == nil {
 		keys, n := partitionsOf(whole.Records)
@@ -127,11 +131,12 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 				parts = append(parts, k)
 			}
 		}
-		return kafkaEvent{out, parts, whole.EventSource, whole.Records != nil}, nil
+		return kafkaEvent{out, parts, whole.EventSource, whole.EventSourceArn, whole.Records != nil}, nil
 	}
 	var loose struct {
-		EventSource string                       `json:"eventSource"`
-		Records     map[string][]json.RawMessage `json:"records"`
+		EventSource    string                       `json:"eventSource"`
+		EventSourceArn string                       `json:"eventSourceArn"`
+		Records        map[string][]json.RawMessage `json:"records"`
 	}
 	if err := json.Unmarshal(payload, &loose); err != nil {
 		return kafkaEvent{}, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
@@ -156,7 +161,7 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 			parts = append(parts, k)
 		}
 	}
-	return kafkaEvent{out, parts, loose.EventSource, loose.Records != nil}, nil
+	return kafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil}, nil
 }
 
 // partitionsOf returns the topic-partition keys of an event's records map,
@@ -204,13 +209,34 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		}
 		return r, nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), items, decode)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
+		items: items, payload: payload, kafka: true, record: decode,
+		describe: func(i int, e *dlq.Envelope) {
+			r := &recs[i].rec
+			e.Source, e.SourceARN = dlq.SourceKafka, ev.arn
+			part, off := r.Partition, r.Offset
+			e.Topic, e.Partition = r.Topic, &part
+			if recs[i].err != nil { // only the offset is known: the rest from the partition key
+				if k := strings.LastIndexByte(parts[i], '-'); k >= 0 {
+					n, _ := strconv.ParseInt(parts[i][k+1:], 10, 64)
+					e.Topic, part = parts[i][:k], n
+				}
+			}
+			e.Offset = &off
+			e.EventID = e.Topic + "-" + strconv.FormatInt(part, 10) + "-" + strconv.FormatInt(off, 10)
+			if t := r.Timestamp.Time; !t.IsZero() {
+				e.ArrivalTime = t.UTC()
+			}
+		},
+	})
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r, err := decode(i)
-		if err != nil {
-			return err
-		}
-		return h.chain.Handle(ctx, r)
+		return h.chain.run(ctx, i, func(ctx context.Context) error {
+			r, err := decode(i)
+			if err != nil {
+				return err
+			}
+			return h.chain.Handle(ctx, r)
+		})
 	})
 	report, err := h.cfg.outcome(ctx, "kafka", kafkaTopicOf(parts), items, res)
 	if err != nil {

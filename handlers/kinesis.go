@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -111,16 +112,28 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		}
 		return nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), items, func(i int) (r KinesisRecord[T], err error) {
-		return r, decode(i, &r)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), &hookBatch[KinesisRecord[T]]{
+		items: items, payload: payload,
+		record: func(i int) (r KinesisRecord[T], err error) {
+			return r, decode(i, &r)
+		},
+		describe: func(i int, e *dlq.Envelope) {
+			r := &recs[i]
+			e.Source, e.SourceARN, e.EventID = dlq.SourceKinesis, r.EventSourceArn, r.EventID
+			e.Shard, _, _ = strings.Cut(r.EventID, ":")
+			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, r.Kinesis.PartitionKey
+			e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
+		},
 	})
 	scratch := make([]KinesisRecord[T], workers)
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r := &scratch[w]
-		if err := decode(i, r); err != nil {
-			return err
-		}
-		return h.chain.Handle(ctx, *r)
+		return h.chain.run(ctx, i, func(ctx context.Context) error {
+			r := &scratch[w]
+			if err := decode(i, r); err != nil {
+				return err
+			}
+			return h.chain.Handle(ctx, *r)
+		})
 	})
 	report, err := h.cfg.outcome(ctx, "kinesis", kinesisShardOf(recs), items, res)
 	if err != nil {

@@ -67,11 +67,9 @@ const (
 	MetricRecordsNotAttempted = "RecordsNotAttempted" // not run: the deadline was near or an earlier record failed
 	MetricInProcessRetries    = "InProcessRetries"    // retries of transient errors inside the invocation
 	MetricRecordsDuplicate    = "RecordsDuplicate"    // skipped: their effect had completed (WithIdempotency)
+	MetricRecordsQuarantined  = "RecordsQuarantined"  // sent to the dead-letter destination (WithDeadLetters); counted in RecordsSucceeded
 	MetricBatchDuration       = "BatchDuration"       // Milliseconds: running the records
 	MetricOldestRecordAge     = "OldestRecordAge"     // Milliseconds: age of the oldest record at the batch's start
-	// A RecordsQuarantined count (records parked in a dead-letter
-	// destination) joins these when dead letters exist: metricsConfig.emit
-	// marks the place.
 )
 
 // WithMetrics makes the handler write CloudWatch metrics for every batch
@@ -183,6 +181,7 @@ var metricNames = []struct{ name, unit string }{
 	{MetricRecordsNotAttempted, "Count"},
 	{MetricInProcessRetries, "Count"},
 	{MetricRecordsDuplicate, "Count"},
+	{MetricRecordsQuarantined, "Count"},
 	{MetricBatchDuration, "Milliseconds"},
 	{MetricOldestRecordAge, "Milliseconds"}, // last: left out when no record has an arrival time
 }
@@ -285,8 +284,7 @@ func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *
 	b = appendMetric(b, MetricRecordsNotAttempted, int64(res.NotAttempted))
 	b = appendMetric(b, MetricInProcessRetries, int64(res.Retried))
 	b = appendMetric(b, MetricRecordsDuplicate, int64(res.Duplicated))
-	// RecordsQuarantined goes here once dead-letter destinations exist,
-	// declared in metricNames and counted from the engine's result.
+	b = appendMetric(b, MetricRecordsQuarantined, int64(res.Quarantined))
 	b = append(b, `,"`+MetricBatchDuration+`":`...)
 	b = strconv.AppendFloat(b, float64(res.Duration.Microseconds())/1000, 'f', -1, 64)
 	if !oldest.IsZero() {

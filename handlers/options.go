@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -51,6 +52,10 @@ type config struct {
 	window          windowOptions  // window handlers (window.go)
 	metricsOpt      *Metrics       // WithMetrics (metrics.go)
 	metrics         *metricsConfig // nil: no metrics
+	dlDest          dlq.Destination
+	dlCfg           dlq.Config
+	dlSet           bool
+	kind            sourceKind
 	errs            []error
 }
 
@@ -178,6 +183,9 @@ type BatchReport struct {
 	// Duplicates counts the records that succeeded without running because
 	// their effect had already completed (WithIdempotency).
 	Duplicates int
+	// Quarantined counts the records sent to the dead-letter destination
+	// (WithDeadLetters); they count as handled.
+	Quarantined int
 }
 
 // RecordOutcome is what became of one record of an invocation.
@@ -203,6 +211,10 @@ type RecordOutcome struct {
 	// Duplicate is true when the record succeeded without running because
 	// its effect had already completed (WithIdempotency).
 	Duplicate bool
+	// Quarantined is true when the record was sent to the dead-letter
+	// destination (WithDeadLetters): it failed for good, and Outcome is
+	// batch.Succeeded because it counts as handled.
+	Quarantined bool
 }
 
 // WithOnBatch calls f after each batch has run, before the handler answers
@@ -270,6 +282,16 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil) {
 		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))
 	}
+	if c.dlSet && c.dlDest != nil {
+		switch {
+		case kind == kindSQS && c.dlCfg.Attempts != nil:
+			c.errs = append(c.errs, errors.New("dlq.WithAttempts does not apply to SQS handlers: they count attempts with ApproximateReceiveCount"))
+		case kind != kindSQS && c.dlCfg.MaxAttempts > 0 && c.dlCfg.Attempts == nil:
+			c.errs = append(c.errs, fmt.Errorf("dlq.WithMaxAttempts(%d) on a %s handler needs dlq.WithAttempts(store) to count attempts across invocations: "+
+				"a DynamoDB store (package dlq/dynamodbattempts), or dlq.NewMemory for tests", c.dlCfg.MaxAttempts, name))
+		}
+	}
+	c.kind = kind
 	c.checkWindow()
 	c.setMetrics()
 	c.concurrencySet = c.concurrency > 0
@@ -302,37 +324,42 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 }
 
 // chain wraps fn with the retry policy, whose retries are counted and logged
-// by the engine, and then, with WithIdempotency, with a claim per record
+// by the engine, then, with WithIdempotency, with a claim per record
 // (keyed by defaultKey unless WithIdempotencyKey), so retries run inside one
-// claim. Panics are recovered by the engine (with the stack), so the default
-// chain needs no Recover layer: each layer costs a copy of the record per
-// call.
+// claim, and, with WithDeadLetters, with the dead-letter layer outermost
+// (pipeline.run), so it sees a record's final error. Panics are recovered
+// by the engine (with the stack), so the default chain needs no Recover
+// layer: each layer costs a copy of the record per call.
 func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(R) string) (pipeline[R], error) {
 	if fn == nil {
 		return pipeline[R]{}, errors.New("handler function is nil")
 	}
-	p := c.retry
-	if user := p.OnRetry; user != nil {
-		p.OnRetry = func(ctx context.Context, attempt int, err error, wait time.Duration) {
+	rp := c.retry
+	if user := rp.OnRetry; user != nil {
+		rp.OnRetry = func(ctx context.Context, attempt int, err error, wait time.Duration) {
 			engine.NoteRetry(ctx, attempt, err, wait)
 			user(ctx, attempt, err, wait)
 		}
 	} else {
-		p.OnRetry = engine.NoteRetry
+		rp.OnRetry = engine.NoteRetry
 	}
-	retry, err := batch.Retry[R](p)
+	retry, err := batch.Retry[R](rp)
 	if err != nil {
 		return pipeline[R]{}, err
 	}
-	h := retry(batch.HandlerFunc[R](fn))
-	if c.idemStore == nil {
-		return pipeline[R]{Handler: h}, nil
+	p := pipeline[R]{Handler: retry(batch.HandlerFunc[R](fn))}
+	if c.idemStore != nil {
+		idem, err := idempotent(c, defaultKey, p.Handler)
+		if err != nil {
+			return pipeline[R]{}, err
+		}
+		p.Handler, p.hooks = idem, append(p.hooks, idem)
 	}
-	idem, err := idempotent(c, defaultKey, h)
-	if err != nil {
-		return pipeline[R]{}, err
+	if c.dlDest != nil {
+		p.dl = newDLLayer[R](c, c.kind)
+		p.hooks = append(p.hooks, p.dl)
 	}
-	return pipeline[R]{Handler: idem, hooks: []batchHook[R]{idem}}, nil
+	return p, nil
 }
 
 // engine returns the engine configuration for one invocation.
@@ -373,10 +400,11 @@ func (c *config) outcome(ctx context.Context, source, resource string, items []e
 func batchReport(source string, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
 	recs := make([]RecordOutcome, len(items))
 	for i, it := range items {
-		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i), Duplicate: res.Duplicate(i)}
+		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),
+			Duplicate: res.Duplicate(i), Quarantined: res.Park(i) != nil}
 	}
 	for _, i := range report {
 		recs[i].Reported = true
 	}
-	return BatchReport{Source: source, Records: recs, Err: err, Duration: res.Duration, Duplicates: res.Duplicated}
+	return BatchReport{Source: source, Records: recs, Err: err, Duration: res.Duration, Duplicates: res.Duplicated, Quarantined: res.Quarantined}
 }

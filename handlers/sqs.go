@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -142,16 +143,30 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 		return nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), items, func(i int) (r SQSRecord[T], err error) {
-		return r, decode(i, &r)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), &hookBatch[SQSRecord[T]]{
+		items: items, payload: payload,
+		record: func(i int) (r SQSRecord[T], err error) {
+			return r, decode(i, &r)
+		},
+		describe: func(i int, e *dlq.Envelope) {
+			r := &recs[i]
+			e.Source, e.SourceARN, e.EventID = dlq.SourceSQS, r.EventSourceARN, r.MessageId
+			e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
+			if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
+				e.ArrivalTime = t.UTC()
+			}
+			e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
+		},
 	})
 	scratch := make([]SQSRecord[T], max(workers, 1))
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r := &scratch[w]
-		if err := decode(i, r); err != nil {
-			return err
-		}
-		return h.chain.Handle(ctx, *r)
+		return h.chain.run(ctx, i, func(ctx context.Context) error {
+			r := &scratch[w]
+			if err := decode(i, r); err != nil {
+				return err
+			}
+			return h.chain.Handle(ctx, *r)
+		})
 	})
 	report, err := h.cfg.outcome(ctx, source, sqsQueueOf(recs), items, res)
 	if err != nil {

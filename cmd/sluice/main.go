@@ -19,10 +19,10 @@
 // own output on stderr, then what the mapping makes of the answer: success,
 // the items a partial batch response reports, or the function error.
 //
-//	sluice tables create --idempotency NAME
+//	sluice tables create [--idempotency NAME] [--attempts NAME]
 //
-// tables create makes the DynamoDB table of handlers.WithIdempotency on the
-// endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
+// tables create makes the DynamoDB tables of handlers.WithIdempotency and of
+// handlers.WithDeadLetters' attempts on the endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_REGION); running it again succeeds.
 //
 //	sluice redrive (--from-queue URL | --from-file FILE) --handler ./bootstrap \
@@ -67,9 +67,9 @@ Usage:
       replay dead-lettered records; remove each envelope once it succeeded
   sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL)
       read back the records Lambda's on-failure records name, as envelopes
-  sluice tables create --idempotency NAME
-      create the DynamoDB idempotency table (AWS_ENDPOINT_URL_DYNAMODB,
-      AWS_REGION); running it again succeeds
+  sluice tables create [--idempotency NAME] [--attempts NAME]
+      create the DynamoDB idempotency and dead-letter attempts tables
+      (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION); running it again succeeds
 
 TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
 (SAM start-lambda, LocalStack, RIE) or aws:NAME.

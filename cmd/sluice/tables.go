@@ -10,12 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
 
-// tablesCommand runs `sluice tables create --idempotency NAME`: it creates
-// the idempotency table (the layout package dynamodbstore documents) on the
-// endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
+// tablesCommand runs `sluice tables create --idempotency NAME --attempts
+// NAME`: it creates the idempotency table (the layout package dynamodbstore
+// documents) and the dead-letter attempts table (package dynamodbattempts)
+// on the endpoint the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_REGION, the default credential chain). On an existing table of that
 // layout it succeeds, so it can run before every local run.
 func tablesCommand(args []string, stdout, stderr io.Writer) int {
@@ -25,15 +27,16 @@ func tablesCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("sluice tables create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	idem := fs.String("idempotency", "", "the name of the idempotency table to create (required)")
+	idem := fs.String("idempotency", "", "the name of the idempotency table to create")
+	attempts := fs.String("attempts", "", "the name of the dead-letter attempts table to create")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the table to become active")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), tablesUsage+"\nFlags:\n"); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	switch {
-	case *idem == "":
-		fmt.Fprint(stderr, "sluice tables create: --idempotency NAME is required\n\n")
+	case *idem == "" && *attempts == "":
+		fmt.Fprint(stderr, "sluice tables create: --idempotency NAME or --attempts NAME is required\n\n")
 		fs.Usage()
 		return 2
 	case fs.NArg() > 0:
@@ -48,18 +51,30 @@ func tablesCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice tables create: loading the AWS configuration: %v\n", err)
 		return 1
 	}
-	if err := dynamodbstore.CreateTable(ctx, dynamodb.NewFromConfig(cfg), *idem); err != nil {
-		fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, err)
-		return 1
+	db := dynamodb.NewFromConfig(cfg)
+	if *idem != "" {
+		if err := dynamodbstore.CreateTable(ctx, db, *idem); err != nil {
+			fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "idempotency table %s is ready\n", *idem)
 	}
-	fmt.Fprintf(stdout, "idempotency table %s is ready\n", *idem)
+	if *attempts != "" {
+		if err := dynamodbattempts.CreateTable(ctx, db, *attempts); err != nil {
+			fmt.Fprintf(stderr, "sluice tables create: attempts table %s: %v\n", *attempts, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "attempts table %s is ready\n", *attempts)
+	}
 	return 0
 }
 
-const tablesUsage = `Usage: sluice tables create --idempotency NAME
+const tablesUsage = `Usage: sluice tables create [--idempotency NAME] [--attempts NAME]
 
-Creates the DynamoDB table that handlers.WithIdempotency (package
-idempotency/dynamodbstore) keeps its records in, with TTL on, on the endpoint
-the standard AWS environment names (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION,
-credentials from the default chain). Running it again on the table succeeds.
+Creates, with TTL on, the DynamoDB tables that handlers.WithIdempotency
+(package idempotency/dynamodbstore) keeps its records in (--idempotency) and
+that handlers.WithDeadLetters counts stream and Kafka attempts in (package
+dlq/dynamodbattempts; --attempts), on the endpoint the standard AWS
+environment names (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, credentials from
+the default chain). Running it again on a table succeeds.
 `

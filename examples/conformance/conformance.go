@@ -121,6 +121,9 @@ func (f *function) act(ctx context.Context, c Command) error {
 		return batch.Permanent(fmt.Errorf("record %s: asked to fail permanently", c.ID))
 	case "panic":
 		panic(fmt.Sprintf("record %s: asked to panic", c.ID))
+	case "exit":
+		fmt.Fprintf(os.Stderr, "conformance: record %s: exiting the process mid-batch, as a crash\n", c.ID)
+		os.Exit(3)
 	case "sleep":
 		ms, err := strconv.Atoi(arg)
 		if err != nil || ms < 0 {

@@ -29,6 +29,19 @@
 //	                     (one Embedded Metric Format line on standard output
 //	                     per batch); default Sluice/Conformance: this function
 //	                     always writes them
+//	SLUICE_DLQ_URL       if set, the SQS queue that quarantined records go to
+//	                     (handlers.WithDeadLetters; endpoint from the
+//	                     standard AWS environment, AWS_ENDPOINT_URL_SQS)
+//	SLUICE_DLQ_FILE      if set (and SLUICE_DLQ_URL is not), the file that
+//	                     quarantined records are appended to, one envelope a
+//	                     line
+//	SLUICE_MAX_ATTEMPTS  with a dead-letter destination: quarantine a record
+//	                     once its attempts reach this (default: only
+//	                     permanent failures)
+//	SLUICE_ATTEMPTS_TABLE
+//	                     the DynamoDB table (sluice tables create --attempts
+//	                     NAME) where streams and Kafka count attempts; in
+//	                     memory when unset (which cannot count a crash)
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //
@@ -40,6 +53,7 @@
 //	fail           return a plain error
 //	permanent      return a permanent error (batch.Permanent)
 //	panic          panic
+//	exit           exit the process at once (os.Exit(3)): a crash
 //	sleep:<ms>     sleep that long, honouring ctx, then succeed
 //	transient:<n>  return a transient error on the first n calls for this id
 //	               in this process, then succeed
@@ -52,13 +66,20 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
+	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
@@ -94,6 +115,12 @@ func main() {
 		}
 		opts = append(opts, o)
 	}
+	if o, err := deadLetterOption(os.Getenv("SLUICE_SOURCE")); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(2)
+	} else if o != nil {
+		opts = append(opts, o)
+	}
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -114,4 +141,67 @@ func idempotencyOption(table string) (handlers.Option, error) {
 		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: %w", table, err)
 	}
 	return handlers.WithIdempotency(store), nil
+}
+
+// deadLetterOption turns quarantine on when SLUICE_DLQ_URL or
+// SLUICE_DLQ_FILE names a destination, with SLUICE_MAX_ATTEMPTS and
+// SLUICE_ATTEMPTS_TABLE; it returns nil when neither is set.
+func deadLetterOption(source string) (handlers.Option, error) {
+	url, file := os.Getenv("SLUICE_DLQ_URL"), os.Getenv("SLUICE_DLQ_FILE")
+	if url == "" && file == "" {
+		return nil, nil
+	}
+	var opts []dlq.Option
+	if v := os.Getenv("SLUICE_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("SLUICE_MAX_ATTEMPTS=%q is not a positive integer", v)
+		}
+		opts = append(opts, dlq.WithMaxAttempts(n))
+	}
+	var cfg *aws.Config
+	loadAWS := func(what string) (aws.Config, error) {
+		if cfg == nil {
+			c, err := config.LoadDefaultConfig(context.Background())
+			if err != nil {
+				return c, fmt.Errorf("%s: loading the AWS configuration: %w", what, err)
+			}
+			cfg = &c
+		}
+		return *cfg, nil
+	}
+	if !strings.HasPrefix(source, "sqs") {
+		if table := os.Getenv("SLUICE_ATTEMPTS_TABLE"); table != "" {
+			c, err := loadAWS("SLUICE_ATTEMPTS_TABLE=" + table)
+			if err != nil {
+				return nil, err
+			}
+			store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
+			if err != nil {
+				return nil, fmt.Errorf("SLUICE_ATTEMPTS_TABLE=%s: %w", table, err)
+			}
+			opts = append(opts, dlq.WithAttempts(store))
+		} else {
+			opts = append(opts, dlq.WithAttempts(dlq.NewMemory(0)))
+		}
+	}
+	var dest dlq.Destination
+	if url != "" {
+		c, err := loadAWS("SLUICE_DLQ_URL=" + url)
+		if err != nil {
+			return nil, err
+		}
+		d, err := sqsdest.New(sqs.NewFromConfig(c), url)
+		if err != nil {
+			return nil, fmt.Errorf("SLUICE_DLQ_URL=%s: %w", url, err)
+		}
+		dest = d
+	} else {
+		d, err := dlq.OpenFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("SLUICE_DLQ_FILE=%s: %w", file, err)
+		}
+		dest = d
+	}
+	return handlers.WithDeadLetters(dest, opts...), nil
 }
