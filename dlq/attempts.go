@@ -51,6 +51,21 @@ type AttemptsStore interface {
 	Fail(ctx context.Context, key string, counted bool, f Failure) (Attempts, error)
 }
 
+// AttemptsKey is the key under which a handler of function counts the
+// attempts of record recordID (its batch item identifier) from sourceARN.
+func AttemptsKey(function, sourceARN, recordID string) string {
+	return function + "#" + sourceARN + "#" + recordID
+}
+
+// A Forgetter is an AttemptsStore that can drop what it knows of a record.
+// sluice redrive uses it before it replays a stream or Kafka record: a
+// record quarantined for crashing the function keeps its count, and without
+// this its replay, alone in its event, would be quarantined again at once
+// instead of running the fixed code.
+type Forgetter interface {
+	Forget(ctx context.Context, key string) error
+}
+
 // DefaultAttemptsTTL is how long a store keeps a record's attempts after
 // their last update: a week, the longest a record can wait in an event
 // source mapping (MaximumRecordAgeInSeconds), and a day more.
@@ -135,4 +150,17 @@ func (m *Memory) Fail(ctx context.Context, key string, counted bool, f Failure) 
 	a.LastFailure, a.LastError, a.LastClass = f.Time, f.Error, f.Class
 	m.put(key, a, f.Time)
 	return a.Attempts, nil
+}
+
+var _ Forgetter = (*Memory)(nil)
+
+// Forget implements Forgetter.
+func (m *Memory) Forget(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, key)
+	return nil
 }

@@ -254,6 +254,7 @@ func TestRunQuarantineCrash(t *testing.T) {
 		"BisectBatchOnFunctionError":true,"MaximumRetryAttempts":10,"FunctionResponseTypes":["ReportBatchItemFailures"]}`)
 	effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--timeout", "10s",
+		"--function-name", "crashfn",
 		"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_EFFECTS_FILE="+effects, "--env", "SLUICE_DLQ_FILE="+dlqFile,
 		"--env", "SLUICE_MAX_ATTEMPTS=2", "--env", "SLUICE_ATTEMPTS_TABLE="+table)
 	if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") {
@@ -276,5 +277,22 @@ func TestRunQuarantineCrash(t *testing.T) {
 		if id := fmt.Sprintf("r%d", i); (i == crash) != (seen[id] == 0) {
 			t.Errorf("record %s: %d effects", id, seen[id])
 		}
+	}
+
+	// The fix is deployed (CONFORMANCE_FIXED=exit) and the record redriven
+	// into the same function, attempts table included: redrive resets the
+	// record's count first, so it runs instead of being blamed again.
+	again := filepath.Join(dir, "dlq-again.jsonl")
+	code, out, errs = runCLIEnv(t, awsEnv(db), "redrive", "--from-file", dlqFile, "--handler", bin, "--function-name", "crashfn", "--quiet",
+		"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_EFFECTS_FILE="+effects, "--env", "SLUICE_DLQ_FILE="+again,
+		"--env", "SLUICE_MAX_ATTEMPTS=2", "--env", "SLUICE_ATTEMPTS_TABLE="+table, "--env", "CONFORMANCE_FIXED=exit")
+	if code != 0 || !strings.Contains(out, "replayed 1 (removed)") {
+		t.Fatalf("redrive: exit %d\n%s\n%s", code, out, errs)
+	}
+	if got := effectIDs(t, effects)[fmt.Sprintf("r%d", crash)]; got != 1 {
+		t.Fatalf("the redriven record has %d effects, want 1", got)
+	}
+	if b, err := os.ReadFile(again); err == nil && len(b) > 0 {
+		t.Fatalf("the redriven record was quarantined again:\n%s", b)
 	}
 }

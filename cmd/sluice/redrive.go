@@ -18,8 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/dlq/redrive"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
@@ -42,6 +44,9 @@ func redriveCommand(args []string, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "print each event that would be sent; invoke nothing, remove nothing")
 	logs := fs.Bool("logs", false, "stream the bootstrap's output to stderr")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	attemptsTable := fs.String("attempts-table", "", "the function's attempts table (default: SLUICE_ATTEMPTS_TABLE of its environment): "+
+		"each stream or Kafka record's count there is reset before its replay, so a record quarantined for crashing the function runs again "+
+		"(endpoint: $AWS_ENDPOINT_URL_DYNAMODB, else AWS)")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
 	fs.Usage = func() {
@@ -124,6 +129,21 @@ Flags:
 			return fail(err)
 		}
 		defer opts.Invoker.Close()
+	}
+
+	if *attemptsTable == "" {
+		*attemptsTable = envValue(fenv, "SLUICE_ATTEMPTS_TABLE")
+	}
+	if *attemptsTable != "" && !*dryRun {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("--attempts-table %s: %w", *attemptsTable, err))
+		}
+		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(cfg), *attemptsTable)
+		if err != nil {
+			return fail(err)
+		}
+		opts.Attempts = store
 	}
 
 	var src redrive.Source

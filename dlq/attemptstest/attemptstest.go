@@ -31,6 +31,27 @@ func Run(t *testing.T, newStore func(t *testing.T) dlq.AttemptsStore) {
 		}
 	}
 
+	t.Run("ForgetStartsOver", func(t *testing.T) {
+		s, k := newStore(t), key(t)
+		f, ok := s.(dlq.Forgetter)
+		if !ok {
+			t.Fatalf("%T does not implement dlq.Forgetter, which sluice redrive needs to replay a record quarantined for crashing", s)
+		}
+		for range 3 {
+			if _, err := s.Begin(ctx, k, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Forget(ctx, k); err != nil {
+			t.Fatalf("Forget: %v", err)
+		}
+		a, err := s.Begin(ctx, k, now)
+		check(t, "Begin after Forget", a, err, dlq.Attempts{Count: 1, Isolated: 1})
+		if err := f.Forget(ctx, k+"-never-seen"); err != nil {
+			t.Fatalf("Forget of an unknown key: %v", err)
+		}
+	})
+
 	t.Run("BeginCounts", func(t *testing.T) {
 		s, k := newStore(t), key(t)
 		a, err := s.Begin(ctx, k, now)

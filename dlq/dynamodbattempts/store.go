@@ -61,6 +61,7 @@ const maxErrorBytes = 1000
 // Client is the part of *dynamodb.Client the store uses.
 type Client interface {
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
 // Store is a dlq.AttemptsStore on one DynamoDB table.
@@ -141,6 +142,20 @@ func (s *Store) Fail(ctx context.Context, key string, counted bool, f dlq.Failur
 		values[":one"] = num(1)
 	}
 	return s.update(ctx, key, expr, names, values)
+}
+
+var _ dlq.Forgetter = (*Store)(nil)
+
+// Forget implements dlq.Forgetter with one DeleteItem.
+func (s *Store) Forget(ctx context.Context, key string) error {
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table,
+		Key:       map[string]types.AttributeValue{AttrID: &types.AttributeValueMemberS{Value: key}},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamodbattempts: forgetting the attempts of %s in table %s: %w", key, s.table, err)
+	}
+	return nil
 }
 
 func (s *Store) update(ctx context.Context, key, expr string, names map[string]string, values map[string]types.AttributeValue) (dlq.Attempts, error) {

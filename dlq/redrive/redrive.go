@@ -56,6 +56,13 @@ type Options struct {
 	DryRunOut io.Writer
 	// Progress, if set, is called after each event with the totals so far.
 	Progress func(Totals)
+	// Attempts, if set, is the function's attempts store (the table of
+	// SLUICE_ATTEMPTS_TABLE): before a stream or Kafka record is replayed
+	// its count there is forgotten (dlq.AttemptsKey of the envelope's
+	// function, source ARN and record id), so a record quarantined for
+	// crashing the function runs again instead of being quarantined again
+	// at once. SQS records need none: a replay is a new delivery.
+	Attempts dlq.Forgetter
 
 	sleep func(context.Context, time.Duration) error // tests
 	now   func() time.Time
@@ -310,6 +317,17 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 	}
 	if err := r.pace(ctx, len(b)); err != nil {
 		return err
+	}
+	if r.opts.Attempts != nil {
+		for _, it := range b {
+			e := it.env
+			if e.Source == dlq.SourceSQS {
+				continue
+			}
+			if err := r.opts.Attempts.Forget(ctx, dlq.AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)); err != nil {
+				return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
+			}
+		}
 	}
 	for _, it := range b {
 		r.replayed[identity(it.env)] = true

@@ -112,6 +112,9 @@ func (f *function) run(ctx context.Context, c Command, record, key string) error
 
 func (f *function) act(ctx context.Context, c Command) error {
 	verb, arg, _ := strings.Cut(c.Action, ":")
+	if fixed(verb) {
+		return nil
+	}
 	switch verb {
 	case "ok", "":
 		return nil
@@ -173,4 +176,19 @@ func (f *function) record(e Effect) error {
 		return fmt.Errorf("effects file: %w", err)
 	}
 	return file.Close()
+}
+
+// fixed reports whether CONFORMANCE_FIXED (a comma-separated list of
+// actions) names verb: that bug is fixed, and the action succeeds. It
+// stands for deploying the fix before a redrive.
+func fixed(verb string) bool {
+	list := os.Getenv("CONFORMANCE_FIXED")
+	for list != "" {
+		var v string
+		v, list, _ = strings.Cut(list, ",")
+		if strings.TrimSpace(v) == verb {
+			return true
+		}
+	}
+	return false
 }

@@ -44,6 +44,9 @@
 //	                     memory when unset (which cannot count a crash)
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
+//	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
+//	                     instead (e.g. exit,fail): the fix deployed before a
+//	                     sluice redrive
 //
 // Each record's payload (Kinesis data, SQS body, Kafka value, or the
 // DynamoDB image attribute "payload" of type S) is {"id":"...","action":"..."};
