@@ -24,6 +24,10 @@
 //	                     by each record's default key; the endpoint and region
 //	                     come from the standard AWS environment
 //	                     (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION)
+//	SLUICE_IDEMPOTENCY_LEASE
+//	                     with SLUICE_IDEMPOTENCY_TABLE, a fixed in-progress lease
+//	                     (a Go duration such as 1s) instead of the invocation's
+//	                     deadline, so tests can let a claim expire mid-record
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //
@@ -36,6 +40,8 @@
 //	permanent      return a permanent error (batch.Permanent)
 //	panic          panic
 //	sleep:<ms>     sleep that long, honouring ctx, then succeed
+//	await:<path>   wait until the file path exists, honouring ctx, then
+//	               succeed (a test holds a record mid-effect with it)
 //	transient:<n>  return a transient error on the first n calls for this id
 //	               in this process, then succeed
 //
@@ -55,6 +61,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
 
@@ -80,7 +87,7 @@ func main() {
 			Backoff: batch.FullJitter(batch.Capped(batch.Exponential(d), 40*d), nil)}))
 	}
 	if table := os.Getenv("SLUICE_IDEMPOTENCY_TABLE"); table != "" {
-		o, err := idempotencyOption(table)
+		o, err := idempotencyOption(table, os.Getenv("SLUICE_IDEMPOTENCY_LEASE"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
 			os.Exit(2)
@@ -96,8 +103,17 @@ func main() {
 }
 
 // idempotencyOption turns idempotency on with a DynamoDB store on table,
-// on the endpoint the standard AWS environment names.
-func idempotencyOption(table string) (handlers.Option, error) {
+// on the endpoint the standard AWS environment names; lease, when not
+// empty, is a fixed in-progress lease.
+func idempotencyOption(table, lease string) (handlers.Option, error) {
+	var opts []idempotency.Option
+	if lease != "" {
+		d, err := time.ParseDuration(lease)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_LEASE=%q is not a positive duration (such as 1s)", lease)
+		}
+		opts = append(opts, idempotency.WithLease(d))
+	}
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: loading the AWS configuration: %w", table, err)
@@ -106,5 +122,5 @@ func idempotencyOption(table string) (handlers.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: %w", table, err)
 	}
-	return handlers.WithIdempotency(store), nil
+	return handlers.WithIdempotency(store, opts...), nil
 }
