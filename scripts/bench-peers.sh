@@ -10,11 +10,20 @@
 # Steps: generate the events, npm ci the peer, run the Go benchmarks
 # (median of GO_COUNT samples) and the Node ones (median of ITER iterations
 # after WARMUP), then print ns per record and the ratios of this run.
+# Then idempotency: start DynamoDB Local (go run ./bench/dynamodblocal, the
+# server internal/servers installs for the tests), run Sluice's
+# BenchmarkSQS1kIdempotent (idempotency/dynamodbstore) and
+# bench/powertools-ts/idem.mjs against it, first pass and replay of the
+# 1,000-message batch, and print wall ms, requests and units per record and
+# the ratios.
 #
-# Needs Go, Node >= 20 and npm, and the npm registry on the first run.
-# Output (events, raw results, log) goes to BENCH_OUT, default bench/out
-# (gitignored). Env: GO_COUNT (5), ITER (20), WARMUP (5), JSONV2=1 adds the
-# Go hand loop built with GOEXPERIMENT=jsonv2 (one more build, about a minute).
+# Needs Go, Node >= 20 and npm, the npm registry on the first run, and Java
+# >= 11 for DynamoDB Local. Output (events, raw results, log) goes to
+# BENCH_OUT, default bench/out (gitignored). Env: GO_COUNT (5), ITER (20),
+# WARMUP (5), JSONV2=1 adds the Go hand loop built with GOEXPERIMENT=jsonv2
+# (one more build, about a minute); IDEM_REPEATS (5: samples of each
+# idempotency phase, after one warm-up), IDEM_VARIANTS (the peer's variants,
+# default parallel,sequential,sdk-floor), SKIP_IDEM=1 leaves idempotency out.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -86,6 +95,58 @@ for source in kinesis sqs; do
 	(cd bench/powertools-ts && ITER="${ITER:-20}" WARMUP="${WARMUP:-5}" node bench.mjs "$source" "$out") 2>>"$log" | emit
 done
 
+if [[ -z "${SKIP_IDEM:-}" ]]; then
+	step "idempotency: DynamoDB Local"
+	go build -o "$out/dynamodblocal" ./bench/dynamodblocal
+	: >"$out/dynamodb-endpoint"
+	# It stops on SIGTERM (the trap) or when this script exits.
+	"$out/dynamodblocal" >"$out/dynamodb-endpoint" 2>>"$log" &
+	ddb_pid=$!
+	trap 'kill "$ddb_pid" 2>/dev/null || true; wait "$ddb_pid" 2>/dev/null || true' EXIT
+	for _ in $(seq 1 600); do
+		[[ -s "$out/dynamodb-endpoint" ]] && break
+		kill -0 "$ddb_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	ddb="$(head -1 "$out/dynamodb-endpoint")"
+	[[ -n "$ddb" ]] || { echo "bench-peers: DynamoDB Local did not start; see $log" >&2; exit 1; }
+	echo "env dynamodb_local=$ddb" | emit
+
+	step "idempotency: Sluice (go test -bench BenchmarkSQS1kIdempotent)"
+	raw="$out/go-sluice-sqs-1k-idem-$stamp.txt"
+	reps="${IDEM_REPEATS:-5}"
+	SLUICE_BENCH_DYNAMODB="$ddb" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+		go test -run '^$' -bench '^BenchmarkSQS1kIdempotent$' -benchtime 1x -count $((reps + 1)) ./idempotency/dynamodbstore >"$raw" 2>>"$log" ||
+		{ echo "bench-peers: go test failed; see $raw and $log" >&2; exit 1; }
+	# One iteration per sample; the first sample of each phase is the warm-up.
+	awk '
+		/^BenchmarkSQS1kIdempotent\// {
+			split($1, p, "/"); phase = p[2]; sub(/-[0-9]+$/, "", phase)
+			if (!(phase in seen)) { seen[phase] = 1; next }
+			for (i = 2; i < NF; i++) {
+				if ($(i+1) == "ns/op") w[phase] = w[phase] " " $i / 1e6
+				if ($(i+1) != "" && $(i+1) ~ /record$|allocs\/op|records/) m[phase, $(i+1)] = $i
+			}
+		}
+		END {
+			for (ph in w) {
+				k = split(substr(w[ph], 2), x, " ")
+				for (i = 2; i <= k; i++) { y = x[i] + 0; j = i - 1; while (j >= 1 && x[j] + 0 > y) { x[j+1] = x[j]; j-- } x[j+1] = y }
+				med = (k % 2) ? x[(k+1)/2] : (x[k/2] + x[k/2+1]) / 2
+				n = m[ph, "records"]
+				printf "peer=sluice bench=sqs-1k-idem variant=default phase=%s wall_ms_median=%.1f wall_ms_min=%.1f wall_ms_max=%.1f requests_per_record=%.3f writes_per_record=%.3f wcu_per_record=%.3f rcu_per_record=%.3f allocs_per_record=%.1f records=%d repeats=%d\n",
+					ph, med, x[1], x[k], m[ph, "requests/record"], m[ph, "writes/record"], m[ph, "WCU/record"], m[ph, "RCU/record"], m[ph, "allocs/op"] / n, n, k
+			}
+		}' "$raw" | sort | emit
+
+	step "idempotency: Powertools for AWS Lambda (TypeScript), idem.mjs"
+	(cd bench/powertools-ts && SLUICE_BENCH_DYNAMODB="$ddb" REPEATS="$reps" WARMUP=1 \
+		VARIANTS="${IDEM_VARIANTS:-parallel,sequential,sdk-floor}" node idem.mjs "$out") 2>>"$log" | emit
+	kill "$ddb_pid" 2>/dev/null || true
+	wait "$ddb_pid" 2>/dev/null || true
+	trap - EXIT
+fi
+
 step "summary"
 awk '
 	/^peer=/ {
@@ -111,4 +172,33 @@ awk '
 		printf "\n%s", ratios
 		print "Sluice/it below 1: Sluice spends less time per record. Every figure comes from this one run."
 	}' "$results" | tee "$out/summary-$stamp.txt"
+# Idempotency: wall time of the 1,000-message batch per phase, and how many
+# times faster Sluice is than each contender (its wall ms over Sluice's).
+awk '
+	/^peer=.* bench=sqs-1k-idem / {
+		delete f
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		id = f["peer"] " " f["variant"]
+		if (!(id in known)) { known[id] = 1; ids[++n] = id }
+		ms[id, f["phase"]] = f["wall_ms_median"]; rq[id, f["phase"]] = f["requests_per_record"]
+		wr[id, f["phase"]] = f["writes_per_record"]; wc[id, f["phase"]] = f["wcu_per_record"]; rc[id, f["phase"]] = f["rcu_per_record"]
+	}
+	END {
+		if (n == 0) exit
+		for (p = 1; p <= 2; p++) {
+			ph = (p == 1) ? "first" : "replay"
+			s = ms["sluice default", ph]
+			printf "\nsqs-1k-idem %-6s: %-24s %10s %13s %11s %9s %9s %14s\n", ph, "contender", "wall ms", "requests/rec", "writes/rec", "WCU/rec", "RCU/rec", "it/Sluice"
+			for (i = 1; i <= n; i++) {
+				id = ids[i]
+				if (ms[id, ph] == "") continue
+				r = (s > 0) ? sprintf("%.2f", ms[id, ph] / s) : ""
+				printf "%-37s %10s %13s %11s %9s %9s %14s\n", id, ms[id, ph], rq[id, ph], wr[id, ph], wc[id, ph], rc[id, ph], r
+				rid = id; sub(/ /, "/", rid)
+				if (r != "" && id != "sluice default") ratios = ratios sprintf("ratio bench=sqs-1k-idem phase=%s peer_over_sluice=%s value=%s\n", ph, rid, r)
+			}
+		}
+		printf "\n%s", ratios
+		print "it/Sluice above 1: Sluice takes that many times less wall time for the batch. Same DynamoDB Local, same run."
+	}' "$results" | tee -a "$out/summary-$stamp.txt"
 echo "results: $results $out/summary-$stamp.txt  log: $log" >&2

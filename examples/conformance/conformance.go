@@ -140,6 +140,24 @@ func (f *function) act(ctx context.Context, c Command) error {
 		case <-ctx.Done():
 			return fmt.Errorf("record %s: sleep interrupted: %w", c.ID, ctx.Err())
 		}
+	case "await":
+		// Block until the file arg exists: a test holds the record in the
+		// middle of its effect for as long as it needs (a lease race).
+		if arg == "" {
+			return batch.Permanent(fmt.Errorf("record %s: bad action %q: await needs a file path", c.ID, c.Action))
+		}
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := os.Stat(arg); err == nil {
+				return nil
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return fmt.Errorf("record %s: await %s interrupted: %w", c.ID, arg, ctx.Err())
+			}
+		}
 	case "transient":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 {

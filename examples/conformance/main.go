@@ -42,6 +42,10 @@
 //	                     the DynamoDB table (sluice tables create --attempts
 //	                     NAME) where streams and Kafka count attempts; in
 //	                     memory when unset (which cannot count a crash)
+//	SLUICE_IDEMPOTENCY_LEASE
+//	                     with SLUICE_IDEMPOTENCY_TABLE, a fixed in-progress lease
+//	                     (a Go duration such as 1s) instead of the invocation's
+//	                     deadline, so tests can let a claim expire mid-record
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
@@ -58,6 +62,8 @@
 //	panic          panic
 //	exit           exit the process at once (os.Exit(3)): a crash
 //	sleep:<ms>     sleep that long, honouring ctx, then succeed
+//	await:<path>   wait until the file path exists, honouring ctx, then
+//	               succeed (a test holds a record mid-effect with it)
 //	transient:<n>  return a transient error on the first n calls for this id
 //	               in this process, then succeed
 //
@@ -84,6 +90,7 @@ import (
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
 
@@ -111,7 +118,7 @@ func main() {
 			Backoff: batch.FullJitter(batch.Capped(batch.Exponential(d), 40*d), nil)}))
 	}
 	if table := os.Getenv("SLUICE_IDEMPOTENCY_TABLE"); table != "" {
-		o, err := idempotencyOption(table)
+		o, err := idempotencyOption(table, os.Getenv("SLUICE_IDEMPOTENCY_LEASE"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
 			os.Exit(2)
@@ -133,8 +140,17 @@ func main() {
 }
 
 // idempotencyOption turns idempotency on with a DynamoDB store on table,
-// on the endpoint the standard AWS environment names.
-func idempotencyOption(table string) (handlers.Option, error) {
+// on the endpoint the standard AWS environment names; lease, when not
+// empty, is a fixed in-progress lease.
+func idempotencyOption(table, lease string) (handlers.Option, error) {
+	var opts []idempotency.Option
+	if lease != "" {
+		d, err := time.ParseDuration(lease)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_LEASE=%q is not a positive duration (such as 1s)", lease)
+		}
+		opts = append(opts, idempotency.WithLease(d))
+	}
 	cfg, err := config.LoadDefaultConfig(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: loading the AWS configuration: %w", table, err)
@@ -143,7 +159,7 @@ func idempotencyOption(table string) (handlers.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: %w", table, err)
 	}
-	return handlers.WithIdempotency(store), nil
+	return handlers.WithIdempotency(store, opts...), nil
 }
 
 // deadLetterOption turns quarantine on when SLUICE_DLQ_URL or

@@ -1,0 +1,9 @@
+//go:build race
+
+package localtest_test
+
+import "testing"
+
+// TestChaosIdempotency runs 10,000 messages under the race detector; the
+// 100,000 of the issue run without it (chaos_idempotency_norace_test.go).
+func TestChaosIdempotency(t *testing.T) { chaosIdempotency(t, 10000) }
