@@ -57,6 +57,10 @@ step "infra: vet, staticcheck, go test -race (CDK, cdk-nag)"
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	go test -race -count=1 -timeout 15m ./...
 )
+# The 100,000-record idempotency chaos run: the race detector makes it ten
+# times slower, so a race build runs 10,000 and this build runs it whole.
+step "idempotency chaos, 100,000 records (no -race)"
+go test -count=1 -run '^TestChaosIdempotency$' ./localtest
 # go test last, so its summary lines close the output.
 step "go test -race"
 go test -race -count=1 -timeout 30m ./...
