@@ -124,6 +124,30 @@ func (a *arena) alloc(n int) []byte {
 	return a.buf[l : l+n : l+n]
 }
 
+// room returns an empty slice over the arena's free space, at least n bytes
+// of it, for appending a string of unknown length; commit takes it.
+func (a *arena) room(n int) []byte {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, a.chunk, 4096))
+		a.chunk = max(a.chunk, 64<<10)
+	}
+	return a.buf[len(a.buf):len(a.buf)]
+}
+
+// commit returns b, appended to the slice room returned, as a string. If
+// the appends stayed within the arena, the arena keeps the bytes; if they
+// outgrew it, b is a slice of its own, used as it is.
+func (a *arena) commit(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	l := len(a.buf)
+	if cap(a.buf)-l >= len(b) && unsafe.SliceData(a.buf[l:cap(a.buf)]) == unsafe.SliceData(b) {
+		a.buf = a.buf[:l+len(b)]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 func (a *arena) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -145,7 +169,6 @@ func (a *arena) intern(prev string, b []byte) string {
 type scanner struct {
 	b   []byte
 	i   int
-	tmp []byte // scratch for unescaping
 }
 
 func (s *scanner) ws() {

@@ -362,8 +362,11 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		}
 		return a.str(raw), false, true
 	}
-	// Escapes or non-ASCII: unescape into the scanner's scratch, then copy.
-	out := append(s.tmp[:0], s.b[start:j]...)
+	// Escapes or non-ASCII: unescape straight into the arena's free space
+	// (the text is never longer unescaped), growing it only when it runs
+	// out, so the string is written once.
+	out := a.room(j - start + 64)
+	out = append(out, s.b[start:j]...)
 	ascii := true
 	for {
 		if j >= len(s.b) {
@@ -373,11 +376,10 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		switch {
 		case c == '"':
 			s.i = j + 1
-			s.tmp = out
 			if !ascii && !utf8.Valid(out) {
 				return "", false, false
 			}
-			return a.str(out), false, true
+			return a.commit(out), false, true
 		case c == '\\':
 			if j+1 >= len(s.b) {
 				return "", false, false
