@@ -167,8 +167,8 @@ func (a *arena) intern(prev string, b []byte) string {
 }
 
 type scanner struct {
-	b   []byte
-	i   int
+	b []byte
+	i int
 }
 
 func (s *scanner) ws() {
