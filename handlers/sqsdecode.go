@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -342,7 +343,7 @@ func (s *scanner) null() bool {
 
 // text consumes a string and returns it unescaped, from the arena (or prev
 // when it spells the same); null is reported, and leaves a Go string
-// unchanged. ok is false for anything the general decoder must settle:
+// unchanged. A nil arena makes each string its own allocation. ok is false for anything the general decoder must settle:
 // invalid UTF-8, control characters, surrogate escapes.
 func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 	s.ws()
@@ -359,6 +360,9 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		raw := s.b[start:j]
 		if string(raw) == prev {
 			return prev, false, true
+		}
+		if s.own && len(raw) > 0 {
+			return unsafe.String(&raw[0], len(raw)), false, true
 		}
 		return a.str(raw), false, true
 	}
