@@ -41,9 +41,11 @@ type ddbImages struct {
 // scanner for the shape Lambda sends, falling back to decodeRecordArray
 // (goccy/go-json, then encoding/json) for anything else. FuzzDynamoDBDecode
 // keeps the two equal. The result shares no memory with payload.
-func decodeDynamoDBEvent(payload []byte) (ddbEvent, error) {
-	if ev, ok := scanDynamoDBEvent(payload); ok {
-		return ev, nil
+func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
+	if !rawImages {
+		if ev, ok := scanDynamoDBEvent(payload); ok {
+			return ev, nil
+		}
 	}
 	recs, errs, err := decodeRecordArray("dynamodb", payload, func(r *events.DynamoDBEventRecord) string { return r.Change.SequenceNumber })
 	return ddbEvent{recs: recs, errs: errs}, err

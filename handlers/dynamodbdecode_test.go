@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -170,7 +172,7 @@ func TestDynamoDBImagesOnDemand(t *testing.T) {
 	b.Modify(map[string]string{"id": "k1"}, map[string]any{"id": "k1", "n": 1}, map[string]any{"id": "k1", "n": 2, "extra": map[string]any{"x": "y"}})
 	b.Insert(map[string]string{"id": "k2"}, map[string]any{"id": "k2", "n": "NaN-ish"})
 	raw, _ := json.Marshal(b.Event())
-	ev, err := decodeDynamoDBEvent(raw)
+	ev, err := decodeDynamoDBEvent(raw, false)
 	if err != nil || ev.imgs == nil {
 		t.Fatalf("fast path not taken: %v", err)
 	}
@@ -200,5 +202,38 @@ func TestDynamoDBImagesOnDemand(t *testing.T) {
 	werr := sevents.UnmarshalImage(map[string]events.DynamoDBAttributeValue{"n": events.NewStringAttribute("NaN-ish")}, &want)
 	if err == nil || werr == nil || err.Error() != "NewImage: "+werr.Error() {
 		t.Fatalf("got %v, want NewImage: %v", err, werr)
+	}
+}
+
+// TestDynamoDBWithRawImages: through the handler, Raw's image maps are nil
+// by default and filled with WithRawImages; New, Old and the methods agree
+// either way.
+func TestDynamoDBWithRawImages(t *testing.T) {
+	b := &sevents.DynamoDBBuilder{}
+	b.Modify(map[string]string{"id": "k1"}, map[string]any{"id": "k1", "n": 1}, map[string]any{"id": "k1", "n": 2})
+	raw, _ := json.Marshal(b.Event())
+	for _, filled := range []bool{false, true} {
+		var got DynamoDBRecord[ddbFuzzItem]
+		opts := []Option{withLookupEnv(func(string) (string, bool) { return "", false })}
+		if filled {
+			opts = append(opts, WithRawImages())
+		}
+		h, err := NewDynamoDB(func(_ context.Context, r DynamoDBRecord[ddbFuzzItem]) error { got = r; return nil }, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Invoke(context.Background(), raw); err != nil {
+			t.Fatal(err)
+		}
+		if (got.Raw.Change.NewImage != nil) != filled || (got.Raw.Change.OldImage != nil) != filled || (got.Raw.Change.Keys != nil) != filled {
+			t.Fatalf("WithRawImages=%t: Raw maps %v %v %v", filled, got.Raw.Change.NewImage, got.Raw.Change.OldImage, got.Raw.Change.Keys)
+		}
+		if got.New.N != 2 || got.Old.N != 1 || got.NewImage()["n"].Number() != "2" || got.Keys()["id"].String() != "k1" {
+			t.Fatalf("WithRawImages=%t: %+v %+v %v", filled, *got.New, *got.Old, got.NewImage())
+		}
+	}
+	if _, err := NewKinesis(func(context.Context, KinesisRecord[msg]) error { return nil }, WithRawImages()); err == nil ||
+		!strings.Contains(err.Error(), "WithRawImages applies to DynamoDB Streams handlers only") {
+		t.Fatalf("WithRawImages on Kinesis: %v", err)
 	}
 }
