@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -46,8 +47,22 @@ func dynamodbFixture(tb testing.TB, n int) []byte {
 	return raw
 }
 
+// benchEvent returns the event file named by the environment variable env
+// (bench/gen writes them for make bench-peers), or else gen().
+func benchEvent(tb testing.TB, env string, gen func() []byte) []byte {
+	tb.Helper()
+	if path := os.Getenv(env); path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatalf("%s: %v", env, err)
+		}
+		return raw
+	}
+	return gen()
+}
+
 func BenchmarkDynamoDB10k(b *testing.B) {
-	raw := dynamodbFixture(b, 10000)
+	raw := benchEvent(b, "SLUICE_BENCH_DYNAMODB", func() []byte { return dynamodbFixture(b, 10000) })
 	h, err := NewDynamoDB(func(ctx context.Context, r DynamoDBRecord[ddbOrder]) error {
 		benchSink += r.New.Amount - r.Old.Amount
 		return nil
@@ -68,7 +83,7 @@ func BenchmarkDynamoDB10k(b *testing.B) {
 // both images of each record into the struct (with events.UnmarshalImage,
 // attributevalue's rules), the response with encoding/json.
 func BenchmarkDynamoDB10kHandLoop(b *testing.B) {
-	raw := dynamodbFixture(b, 10000)
+	raw := benchEvent(b, "SLUICE_BENCH_DYNAMODB", func() []byte { return dynamodbFixture(b, 10000) })
 	b.ReportAllocs()
 	for b.Loop() {
 		var ev events.DynamoDBEvent
@@ -110,7 +125,7 @@ func kafkaFixture(tb testing.TB, n int) []byte {
 }
 
 func BenchmarkKafka10k(b *testing.B) {
-	raw := kafkaFixture(b, 10000)
+	raw := benchEvent(b, "SLUICE_BENCH_KAFKA", func() []byte { return kafkaFixture(b, 10000) })
 	h, err := NewKafka(func(ctx context.Context, r KafkaRecord[benchOrder]) error {
 		benchSink += r.Value.Amount
 		return nil
@@ -130,7 +145,7 @@ func BenchmarkKafka10k(b *testing.B) {
 // BenchmarkKafka10kHandLoop: encoding/json into events.KafkaEvent, each
 // value base64-decoded and decoded into the order, the response marshalled.
 func BenchmarkKafka10kHandLoop(b *testing.B) {
-	raw := kafkaFixture(b, 10000)
+	raw := benchEvent(b, "SLUICE_BENCH_KAFKA", func() []byte { return kafkaFixture(b, 10000) })
 	b.ReportAllocs()
 	for b.Loop() {
 		var ev events.KafkaEvent

@@ -13,12 +13,16 @@
 // takes a batch.
 //
 // Each handler implements aws-lambda-go's lambda.Handler (Invoke(ctx, []byte)),
-// so the event is decoded once, by Sluice: Kinesis with a hand-written
-// scanner, the other sources with goccy/go-json, encoding/json for anything
-// those reject. Each
+// so the event is decoded once, by Sluice: a hand-written scanner per source
+// for the shape Lambda sends, goccy/go-json and then encoding/json for
+// anything a scanner does not expect (each scanner is fuzzed against
+// encoding/json). Each
 // record's payload is decoded into T with a Codec (JSON by default; T of type
 // []byte receives the raw payload). The typed record keeps the record exactly
-// as Lambda delivered it beside the decoded value.
+// as Lambda delivered it beside the decoded value, with one exception:
+// DynamoDBRecord.Raw's image maps are usually nil, and its Keys, NewImage and
+// OldImage methods decode them on demand (DynamoDB images are decoded into T
+// straight from the event's JSON).
 //
 // # What is reported
 //

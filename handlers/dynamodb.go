@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -23,10 +24,21 @@ import (
 //
 // New is the item after the change (INSERT, MODIFY) and Old the item before it
 // (MODIFY, REMOVE), each nil when the stream view type does not carry it.
+//
+// Raw is the record as delivered except for its images: Raw.Change.Keys,
+// NewImage and OldImage are usually nil, because decoding them into maps
+// costs a dozen allocations per image that most functions never use. Read
+// them with Keys, NewImage and OldImage, which decode them on demand from
+// the record's JSON, or build the handler with WithRawImages to have Raw's
+// maps filled (at about ten times the decoding cost). (An event the fast
+// decoder does not handle fills Raw's maps as well; the methods return
+// them then.)
 type DynamoDBRecord[T any] struct {
 	New *T
 	Old *T
 	Raw events.DynamoDBEventRecord
+	// the images as JSON, when Raw's maps are not filled
+	keys, newImg, oldImg []byte
 }
 
 // EventName is INSERT, MODIFY or REMOVE.
@@ -36,12 +48,35 @@ func (r DynamoDBRecord[T]) EventName() string { return r.Raw.EventName }
 // identifier.
 func (r DynamoDBRecord[T]) SequenceNumber() string { return r.Raw.Change.SequenceNumber }
 
-// Keys is the item's primary key attributes.
-func (r DynamoDBRecord[T]) Keys() map[string]events.DynamoDBAttributeValue { return r.Raw.Change.Keys }
+// Keys is the item's primary key attributes, decoded on each call.
+func (r DynamoDBRecord[T]) Keys() map[string]events.DynamoDBAttributeValue {
+	return imageOr(r.Raw.Change.Keys, r.keys)
+}
+
+// NewImage is the item after the change as attribute values (nil when the
+// record has none), decoded on each call.
+func (r DynamoDBRecord[T]) NewImage() map[string]events.DynamoDBAttributeValue {
+	return imageOr(r.Raw.Change.NewImage, r.newImg)
+}
+
+// OldImage is the item before the change as attribute values (nil when the
+// record has none), decoded on each call.
+func (r DynamoDBRecord[T]) OldImage() map[string]events.DynamoDBAttributeValue {
+	return imageOr(r.Raw.Change.OldImage, r.oldImg)
+}
+
+// imageOr returns m, or else the map the JSON img decodes to, which the
+// decoder has validated.
+func imageOr(m map[string]events.DynamoDBAttributeValue, img []byte) map[string]events.DynamoDBAttributeValue {
+	if m == nil && img != nil {
+		m, _ = imageMap(img)
+	}
+	return m
+}
 
 // UnmarshalKeys decodes the item's primary key into out.
 func (r DynamoDBRecord[T]) UnmarshalKeys(out any) error {
-	return sevents.UnmarshalImage(r.Raw.Change.Keys, out)
+	return sevents.UnmarshalImage(r.Keys(), out)
 }
 
 // Expired reports whether the record is a deletion made by DynamoDB's time to
@@ -62,6 +97,7 @@ type DynamoDBHandler[T any] struct {
 	cfg   *config
 	chain pipeline[DynamoDBRecord[T]]
 	x     expect
+	plan  *imagePlan // nil: every image goes through events.UnmarshalImage
 }
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
@@ -74,7 +110,8 @@ func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts 
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", "dynamodb", err)
 	}
-	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}}}, nil
+	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}},
+		plan: planFor(reflect.TypeFor[T]())}, nil
 }
 
 // MustDynamoDB is NewDynamoDB that panics on an error, for use in main.
@@ -87,18 +124,40 @@ func MustDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts
 // Invoke handles one DynamoDB Streams event and returns the partial batch
 // response.
 func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	recs, decErrs, err := decodeRecordArray("dynamodb", payload, func(r *events.DynamoDBEventRecord) string { return r.Change.SequenceNumber })
-	if err != nil || recs == nil {
+	ev, err := decodeDynamoDBEvent(payload, h.cfg.rawImages)
+	if err != nil || ev.recs == nil {
 		if err := h.x.check(payload, err); err != nil {
 			return nil, err
 		}
 	}
+	recs, decErrs, imgs := ev.recs, ev.errs, ev.imgs
 	items := make([]engine.Item, len(recs))
+	var nNew, nOld int
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceDynamoDB && src != "" {
 			return nil, h.x.mismatch(src)
 		}
-		items[i] = engine.Item{ID: recs[i].Change.SequenceNumber, Key: keyString(recs[i].Change.Keys), Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
+		items[i] = engine.Item{ID: recs[i].Change.SequenceNumber, Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
+		if imgs != nil {
+			items[i].Key = imgs[i].key
+			if imgs[i].newImg != nil {
+				nNew++
+			}
+			if imgs[i].oldImg != nil {
+				nOld++
+			}
+		} else {
+			items[i].Key = keyString(recs[i].Change.Keys)
+		}
+	}
+	// The fast path decodes the images of a batch into two arrays of T
+	// rather than one allocation per image.
+	var news, olds []T
+	if nNew > 0 {
+		news = make([]T, len(recs))
+	}
+	if nOld > 0 {
+		olds = make([]T, len(recs))
 	}
 	policy, workers := engine.Stream, 1
 	if h.cfg.keyConcurrency > 0 {
@@ -108,7 +167,13 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		if decErrs != nil && decErrs[i] != nil {
 			return DynamoDBRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
-		r, err := decodeDynamoDBRecord[T](&recs[i])
+		var r DynamoDBRecord[T]
+		var err error
+		if imgs != nil {
+			r, err = decodeDynamoDBImages(h.plan, &recs[i], &imgs[i], news, olds, i)
+		} else {
+			r, err = decodeDynamoDBRecord[T](&recs[i])
+		}
 		if err != nil {
 			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
@@ -150,16 +215,47 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 // image its stream view type and event name promise.
 var errMissingImage = errors.New("missing image")
 
-func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecord[T], error) {
-	r := DynamoDBRecord[T]{Raw: *raw}
+// decodeDynamoDBImages builds the record of the fast path: its images are
+// JSON, decoded into news[i] and olds[i].
+func decodeDynamoDBImages[T any](p *imagePlan, raw *events.DynamoDBEventRecord, im *ddbImages, news, olds []T, i int) (DynamoDBRecord[T], error) {
+	r := DynamoDBRecord[T]{Raw: *raw, keys: im.keys, newImg: im.newImg, oldImg: im.oldImg}
+	if err := missingImage(raw, im.newImg != nil, im.oldImg != nil); err != nil {
+		return r, err
+	}
+	if im.newImg != nil {
+		r.New = &news[i]
+		if err := decodeImage(p, im.newImg, r.New); err != nil {
+			return r, fmt.Errorf("NewImage: %w", err)
+		}
+	}
+	if im.oldImg != nil {
+		r.Old = &olds[i]
+		if err := decodeImage(p, im.oldImg, r.Old); err != nil {
+			return r, fmt.Errorf("OldImage: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// missingImage returns the error for a record that lacks an image its
+// stream view type and event name promise.
+func missingImage(raw *events.DynamoDBEventRecord, hasNew, hasOld bool) error {
 	view, name := raw.Change.StreamViewType, raw.EventName
 	wantNew := (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES") && (name == "INSERT" || name == "MODIFY")
 	wantOld := (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES") && (name == "MODIFY" || name == "REMOVE")
-	if wantNew && raw.Change.NewImage == nil {
-		return r, fmt.Errorf("%w: a %s record of a %s stream has no NewImage", errMissingImage, name, view)
+	if wantNew && !hasNew {
+		return fmt.Errorf("%w: a %s record of a %s stream has no NewImage", errMissingImage, name, view)
 	}
-	if wantOld && raw.Change.OldImage == nil {
-		return r, fmt.Errorf("%w: a %s record of a %s stream has no OldImage", errMissingImage, name, view)
+	if wantOld && !hasOld {
+		return fmt.Errorf("%w: a %s record of a %s stream has no OldImage", errMissingImage, name, view)
+	}
+	return nil
+}
+
+func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecord[T], error) {
+	r := DynamoDBRecord[T]{Raw: *raw}
+	if err := missingImage(raw, raw.Change.NewImage != nil, raw.Change.OldImage != nil); err != nil {
+		return r, err
 	}
 	if raw.Change.NewImage != nil {
 		r.New = new(T)

@@ -99,6 +99,7 @@ func MustKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Op
 type kafkaEntry struct {
 	rec events.KafkaRecord
 	err error
+	id  string // the batch item identifier, when the decoder made it
 }
 
 // kafkaEvent is a decoded Kafka event.
@@ -114,6 +115,9 @@ type kafkaEvent struct {
 // topic-partitions sorted by key, records as delivered (offset order). Like
 // decodeRecordArray it isolates a malformed record when it can.
 func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
+	if ev, ok := scanKafkaEvent(payload); ok {
+		return ev, nil
+	}
 	// The fast way first (see decodeRecordArray): goccy/go-json, kept equal
 	// to encoding/json by FuzzEnvelopeAgrees.
 	var whole struct {
@@ -192,8 +196,12 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	meta := kafkaSchemaMetadata(payload, len(recs))
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
+		id := recs[i].id
+		if id == "" {
+			id = parts[i] + "@" + strconv.FormatInt(recs[i].rec.Offset, 10)
+		}
 		items[i] = engine.Item{
-			ID:      parts[i] + "@" + strconv.FormatInt(recs[i].rec.Offset, 10),
+			ID:      id,
 			Key:     parts[i],
 			Arrival: recs[i].rec.Timestamp.Time,
 		}

@@ -124,9 +124,42 @@ func (a *arena) alloc(n int) []byte {
 	return a.buf[l : l+n : l+n]
 }
 
+// room returns an empty slice over the arena's free space, at least n bytes
+// of it, for appending a string of unknown length; commit takes it.
+func (a *arena) room(n int) []byte {
+	if a == nil {
+		return make([]byte, 0, n)
+	}
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, a.chunk, 4096))
+		a.chunk = max(a.chunk, 64<<10)
+	}
+	return a.buf[len(a.buf):len(a.buf)]
+}
+
+// commit returns b, appended to the slice room returned, as a string. If
+// the appends stayed within the arena, the arena keeps the bytes; if they
+// outgrew it, b is a slice of its own, used as it is.
+func (a *arena) commit(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if a == nil {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	l := len(a.buf)
+	if cap(a.buf)-l >= len(b) && unsafe.SliceData(a.buf[l:cap(a.buf)]) == unsafe.SliceData(b) {
+		a.buf = a.buf[:l+len(b)]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 func (a *arena) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
+	}
+	if a == nil {
+		return string(b)
 	}
 	d := a.alloc(len(b))
 	copy(d, b)
@@ -143,9 +176,11 @@ func (a *arena) intern(prev string, b []byte) string {
 }
 
 type scanner struct {
-	b   []byte
-	i   int
-	tmp []byte // scratch for unescaping
+	b []byte
+	i int
+	// own says that b is the decoder's own copy of the event, never
+	// modified or reused: strings that need no unescaping may share it.
+	own bool
 }
 
 func (s *scanner) ws() {

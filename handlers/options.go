@@ -56,6 +56,7 @@ type config struct {
 	dlCfg           dlq.Config
 	dlSet           bool
 	kind            sourceKind
+	rawImages       bool // WithRawImages
 	errs            []error
 }
 
@@ -156,6 +157,16 @@ func withClock(now func() time.Time) Option {
 // retries like any other failure, without bisection.
 func WithPartialResponseWhenNoneSucceed() Option {
 	return func(c *config) { c.partialWhenNone = true }
+}
+
+// WithRawImages makes a DynamoDB Streams handler fill each record's
+// Raw.Change.Keys, NewImage and OldImage maps, as aws-lambda-go does, for
+// code that reads the attribute values from Raw. By default they are left
+// nil (read them with the record's Keys, NewImage and OldImage methods),
+// which decodes a batch about ten times faster with no allocation per
+// record; New and Old are decoded the same either way.
+func WithRawImages() Option {
+	return func(c *config) { c.rawImages = true }
 }
 
 // WithWholeBatchFailures makes any failed record fail the whole invocation
@@ -269,6 +280,9 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	}
 	if c.skipGroup && kind != kindSQS {
 		c.errs = append(c.errs, errors.New("WithSkipGroupOnFailure applies to SQS FIFO handlers only"))
+	}
+	if c.rawImages && name != "dynamodb" {
+		c.errs = append(c.errs, errors.New("WithRawImages applies to DynamoDB Streams handlers only"))
 	}
 	if c.keyConcurrency > 0 && kind != kindStream {
 		c.errs = append(c.errs, errors.New("WithKeyConcurrency applies to Kinesis and DynamoDB Streams handlers only"))

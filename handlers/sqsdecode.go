@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -342,7 +343,7 @@ func (s *scanner) null() bool {
 
 // text consumes a string and returns it unescaped, from the arena (or prev
 // when it spells the same); null is reported, and leaves a Go string
-// unchanged. ok is false for anything the general decoder must settle:
+// unchanged. A nil arena makes each string its own allocation. ok is false for anything the general decoder must settle:
 // invalid UTF-8, control characters, surrogate escapes.
 func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 	s.ws()
@@ -360,10 +361,16 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		if string(raw) == prev {
 			return prev, false, true
 		}
+		if s.own && len(raw) > 0 {
+			return unsafe.String(&raw[0], len(raw)), false, true
+		}
 		return a.str(raw), false, true
 	}
-	// Escapes or non-ASCII: unescape into the scanner's scratch, then copy.
-	out := append(s.tmp[:0], s.b[start:j]...)
+	// Escapes or non-ASCII: unescape straight into the arena's free space
+	// (the text is never longer unescaped), growing it only when it runs
+	// out, so the string is written once.
+	out := a.room(j - start + 64)
+	out = append(out, s.b[start:j]...)
 	ascii := true
 	for {
 		if j >= len(s.b) {
@@ -373,11 +380,10 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		switch {
 		case c == '"':
 			s.i = j + 1
-			s.tmp = out
 			if !ascii && !utf8.Valid(out) {
 				return "", false, false
 			}
-			return a.str(out), false, true
+			return a.commit(out), false, true
 		case c == '\\':
 			if j+1 >= len(s.b) {
 				return "", false, false

@@ -3,13 +3,16 @@
 # against Powertools for AWS Lambda (TypeScript), in one run on one machine,
 # on the very same event bytes. Everything it needs is in this repository:
 #
-#   bench/gen             writes kinesis-10k.json and sqs-1k.json (deterministic)
+#   bench/gen             writes kinesis-10k.json, sqs-1k.json, dynamodb-10k.json
+#                         and kafka-10k.json (deterministic)
 #   bench/powertools-ts   the Powertools peer (exact versions, committed lock)
 #   handlers/*bench*_test.go  Sluice's benchmarks and the Go hand loops
+#   bench/coldstart       start -> first Runtime API /next, against bare aws-lambda-go
 #
 # Steps: generate the events, npm ci the peer, run the Go benchmarks
 # (median of GO_COUNT samples) and the Node ones (median of ITER iterations
-# after WARMUP), then print ns per record and the ratios of this run.
+# after WARMUP), time the cold starts (COLD_COUNT interleaved pairs per
+# source), then print ns per record and the ratios of this run.
 # Then idempotency: start DynamoDB Local (go run ./bench/dynamodblocal, the
 # server internal/servers installs for the tests), run Sluice's
 # BenchmarkSQS1kIdempotent (idempotency/dynamodbstore) and
@@ -57,6 +60,7 @@ go_bench() {
 	shift 5
 	local raw="$out/go-$hand-$bench-$stamp.txt"
 	env "$@" SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+		SLUICE_BENCH_DYNAMODB="$out/dynamodb-10k.json" SLUICE_BENCH_KAFKA="$out/kafka-10k.json" \
 		go test -run '^$' -bench "$regex" -benchtime "$benchtime" -count "${GO_COUNT:-5}" ./handlers >"$raw" 2>>"$log" ||
 		{ echo "bench-peers: go test failed; see $raw and $log" >&2; exit 1; }
 	awk -v sluice="$sluice" -v hand="$hand" -v bench="$bench" '
@@ -84,6 +88,10 @@ step "go: Sluice and the hand loop, Kinesis 10k"
 go_bench sluice go-handloop kinesis-10k '^BenchmarkKinesis10k(HandLoop)?$' 20x
 step "go: Sluice and the hand loop, SQS 1k"
 go_bench sluice go-handloop sqs-1k '^BenchmarkSQS1k(HandLoop)?$' 200x
+step "go: Sluice and the hand loop, DynamoDB Streams 10k"
+go_bench sluice go-handloop dynamodb-10k '^BenchmarkDynamoDB10k(HandLoop)?$' 3x
+step "go: Sluice and the hand loop, Kafka 10k"
+go_bench sluice go-handloop kafka-10k '^BenchmarkKafka10k(HandLoop)?$' 10x
 if [[ -n "${JSONV2:-}" ]]; then
 	step "go: the hand loops with GOEXPERIMENT=jsonv2"
 	go_bench sluice-jsonv2 go-handloop-jsonv2 kinesis-10k '^BenchmarkKinesis10kHandLoop$' 20x GOEXPERIMENT=jsonv2
@@ -94,6 +102,17 @@ step "node: Powertools for AWS Lambda (TypeScript), Kinesis 10k and SQS 1k"
 for source in kinesis sqs; do
 	(cd bench/powertools-ts && ITER="${ITER:-20}" WARMUP="${WARMUP:-5}" node bench.mjs "$source" "$out") 2>>"$log" | emit
 done
+
+step "go: cold start, each source's minimal bootstrap against bare aws-lambda-go"
+raw="$out/go-coldstart-$stamp.txt"
+go test -run '^$' -bench ColdStart -benchtime "${COLD_COUNT:-15}x" -count 1 ./bench/coldstart >"$raw" 2>>"$log" ||
+	{ echo "bench-peers: cold-start benchmark failed; see $raw and $log" >&2; exit 1; }
+awk '/^BenchmarkColdStart\// {
+	name = $1; sub(/^BenchmarkColdStart\//, "", name); sub(/-[0-9]+$/, "", name)
+	line = "coldstart source=" name
+	for (i = 3; i < NF; i++) if ($(i+1) ~ /-(ms|MB)$/) line = line " " $(i+1) "=" $i
+	print line
+}' "$raw" | emit
 
 if [[ -z "${SKIP_IDEM:-}" ]]; then
 	step "idempotency: DynamoDB Local"
@@ -149,6 +168,11 @@ fi
 
 step "summary"
 awk '
+	/^coldstart / {
+		delete f
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		cold = cold sprintf("%-20s %12s %12s %12s %12s %12s\n", f["source"], f["sluice-ms"], f["bare-ms"], f["delta-ms"], f["sluice-MB"], f["extra-MB"])
+	}
 	/^peer=/ {
 		delete f
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -157,8 +181,9 @@ awk '
 		order[++n] = id
 	}
 	END {
-		for (b = 1; b <= 2; b++) {
-			bench = (b == 1) ? "kinesis-10k" : "sqs-1k"
+		split("kinesis-10k sqs-1k dynamodb-10k kafka-10k", benches, " ")
+		for (b = 1; b <= 4; b++) {
+			bench = benches[b]
 			s = ns["sluice/" bench "/frombytes"]
 			printf "\n%-52s %12s %14s %12s\n", bench ": contender", "ns/record", "allocs/record", "Sluice/it"
 			for (i = 1; i <= n; i++) {
@@ -170,6 +195,7 @@ awk '
 			}
 		}
 		printf "\n%s", ratios
+		if (cold != "") printf "\n%-20s %12s %12s %12s %12s %12s\n%s", "cold start: source", "sluice ms", "bare ms", "delta ms", "sluice MB", "extra MB", cold
 		print "Sluice/it below 1: Sluice spends less time per record. Every figure comes from this one run."
 	}' "$results" | tee "$out/summary-$stamp.txt"
 # Idempotency: wall time of the 1,000-message batch per phase, and how many

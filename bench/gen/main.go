@@ -4,8 +4,12 @@
 //
 //	kinesis-10k.json  events.KinesisEvent, 10,000 records of one shard
 //	sqs-1k.json       events.SQSEvent, 1,000 standard-queue messages
+//	dynamodb-10k.json events.DynamoDBEvent, 10,000 MODIFY records of a
+//	                  NEW_AND_OLD_IMAGES stream (an order, PLACED -> PAID)
+//	kafka-10k.json    events.KafkaEvent (MSK), 10,000 records over 4
+//	                  partitions, keyed by customer
 //
-// Every payload is an order of about 267 bytes of JSON (three line items).
+// Every payload (for DynamoDB, the order's fields as an item) is an order of about 267 bytes of JSON (three line items).
 // The output is identical on every run: fixed seeds, fixed clock.
 //
 //	go run ./bench/gen -out DIR
@@ -35,6 +39,7 @@ const (
 	seed     = 0x5eed
 	nKinesis = 10000
 	nSQS     = 1000
+	nStreams = 10000 // DynamoDB Streams and Kafka records
 	nKeys    = 100
 )
 
@@ -159,6 +164,84 @@ func sqs(r *rand.Rand) events.SQSEvent {
 	return ev
 }
 
+// dynamodb is a table stream's batch of MODIFY records (NEW_AND_OLD_IMAGES):
+// orders going from PLACED to PAID, as DynamoDB items.
+func dynamodb(r *rand.Rand) events.DynamoDBEvent {
+	arn := "arn:aws:dynamodb:" + region + ":" + account + ":table/orders/stream/2025-11-03T09:00:00.000"
+	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, nStreams)}
+	seq, _ := new(big.Int).SetString("4421584500000000017450439091", 10)
+	for i := range nStreams {
+		at := base.Add(time.Duration(i) * 5 * time.Millisecond)
+		id := fmt.Sprintf("ord-d-%08d", i)
+		var o order
+		if err := json.Unmarshal(newOrder(r, "ord-d", i, at), &o); err != nil {
+			panic(err)
+		}
+		item := func(status string, version int) map[string]events.DynamoDBAttributeValue {
+			return map[string]events.DynamoDBAttributeValue{
+				"orderId":    events.NewStringAttribute(id),
+				"customerId": events.NewStringAttribute(o.CustomerID),
+				"amount":     events.NewNumberAttribute(strconv.FormatFloat(o.Amount, 'f', -1, 64)),
+				"currency":   events.NewStringAttribute(o.Currency),
+				"status":     events.NewStringAttribute(status),
+				"version":    events.NewNumberAttribute(strconv.Itoa(version)),
+				"createdAt":  events.NewStringAttribute(o.CreatedAt),
+			}
+		}
+		seq.Add(seq, big.NewInt(int64(1+r.IntN(1000))*100))
+		ev.Records = append(ev.Records, events.DynamoDBEventRecord{
+			AWSRegion: region,
+			EventID:   md5hex(id),
+			EventName: "MODIFY", EventSource: "aws:dynamodb", EventVersion: "1.1", EventSourceArn: arn,
+			Change: events.DynamoDBStreamRecord{
+				ApproximateCreationDateTime: events.SecondsEpochTime{Time: at.Truncate(time.Second)},
+				Keys:                        map[string]events.DynamoDBAttributeValue{"orderId": events.NewStringAttribute(id)},
+				NewImage:                    item("PAID", 2),
+				OldImage:                    item("PLACED", 1),
+				SequenceNumber:              seq.String(),
+				SizeBytes:                   int64(300 + r.IntN(40)),
+				StreamViewType:              "NEW_AND_OLD_IMAGES",
+			},
+		})
+	}
+	return ev
+}
+
+func md5hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// kafka is an Amazon MSK batch of orders over 4 partitions of one topic,
+// keyed by customer.
+func kafka(r *rand.Rand) events.KafkaEvent {
+	ev := events.KafkaEvent{
+		EventSource:      "aws:kafka",
+		EventSourceARN:   "arn:aws:kafka:" + region + ":" + account + ":cluster/orders/a1b2c3d4-5678-90ab-cdef-11111EXAMPLE-2",
+		BootstrapServers: "b-1.orders.abc123.c2.kafka.us-east-1.amazonaws.com:9098,b-2.orders.abc123.c2.kafka.us-east-1.amazonaws.com:9098",
+		Records:          map[string][]events.KafkaRecord{},
+	}
+	for i := range nStreams {
+		at := base.Add(time.Duration(i) * 2 * time.Millisecond)
+		p := int64(i % 4)
+		pk := "orders-" + strconv.FormatInt(p, 10)
+		value := newOrder(r, "ord-f", i, at)
+		var o order
+		if err := json.Unmarshal(value, &o); err != nil {
+			panic(err)
+		}
+		ev.Records[pk] = append(ev.Records[pk], events.KafkaRecord{
+			Topic: "orders", Partition: p, Offset: int64(1_000_000 + len(ev.Records[pk])),
+			Timestamp:     events.MilliSecondsEpochTime{Time: at},
+			TimestampType: "CREATE_TIME",
+			Key:           base64.StdEncoding.EncodeToString([]byte(o.CustomerID)),
+			Value:         base64.StdEncoding.EncodeToString(value),
+			Headers:       []map[string]events.JSONNumberBytes{},
+		})
+	}
+	return ev
+}
+
 func write(path string, v any) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -196,6 +279,8 @@ func main() {
 	}{
 		{"kinesis-10k.json", nKinesis, kinesis(rand.New(rand.NewPCG(seed, 1)))},
 		{"sqs-1k.json", nSQS, sqs(rand.New(rand.NewPCG(seed, 2)))},
+		{"dynamodb-10k.json", nStreams, dynamodb(rand.New(rand.NewPCG(seed, 3)))},
+		{"kafka-10k.json", nStreams, kafka(rand.New(rand.NewPCG(seed, 4)))},
 	} {
 		path := filepath.Join(*out, f.name)
 		size, err := write(path, f.v)
