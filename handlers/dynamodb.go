@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -188,6 +189,11 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			if len(r.Change.Keys) > 0 {
 				if k, err := json.Marshal(r.Change.Keys); err == nil {
 					e.PartitionKey = string(k)
+				}
+			} else if imgs != nil && imgs[i].keys != nil {
+				var k bytes.Buffer
+				if json.Compact(&k, imgs[i].keys) == nil {
+					e.PartitionKey = k.String()
 				}
 			}
 			if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() {

@@ -63,6 +63,9 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 				if bit == 1 && !null {
 					ev.source = v
 				}
+				if bit == 2 && !null {
+					ev.arn = v
+				}
 			} else if !s.null() {
 				if !s.tok('{') {
 					return ev, false

@@ -37,14 +37,15 @@ func FuzzKafkaDecode(f *testing.F) {
 			return // the general decoder decides
 		}
 		var ref struct {
-			EventSource string                          `json:"eventSource"`
-			Records     map[string][]events.KafkaRecord `json:"records"`
+			EventSource    string                          `json:"eventSource"`
+			EventSourceArn string                          `json:"eventSourceArn"`
+			Records        map[string][]events.KafkaRecord `json:"records"`
 		}
 		if err := json.Unmarshal(in, &ref); err != nil {
 			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
 		}
-		if fast.source != ref.EventSource || fast.records != (ref.Records != nil) {
-			t.Fatalf("source %q records %t, reference %q %t", fast.source, fast.records, ref.EventSource, ref.Records != nil)
+		if fast.source != ref.EventSource || fast.arn != ref.EventSourceArn || fast.records != (ref.Records != nil) {
+			t.Fatalf("source %q arn %q records %t, reference %q %q %t", fast.source, fast.arn, fast.records, ref.EventSource, ref.EventSourceArn, ref.Records != nil)
 		}
 		keys, n := partitionsOf(ref.Records)
 		if len(fast.entries) != n || len(fast.parts) != n {
