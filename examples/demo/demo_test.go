@@ -29,6 +29,13 @@ func TestDemo(t *testing.T) {
 		"panic: runtime error",
 		`{"itemIdentifier":"00000004-0000-4000-8000-000000000004"},{"itemIdentifier":"00000005-0000-4000-8000-000000000005"},{"itemIdentifier":"00000007-0000-4000-8000-000000000007"}`,
 		"deletes the 5 processed messages",
+		"ord-1001  skipped: its effect already happened",
+		"ord-1004  quarantined: sent to the dead-letter queue",
+		"ord-1007  failed: will be retried by Lambda",
+		`answer to Lambda: {"batchItemFailures":[{"itemIdentifier":"00000007-0000-4000-8000-000000000007"}]}`,
+		"after two deliveries: 5 orders charged, each once; 5 duplicates skipped on the second delivery.",
+		"4 dead letters",
+		"reason permanent, attempts 1: order ord-1004: amount -5.00 is not positive",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)

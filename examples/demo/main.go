@@ -7,7 +7,10 @@
 //
 // The samples hold eight orders: most succeed, one hits a transient payment
 // gateway error (retried in process), one has a negative amount (a permanent
-// error), one is not JSON, and one makes the function panic.
+// error), one is not JSON, and one makes the function panic. With both
+// samples, a third part delivers the SQS batch twice (SQS is at-least-once)
+// to a function with idempotency and dead letters on: no order is charged
+// twice, and the poison messages are quarantined with their records.
 package main
 
 import (
@@ -27,7 +30,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency"
 )
 
 //go:embed testdata/orders-kinesis.json
@@ -50,11 +55,12 @@ type payments struct {
 	mu       sync.Mutex
 	attempts map[string]int
 	notes    map[string]string // per order: what happened
+	charges  map[string]int    // per order: successful charges
 	accounts map[string]string
 }
 
 func newPayments() *payments {
-	return &payments{attempts: map[string]int{}, notes: map[string]string{},
+	return &payments{attempts: map[string]int{}, notes: map[string]string{}, charges: map[string]int{},
 		accounts: map[string]string{"alice": "acct-1", "bob": "acct-2", "carol": "acct-3"}}
 }
 
@@ -79,6 +85,7 @@ func (p *payments) charge(ctx context.Context, o Order) error {
 		note += fmt.Sprintf(" (attempt %d)", n)
 	}
 	p.notes[o.OrderID] = note
+	p.charges[o.OrderID]++
 	return nil
 }
 
@@ -118,6 +125,87 @@ func run(w io.Writer, source, eventPath string) error {
 		if err := demo(w, s, event); err != nil {
 			return err
 		}
+	}
+	if source == "all" {
+		fmt.Fprintln(w)
+		return twice(w, sqsSample)
+	}
+	return nil
+}
+
+// deadLetters is a dlq.Destination in memory (a deployed function uses an
+// SQS queue: dlq/sqsdest).
+type deadLetters struct {
+	mu   sync.Mutex
+	envs []*dlq.Envelope
+}
+
+func (d *deadLetters) Send(_ context.Context, envs []*dlq.Envelope) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.envs = append(d.envs, envs...)
+	return nil
+}
+
+// twice delivers the SQS batch two times to one function with idempotency
+// (an in-memory store; DynamoDB when deployed) and dead letters on.
+func twice(w io.Writer, event []byte) error {
+	fmt.Fprintln(w, "== SQS again, delivered twice (SQS is at-least-once), with WithIdempotency and WithDeadLetters")
+	p := newPayments()
+	dead := &deadLetters{}
+	var rep handlers.BatchReport
+	orders := map[string]string{}
+	var mu sync.Mutex
+	h, err := handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+		mu.Lock()
+		orders[r.MessageID()] = r.Value.OrderID
+		mu.Unlock()
+		return p.charge(ctx, r.Value)
+	},
+		handlers.WithLogger(slog.New(slog.DiscardHandler)),
+		handlers.WithOnBatch(func(ctx context.Context, r handlers.BatchReport) { rep = r }),
+		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(10 * time.Millisecond)}),
+		handlers.WithConcurrency(1),
+		handlers.WithIdempotency(idempotency.NewMemoryStore()),
+		handlers.WithDeadLetters(dead, dlq.WithMaxAttempts(3)),
+	)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	for range 2 {
+		if out, err = h.Invoke(context.Background(), event); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\trecord\torder\tsecond delivery\tdetail")
+	for i, rec := range rep.Records {
+		order := orders[rec.ID]
+		what, detail := fate("sqs", rec), p.notes[order]
+		switch {
+		case rec.Duplicate:
+			what, detail = "skipped: its effect already happened", "still "+detail+", once"
+		case rec.Quarantined:
+			what, detail = "quarantined: sent to the dead-letter queue", "the message is deleted; its record waits for sluice redrive"
+		case rec.Outcome == batch.Failed:
+			detail = firstLine(rec.Err.Error())
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, short(rec.ID), or(order, "-"), what, detail)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "answer to Lambda: %s\n", out)
+	once := "each once"
+	for order, n := range p.charges {
+		if n != 1 {
+			once = fmt.Sprintf("but %s %d times", order, n)
+		}
+	}
+	fmt.Fprintf(w, "after two deliveries: %d orders charged, %s; %d duplicates skipped on the second delivery.\n", len(p.charges), once, rep.Duplicates)
+	fmt.Fprintf(w, "%d dead letters, each holding the whole message (both poison messages came twice, so twice each; a redrive replays a record once):\n",
+		len(dead.envs))
+	for _, e := range dead.envs {
+		fmt.Fprintf(w, "  %s  reason %s, attempts %d: %s\n", short(e.RecordID), e.Reason, e.Attempts, firstLine(e.Error))
 	}
 	return nil
 }
