@@ -23,6 +23,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
+	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
@@ -207,6 +209,19 @@ func resources(t *testing.T, stack, typ string) map[string]map[string]any {
 func TestContractWithRuntime(t *testing.T) {
 	if EnvReportBatchItemFailures != handlers.EnvReportBatchItemFailures {
 		t.Errorf("EnvReportBatchItemFailures %q, handlers reads %q", EnvReportBatchItemFailures, handlers.EnvReportBatchItemFailures)
+	}
+	for mine, theirs := range map[string]string{
+		EnvIdempotencyTable: fromenv.EnvIdempotencyTable, EnvDLQURL: fromenv.EnvDLQURL,
+		EnvMaxAttempts: fromenv.EnvMaxAttempts, EnvAttemptsTable: fromenv.EnvAttemptsTable,
+		EnvMetricsNamespace: handlers.EnvMetricsNamespace,
+	} {
+		if mine != theirs {
+			t.Errorf("the constructs set %q, the runtime reads %q", mine, theirs)
+		}
+	}
+	if TableTTLAttribute != dynamodbattempts.AttrExpiration || TablePartitionKey != dynamodbattempts.AttrID {
+		t.Errorf("attempts table layout id=%q ttl=%q, dynamodbattempts uses %q and %q", TablePartitionKey, TableTTLAttribute,
+			dynamodbattempts.AttrID, dynamodbattempts.AttrExpiration)
 	}
 	if TablePartitionKey != dynamodbstore.DefaultPartitionKey || TableTTLAttribute != dynamodbstore.AttrExpiration {
 		t.Errorf("table layout id=%q ttl=%q, dynamodbstore uses %q and %q", TablePartitionKey, TableTTLAttribute,

@@ -75,23 +75,13 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluicehq/sluice/batch"
-	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
-	"github.com/sluicehq/sluice/dlq/sqsdest"
+	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/idempotency"
-	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 )
 
 func main() {
@@ -117,19 +107,16 @@ func main() {
 		opts = append(opts, handlers.WithRetry(batch.RetryPolicy{Retries: 2,
 			Backoff: batch.FullJitter(batch.Capped(batch.Exponential(d), 40*d), nil)}))
 	}
-	if table := os.Getenv("SLUICE_IDEMPOTENCY_TABLE"); table != "" {
-		o, err := idempotencyOption(table, os.Getenv("SLUICE_IDEMPOTENCY_LEASE"))
+	// Idempotency and dead letters, as the CDK constructs configure a
+	// deployed function: package fromenv reads SLUICE_IDEMPOTENCY_TABLE,
+	// SLUICE_DLQ_URL and the rest.
+	if src, ok := envSource(os.Getenv("SLUICE_SOURCE")); ok {
+		o, err := fromenv.Options(context.Background(), src)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
 			os.Exit(2)
 		}
-		opts = append(opts, o)
-	}
-	if o, err := deadLetterOption(os.Getenv("SLUICE_SOURCE")); err != nil {
-		fmt.Fprintln(os.Stderr, "conformance:", err)
-		os.Exit(2)
-	} else if o != nil {
-		opts = append(opts, o)
+		opts = append(opts, o...)
 	}
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {
@@ -139,88 +126,14 @@ func main() {
 	lambda.Start(h)
 }
 
-// idempotencyOption turns idempotency on with a DynamoDB store on table,
-// on the endpoint the standard AWS environment names; lease, when not
-// empty, is a fixed in-progress lease.
-func idempotencyOption(table, lease string) (handlers.Option, error) {
-	var opts []idempotency.Option
-	if lease != "" {
-		d, err := time.ParseDuration(lease)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_LEASE=%q is not a positive duration (such as 1s)", lease)
-		}
-		opts = append(opts, idempotency.WithLease(d))
+// envSource is the fromenv source of a SLUICE_SOURCE value; ok is false for
+// an unknown one, which newHandler reports.
+func envSource(source string) (fromenv.Source, bool) {
+	switch source {
+	case "sqs", "sqs-fifo":
+		return fromenv.SQS, true
+	case "kinesis", "dynamodb", "kafka":
+		return fromenv.Source(source), true
 	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: loading the AWS configuration: %w", table, err)
-	}
-	store, err := dynamodbstore.New(dynamodb.NewFromConfig(cfg), table)
-	if err != nil {
-		return nil, fmt.Errorf("SLUICE_IDEMPOTENCY_TABLE=%s: %w", table, err)
-	}
-	return handlers.WithIdempotency(store, opts...), nil
-}
-
-// deadLetterOption turns quarantine on when SLUICE_DLQ_URL or
-// SLUICE_DLQ_FILE names a destination, with SLUICE_MAX_ATTEMPTS and
-// SLUICE_ATTEMPTS_TABLE; it returns nil when neither is set.
-func deadLetterOption(source string) (handlers.Option, error) {
-	url, file := os.Getenv("SLUICE_DLQ_URL"), os.Getenv("SLUICE_DLQ_FILE")
-	if url == "" && file == "" {
-		return nil, nil
-	}
-	var opts []dlq.Option
-	if v := os.Getenv("SLUICE_MAX_ATTEMPTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("SLUICE_MAX_ATTEMPTS=%q is not a positive integer", v)
-		}
-		opts = append(opts, dlq.WithMaxAttempts(n))
-	}
-	var cfg *aws.Config
-	loadAWS := func(what string) (aws.Config, error) {
-		if cfg == nil {
-			c, err := config.LoadDefaultConfig(context.Background())
-			if err != nil {
-				return c, fmt.Errorf("%s: loading the AWS configuration: %w", what, err)
-			}
-			cfg = &c
-		}
-		return *cfg, nil
-	}
-	if !strings.HasPrefix(source, "sqs") {
-		if table := os.Getenv("SLUICE_ATTEMPTS_TABLE"); table != "" {
-			c, err := loadAWS("SLUICE_ATTEMPTS_TABLE=" + table)
-			if err != nil {
-				return nil, err
-			}
-			store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
-			if err != nil {
-				return nil, fmt.Errorf("SLUICE_ATTEMPTS_TABLE=%s: %w", table, err)
-			}
-			opts = append(opts, dlq.WithAttempts(store))
-		} else {
-			opts = append(opts, dlq.WithAttempts(dlq.NewMemory(0)))
-		}
-	}
-	var dest dlq.Destination
-	if url != "" {
-		c, err := loadAWS("SLUICE_DLQ_URL=" + url)
-		if err != nil {
-			return nil, err
-		}
-		d, err := sqsdest.New(sqs.NewFromConfig(c), url)
-		if err != nil {
-			return nil, fmt.Errorf("SLUICE_DLQ_URL=%s: %w", url, err)
-		}
-		dest = d
-	} else {
-		d, err := dlq.OpenFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("SLUICE_DLQ_FILE=%s: %w", file, err)
-		}
-		dest = d
-	}
-	return handlers.WithDeadLetters(dest, opts...), nil
+	return "", false
 }

@@ -1,0 +1,172 @@
+// Package fromenv builds a handler's idempotency and dead-letter options
+// from the environment variables the Sluice CDK constructs (package infra)
+// set on a function, so that what is deployed and what the handler does
+// cannot drift apart:
+//
+//	opts, err := fromenv.Options(context.Background(), fromenv.Kinesis)
+//	if err != nil {
+//		log.Fatal(err) // a misconfigured function fails at init
+//	}
+//	lambda.Start(handlers.MustKinesis(process, opts...))
+//
+// The variables:
+//
+//	SLUICE_IDEMPOTENCY_TABLE  WithIdempotency on this DynamoDB table
+//	                          (idempotency/dynamodbstore, default layout)
+//	SLUICE_IDEMPOTENCY_LEASE  a fixed in-progress lease (a Go duration such
+//	                          as 2m) instead of the invocation's deadline
+//	SLUICE_DLQ_URL            WithDeadLetters to this SQS queue (dlq/sqsdest)
+//	SLUICE_DLQ_FILE           ... or to this file of JSON lines (local runs)
+//	SLUICE_MAX_ATTEMPTS       quarantine a record once its attempts reach this
+//	                          (without it, only permanent failures)
+//	SLUICE_ATTEMPTS_TABLE     streams and Kafka: count attempts in this
+//	                          DynamoDB table (dlq/dynamodbattempts); in memory
+//	                          when unset, which cannot count a crash
+//
+// SLUICE_REPORT_BATCH_ITEM_FAILURES and SLUICE_METRICS_NAMESPACE need no
+// option: package handlers reads them itself. AWS clients come from
+// config.LoadDefaultConfig, so the standard AWS environment applies
+// (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS for
+// local servers). With no variable set, Options returns no option.
+package fromenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
+	"github.com/sluicehq/sluice/dlq/sqsdest"
+	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+)
+
+// Source is the kind of handler the options are for: SQS handlers count
+// attempts with ApproximateReceiveCount and take no attempts store.
+type Source string
+
+// The sources.
+const (
+	Kinesis  Source = "kinesis"
+	DynamoDB Source = "dynamodb"
+	SQS      Source = "sqs"
+	Kafka    Source = "kafka"
+)
+
+// The environment variables Options reads.
+const (
+	EnvIdempotencyTable = "SLUICE_IDEMPOTENCY_TABLE"
+	EnvIdempotencyLease = "SLUICE_IDEMPOTENCY_LEASE"
+	EnvDLQURL           = "SLUICE_DLQ_URL"
+	EnvDLQFile          = "SLUICE_DLQ_FILE"
+	EnvMaxAttempts      = "SLUICE_MAX_ATTEMPTS"
+	EnvAttemptsTable    = "SLUICE_ATTEMPTS_TABLE"
+)
+
+// Options returns the handler options the environment asks for, for a
+// handler of source. An invalid value is an error naming the variable.
+func Options(ctx context.Context, source Source) ([]handlers.Option, error) {
+	return options(ctx, source, os.Getenv)
+}
+
+func options(ctx context.Context, source Source, getenv func(string) string) ([]handlers.Option, error) {
+	switch source {
+	case Kinesis, DynamoDB, SQS, Kafka:
+	default:
+		return nil, fmt.Errorf("fromenv: source %q: want kinesis, dynamodb, sqs or kafka", source)
+	}
+	var cfg *aws.Config
+	loadAWS := func(what string) (aws.Config, error) {
+		if cfg == nil {
+			c, err := config.LoadDefaultConfig(ctx)
+			if err != nil {
+				return c, fmt.Errorf("fromenv: %s: loading the AWS configuration: %w", what, err)
+			}
+			cfg = &c
+		}
+		return *cfg, nil
+	}
+	var opts []handlers.Option
+	if table := getenv(EnvIdempotencyTable); table != "" {
+		var iopts []idempotency.Option
+		if v := getenv(EnvIdempotencyLease); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("fromenv: %s=%q is not a positive duration (such as 2m)", EnvIdempotencyLease, v)
+			}
+			iopts = append(iopts, idempotency.WithLease(d))
+		}
+		c, err := loadAWS(EnvIdempotencyTable + "=" + table)
+		if err != nil {
+			return nil, err
+		}
+		store, err := dynamodbstore.New(dynamodb.NewFromConfig(c), table)
+		if err != nil {
+			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvIdempotencyTable, table, err)
+		}
+		opts = append(opts, handlers.WithIdempotency(store, iopts...))
+	} else if v := getenv(EnvIdempotencyLease); v != "" {
+		return nil, fmt.Errorf("fromenv: %s is set but %s is not", EnvIdempotencyLease, EnvIdempotencyTable)
+	}
+
+	url, file := getenv(EnvDLQURL), getenv(EnvDLQFile)
+	if url == "" && file == "" {
+		for _, v := range []string{EnvMaxAttempts, EnvAttemptsTable} {
+			if getenv(v) != "" {
+				return nil, fmt.Errorf("fromenv: %s is set but neither %s nor %s names a dead-letter destination", v, EnvDLQURL, EnvDLQFile)
+			}
+		}
+		return opts, nil
+	}
+	var dopts []dlq.Option
+	if v := getenv(EnvMaxAttempts); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("fromenv: %s=%q is not a positive integer", EnvMaxAttempts, v)
+		}
+		dopts = append(dopts, dlq.WithMaxAttempts(n))
+	}
+	if source != SQS {
+		if table := getenv(EnvAttemptsTable); table != "" {
+			c, err := loadAWS(EnvAttemptsTable + "=" + table)
+			if err != nil {
+				return nil, err
+			}
+			store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
+			if err != nil {
+				return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvAttemptsTable, table, err)
+			}
+			dopts = append(dopts, dlq.WithAttempts(store))
+		} else {
+			dopts = append(dopts, dlq.WithAttempts(dlq.NewMemory(0)))
+		}
+	}
+	var dest dlq.Destination
+	if url != "" {
+		c, err := loadAWS(EnvDLQURL + "=" + url)
+		if err != nil {
+			return nil, err
+		}
+		d, err := sqsdest.New(sqs.NewFromConfig(c), url)
+		if err != nil {
+			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvDLQURL, url, err)
+		}
+		dest = d
+	} else {
+		d, err := dlq.OpenFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvDLQFile, file, err)
+		}
+		dest = d
+	}
+	return append(opts, handlers.WithDeadLetters(dest, dopts...)), nil
+}
