@@ -5,18 +5,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // KafkaRecord is one Kafka record from Amazon MSK or a self-managed cluster:
@@ -118,14 +120,10 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 	if ev, ok := scanKafkaEvent(payload); ok {
 		return ev, nil
 	}
-	// The fast way first (see decodeRecordArray): goccy/go-json, kept equal
-	// to encoding/json by FuzzEnvelopeAgrees.
-	var whole struct {
-		EventSource    string                          `json:"eventSource"`
-		EventSourceArn string                          `json:"eventSourceArn"`
-		Records        map[string][]events.KafkaRecord `json:"records"`
-	}
-	if gojson.Unmarshal(payload, &whole) == nil {
+	// The plan decoder first (see decodeRecordArray), kept equal to
+	// encoding/json by FuzzEnvelopeAgrees.
+	var whole kafkaWhole
+	if jsonplan.For(reflect.TypeOf(whole)).Unmarshal(payload, unsafe.Pointer(&whole), false) == nil {
 		keys, n := partitionsOf(whole.Records)
 		out := make([]kafkaEntry, 0, n)
 		parts := make([]string, 0, n)
@@ -166,6 +164,12 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 		}
 	}
 	return kafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil}, nil
+}
+
+type kafkaWhole struct {
+	EventSource    string                          `json:"eventSource"`
+	EventSourceArn string                          `json:"eventSourceArn"`
+	Records        map[string][]events.KafkaRecord `json:"records"`
 }
 
 // partitionsOf returns the topic-partition keys of an event's records map,

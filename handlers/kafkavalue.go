@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // A KafkaCodec decodes a Kafka record's key or value into v. data is the
@@ -92,11 +94,12 @@ func WithKafkaKey[K any](codec KafkaCodec) Option {
 		}
 		k := c.kafkaCodecs()
 		k.keySet = true
+		plan := jsonplan.For(reflect.TypeFor[K]())
 		k.key = func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error) {
 			var key K
 			var err error
 			if asJSON {
-				err = gojson.Unmarshal(data, &key)
+				err = plan.Unmarshal(data, unsafe.Pointer(&key), false)
 			} else {
 				err = codec.DecodeKafka(ctx, data, schema, &key)
 			}
@@ -184,10 +187,8 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 	var ev struct {
 		Records map[string][]kafkaMeta `json:"records"`
 	}
-	if gojson.Unmarshal(payload, &ev) != nil {
-		if json.Unmarshal(payload, &ev) != nil {
-			return nil
-		}
+	if json.Unmarshal(payload, &ev) != nil {
+		return nil
 	}
 	keys, total := partitionsOf(ev.Records)
 	if total != n {

@@ -11,8 +11,8 @@ import (
 )
 
 // decodeSQSEvent decodes an SQS event. A hand-written scanner reads the
-// shape Lambda sends; anything else goes to decodeRecordArray (goccy/go-json,
-// then encoding/json), whose result the scanner must equal (FuzzSQSDecode).
+// shape Lambda sends; anything else goes to decodeRecordArray (the plan
+// decoder, then encoding/json), whose result the scanner must equal (FuzzSQSDecode).
 // The one difference: a message whose messageAttributes is {} gets a nil map
 // rather than an empty one (a map costs an allocation per message); reading
 // it is the same, and events.MarshalSQSMessage writes it back as {}.
