@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,29 +201,30 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 }
 
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
-// and the record's schema metadata (meta may be nil).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int) (KafkaRecord[T], error) {
+// and the record's schema metadata (meta may be nil) into r, the key and
+// value bytes into a (see base64Bytes).
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *arena, r *KafkaRecord[T]) error {
 	var m kafkaMeta
 	if meta != nil {
 		m = meta[i]
 	}
 	k := c.kafka
 	if k == nil && m.Key == nil && m.Value == nil {
-		return decodeKafkaRecord[T](c.codec, raw)
+		return decodeKafkaRecord(c.codec, raw, a, r)
 	}
 	if k == nil {
 		k = &kafkaCodecs{}
 	}
-	r := KafkaRecord[T]{Raw: raw, KeySchema: m.Key, ValueSchema: m.Value}
-	fail := func(part string, s *sevents.KafkaSchemaMetadata, err error) (KafkaRecord[T], error) {
+	*r = KafkaRecord[T]{Raw: raw, KeySchema: m.Key, ValueSchema: m.Value}
+	fail := func(part string, s *sevents.KafkaSchemaMetadata, err error) error {
 		e := &KafkaDecodeError{Part: part, Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Err: err}
 		if s != nil {
 			e.SchemaID = s.SchemaID
 		}
-		return r, e
+		return e
 	}
 	if raw.Key != "" {
-		key, err := base64.StdEncoding.DecodeString(raw.Key)
+		key, err := base64Bytes(a, raw.Key)
 		if err != nil {
 			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", err))
 		}
@@ -237,9 +237,9 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 	}
 	if raw.Value == "" {
 		r.Tombstone = true
-		return r, nil
+		return nil
 	}
-	v, err := base64.StdEncoding.DecodeString(raw.Value)
+	v, err := base64Bytes(a, raw.Value)
 	if err != nil {
 		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
 	}
@@ -252,7 +252,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 	if err != nil {
 		return fail("value", m.Value, err)
 	}
-	return r, nil
+	return nil
 }
 
 // asJSON tells whether a key or value Lambda validated arrived as JSON.
