@@ -43,9 +43,12 @@ type scalars struct {
 	B    bool
 	S    string
 	Skip string `json:"-"`
+	//lint:ignore SA5008 encoding/json names this field "-": the test checks that rule
 	Dash string `json:"-,"`
+	//lint:ignore SA5008 an invalid tag name falls back to the field's: the test checks that rule
 	Bad  string `json:"a\\b"`
 	Omit string `json:",omitempty"`
+	//lint:ignore U1000 an unexported field is never decoded: the test checks that rule
 	hide string
 
 	QI   int     `json:"qi,string"`
@@ -54,7 +57,8 @@ type scalars struct {
 	QF32 float32 `json:"qf32,string"`
 	QB   bool    `json:"qb,string"`
 	QS   string  `json:"qs,string"`
-	QX   []int   `json:"qx,string"` // not quotable: the option is ignored
+	//lint:ignore SA5008 "string" on a slice is ignored: the test checks that rule
+	QX []int `json:"qx,string"` // not quotable: the option is ignored
 }
 
 type named string
