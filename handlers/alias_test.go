@@ -47,7 +47,7 @@ func TestKeptValuesSurviveBufferReuse(t *testing.T) {
 	}
 }
 
-// The same for SQS, whose envelope goes through goccy/go-json: the message
+// The same for SQS, whose envelope goes through a scanner of its own: the message
 // fields a function keeps must not share the runtime's buffer.
 func TestKeptSQSFieldsSurviveBufferReuse(t *testing.T) {
 	var kept []string

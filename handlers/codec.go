@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"encoding/json"
+	"reflect"
 	"unsafe"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // A Codec decodes a record's payload into a Go value.
@@ -21,22 +22,22 @@ func (f CodecFunc) Unmarshal(data []byte, v any) error { return f(data, v) }
 // StdJSON is encoding/json.
 func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 
-// JSON is the default codec: github.com/goccy/go-json, which agrees with
-// encoding/json on the inputs we test (FuzzJSONCodecAgrees) and decodes an
-// order-sized document several times faster with a few allocations. Decoded
-// strings share memory with the record's payload instead of being copied;
-// Sluice gives every record its own payload bytes and never reuses them, so
-// this is safe, but a value kept after the invocation keeps its payload
-// alive too.
-func JSON() Codec { return jsonCodec{} }
+// JSON is the default codec: encoding/json's rules, by a decoder of
+// Sluice's own that makes a plan once per payload type and decodes straight
+// from the bytes with it (internal/jsonplan), handing values of types it
+// does not handle (interfaces, types with UnmarshalJSON, embedded structs)
+// and any input it does not expect to encoding/json; FuzzJSONCodecAgrees
+// and jsonplan's own fuzz test keep the two equal. When a handler decodes a
+// record's payload, decoded strings share memory with the payload instead
+// of being copied; Sluice gives every record its own payload bytes and
+// never reuses them, so this is safe, but a value kept after the
+// invocation keeps its payload alive too. Called through the Codec
+// interface, it copies.
+func JSON() Codec { return jsonCodec{plans: &jsonplan.Cache{}} }
 
-type jsonCodec struct{}
+type jsonCodec struct{ plans *jsonplan.Cache }
 
-var noCopy = gojson.DecodeNoCopyString()
-
-func (jsonCodec) Unmarshal(data []byte, v any) error {
-	return gojson.UnmarshalWithOption(data, v, noCopy)
-}
+func (c jsonCodec) Unmarshal(data []byte, v any) error { return c.plans.Unmarshal(data, v) }
 
 // decodeStringValue decodes a payload held in a string (an SQS body). The
 // default codec reads it in place, without copying: it never writes to its
@@ -53,7 +54,7 @@ func decodeStringValue[T any](c Codec, s string, v *T) error {
 	return decodeValue(c, []byte(s), v)
 }
 
-// decodeValue decodes data into v. A *[]byte receives data itself and a
+// decodeValue decodes data into v, which must be zero. A *[]byte receives data itself and a
 // *json.RawMessage the same bytes; anything else goes through the codec.
 func decodeValue[T any](c Codec, data []byte, v *T) error {
 	switch p := any(v).(type) {
@@ -64,8 +65,8 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 		*p = data
 		return nil
 	}
-	if _, ok := c.(jsonCodec); ok {
-		return gojson.UnmarshalOf(data, v, noCopy)
+	if jc, ok := c.(jsonCodec); ok {
+		return jc.plans.Plan(reflect.TypeFor[T]()).Unmarshal(data, unsafe.Pointer(v), true)
 	}
 	return c.Unmarshal(data, v)
 }

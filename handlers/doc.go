@@ -14,10 +14,9 @@
 //
 // Each handler implements aws-lambda-go's lambda.Handler (Invoke(ctx, []byte)),
 // so the event is decoded once, by Sluice: a hand-written scanner per source
-// for the shape Lambda sends, goccy/go-json and then encoding/json for
-// anything a scanner does not expect (each scanner is fuzzed against
-// encoding/json). Each
-// record's payload is decoded into T with a Codec (JSON by default; T of type
+// for the shape Lambda sends, a general decoder with encoding/json's rules
+// for anything a scanner does not expect (each scanner is fuzzed against
+// encoding/json). Each record's payload is decoded into T with a Codec (JSON by default; T of type
 // []byte receives the raw payload). The typed record keeps the record exactly
 // as Lambda delivered it beside the decoded value, with one exception:
 // DynamoDBRecord.Raw's image maps are usually nil, and its Keys, NewImage and

@@ -39,7 +39,7 @@ type ddbImages struct {
 
 // decodeDynamoDBEvent decodes a DynamoDB Streams event: a hand-written
 // scanner for the shape Lambda sends, falling back to decodeRecordArray
-// (goccy/go-json, then encoding/json) for anything else. FuzzDynamoDBDecode
+// (the plan decoder, then encoding/json) for anything else. FuzzDynamoDBDecode
 // keeps the two equal. The result shares no memory with payload.
 func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
 	if !rawImages {

@@ -3,8 +3,10 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"unsafe"
 
-	gojson "github.com/goccy/go-json"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // decodeRecordArray decodes an event of the shape {"Records":[...]} into
@@ -17,14 +19,11 @@ func decodeRecordArray[E any](source string, payload []byte, id func(*E) string)
 	var whole struct {
 		Records []E `json:"Records"`
 	}
-	// goccy/go-json first (strings copied: the runtime reuses payload), which
-	// FuzzEnvelopeAgrees keeps equal to encoding/json; anything it rejects
-	// goes the encoding/json way, which settles errors.
-	if err := gojson.Unmarshal(payload, &whole); err == nil {
-		return whole.Records, nil, nil
-	}
-	whole.Records = nil
-	if err := json.Unmarshal(payload, &whole); err == nil {
+	// The plan decoder (strings copied: the runtime reuses payload), which
+	// falls back to encoding/json for anything it does not expect (and
+	// FuzzEnvelopeAgrees keeps equal to it); a bad record then goes the
+	// encoding/json way below, one record at a time.
+	if err := jsonplan.For(reflect.TypeOf(whole)).Unmarshal(payload, unsafe.Pointer(&whole), false); err == nil {
 		return whole.Records, nil, nil
 	}
 	var loose struct {

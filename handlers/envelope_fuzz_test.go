@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 func envelopeSeeds(f *testing.F) {
@@ -39,21 +40,29 @@ func envelopeSeeds(f *testing.F) {
 	}
 }
 
-// FuzzEnvelopeAgrees: where goccy/go-json decodes an SQS or DynamoDB
-// Streams event, encoding/json must decode it too, to the same value; the
-// handlers trust goccy's result only then (and fall back otherwise).
+// FuzzEnvelopeAgrees: where the plan decoder (internal/jsonplan) decodes
+// an SQS, DynamoDB Streams or Kafka event by itself, encoding/json must
+// decode it too, to the same value; and with its fallback it must give
+// encoding/json's value and error-or-not on every input.
 func FuzzEnvelopeAgrees(f *testing.F) {
 	envelopeSeeds(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		check := func(a, b any) {
-			if err := gojson.Unmarshal(in, a); err != nil {
-				return
+			va := reflect.ValueOf(a)
+			p := jsonplan.For(va.Type().Elem())
+			errB := json.Unmarshal(in, b)
+			if p.Decode(append([]byte(nil), in...), va.UnsafePointer(), false) {
+				if errB != nil {
+					t.Fatalf("the plan accepts what encoding/json rejects (%v): %q", errB, in)
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("on %q:\n plan %+v\n  std %+v", in, a, b)
+				}
 			}
-			if err := json.Unmarshal(in, b); err != nil {
-				t.Fatalf("goccy accepts what encoding/json rejects (%v): %q", err, in)
-			}
-			if !reflect.DeepEqual(a, b) {
-				t.Fatalf("on %q:\n goccy %+v\n  std %+v", in, a, b)
+			va.Elem().SetZero()
+			errA := p.Unmarshal(in, va.UnsafePointer(), false)
+			if (errA == nil) != (errB == nil) || !reflect.DeepEqual(a, b) {
+				t.Fatalf("on %q:\n plan %+v (%v)\n  std %+v (%v)", in, a, errA, b, errB)
 			}
 		}
 		check(&struct{ Records []events.SQSMessage }{}, &struct{ Records []events.SQSMessage }{})

@@ -5,18 +5,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // KafkaRecord is one Kafka record from Amazon MSK or a self-managed cluster:
@@ -118,14 +120,10 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 	if ev, ok := scanKafkaEvent(payload); ok {
 		return ev, nil
 	}
-	// The fast way first (see decodeRecordArray): goccy/go-json, kept equal
-	// to encoding/json by FuzzEnvelopeAgrees.
-	var whole struct {
-		EventSource    string                          `json:"eventSource"`
-		EventSourceArn string                          `json:"eventSourceArn"`
-		Records        map[string][]events.KafkaRecord `json:"records"`
-	}
-	if gojson.Unmarshal(payload, &whole) == nil {
+	// The plan decoder first (see decodeRecordArray), kept equal to
+	// encoding/json by FuzzEnvelopeAgrees.
+	var whole kafkaWhole
+	if jsonplan.For(reflect.TypeOf(whole)).Unmarshal(payload, unsafe.Pointer(&whole), false) == nil {
 		keys, n := partitionsOf(whole.Records)
 		out := make([]kafkaEntry, 0, n)
 		parts := make([]string, 0, n)
@@ -168,6 +166,12 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 	return kafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil}, nil
 }
 
+type kafkaWhole struct {
+	EventSource    string                          `json:"eventSource"`
+	EventSourceArn string                          `json:"eventSourceArn"`
+	Records        map[string][]events.KafkaRecord `json:"records"`
+}
+
 // partitionsOf returns the topic-partition keys of an event's records map,
 // sorted, and how many records it holds.
 func partitionsOf[R any](records map[string][]R) ([]string, int) {
@@ -206,19 +210,26 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 			Arrival: recs[i].rec.Timestamp.Time,
 		}
 	}
-	decode := func(i int) (KafkaRecord[T], error) {
+	// decode decodes record i into r, its key and value bytes into a (a
+	// worker's own; nil for a fresh allocation each).
+	decode := func(i int, a *arena, r *KafkaRecord[T]) error {
 		e := &recs[i]
 		if e.err != nil {
-			return KafkaRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: e.err}
+			*r = KafkaRecord[T]{}
+			return &batch.DecodeError{ID: items[i].ID, Err: e.err}
 		}
-		r, err := decodeKafkaRecordWith[T](ctx, h.cfg, e.rec, meta, i)
-		if err != nil {
-			return r, kafkaDecodeFailure(items[i].ID, err)
+		if err := decodeKafkaRecordWith(ctx, h.cfg, e.rec, meta, i, a, r); err != nil {
+			return kafkaDecodeFailure(items[i].ID, err)
 		}
-		return r, nil
+		return nil
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
-		items: items, payload: payload, kafka: true, record: decode,
+		items: items, payload: payload, kafka: true,
+		record: func(i int) (KafkaRecord[T], error) {
+			var r KafkaRecord[T]
+			err := decode(i, nil, &r)
+			return r, err
+		},
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i].rec
 			e.Source, e.SourceARN = dlq.SourceKafka, ev.arn
@@ -237,13 +248,18 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 			}
 		},
 	})
+	// One record and one arena per worker, as the Kinesis handler does:
+	// a record costs no allocation of its own.
+	workers := max(h.cfg.concurrency, 1)
+	scratch := make([]KafkaRecord[T], workers)
+	arenas := make([]arena, workers)
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			r, err := decode(i)
-			if err != nil {
+			r := &scratch[w]
+			if err := decode(i, &arenas[w], r); err != nil {
 				return err
 			}
-			return h.chain.Handle(ctx, r)
+			return h.chain.Handle(ctx, *r)
 		})
 	})
 	report, err := h.cfg.outcome(ctx, "kafka", kafkaTopicOf(parts), items, res)
@@ -257,25 +273,38 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	return json.Marshal(resp)
 }
 
-func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord) (KafkaRecord[T], error) {
-	r := KafkaRecord[T]{Raw: raw}
+// decodeKafkaRecord decodes raw into r with the handler's Codec, the key
+// and value bytes into a (see base64Bytes).
+func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord, a *arena, r *KafkaRecord[T]) error {
+	*r = KafkaRecord[T]{Raw: raw}
 	if raw.Key != "" {
-		k, err := base64.StdEncoding.DecodeString(raw.Key)
+		k, err := base64Bytes(a, raw.Key)
 		if err != nil {
-			return r, fmt.Errorf("kafka key is not valid base64: %w", err)
+			return fmt.Errorf("kafka key is not valid base64: %w", err)
 		}
 		r.Key = k
 	}
 	if raw.Value == "" {
 		r.Tombstone = true
-		return r, nil
+		return nil
 	}
-	v, err := base64.StdEncoding.DecodeString(raw.Value)
+	v, err := base64Bytes(a, raw.Value)
 	if err != nil {
-		return r, fmt.Errorf("kafka value is not valid base64: %w", err)
+		return fmt.Errorf("kafka value is not valid base64: %w", err)
 	}
-	if err := decodeValue(c, v, &r.Value); err != nil {
-		return r, err
+	return decodeValue(c, v, &r.Value)
+}
+
+// base64Bytes decodes a Kafka key or value: into the arena when it is clean
+// padded base64 (the arena's memory is never reused, so the bytes stay the
+// record's), else, or without an arena, by encoding/base64, which also
+// words the error.
+func base64Bytes(a *arena, s string) ([]byte, error) {
+	if a != nil {
+		dst := a.alloc(base64.StdEncoding.DecodedLen(len(s)))
+		if n, ok := decodeStdBase64(dst, unsafe.Slice(unsafe.StringData(s), len(s))); ok && n > 0 {
+			return dst[:n:n], nil
+		}
 	}
-	return r, nil
+	return base64.StdEncoding.DecodeString(s)
 }

@@ -3,16 +3,17 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // A KafkaCodec decodes a Kafka record's key or value into v. data is the
@@ -92,11 +93,12 @@ func WithKafkaKey[K any](codec KafkaCodec) Option {
 		}
 		k := c.kafkaCodecs()
 		k.keySet = true
+		plan := jsonplan.For(reflect.TypeFor[K]())
 		k.key = func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error) {
 			var key K
 			var err error
 			if asJSON {
-				err = gojson.Unmarshal(data, &key)
+				err = plan.Unmarshal(data, unsafe.Pointer(&key), false)
 			} else {
 				err = codec.DecodeKafka(ctx, data, schema, &key)
 			}
@@ -184,10 +186,8 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 	var ev struct {
 		Records map[string][]kafkaMeta `json:"records"`
 	}
-	if gojson.Unmarshal(payload, &ev) != nil {
-		if json.Unmarshal(payload, &ev) != nil {
-			return nil
-		}
+	if json.Unmarshal(payload, &ev) != nil {
+		return nil
 	}
 	keys, total := partitionsOf(ev.Records)
 	if total != n {
@@ -201,29 +201,30 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 }
 
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
-// and the record's schema metadata (meta may be nil).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int) (KafkaRecord[T], error) {
+// and the record's schema metadata (meta may be nil) into r, the key and
+// value bytes into a (see base64Bytes).
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *arena, r *KafkaRecord[T]) error {
 	var m kafkaMeta
 	if meta != nil {
 		m = meta[i]
 	}
 	k := c.kafka
 	if k == nil && m.Key == nil && m.Value == nil {
-		return decodeKafkaRecord[T](c.codec, raw)
+		return decodeKafkaRecord(c.codec, raw, a, r)
 	}
 	if k == nil {
 		k = &kafkaCodecs{}
 	}
-	r := KafkaRecord[T]{Raw: raw, KeySchema: m.Key, ValueSchema: m.Value}
-	fail := func(part string, s *sevents.KafkaSchemaMetadata, err error) (KafkaRecord[T], error) {
+	*r = KafkaRecord[T]{Raw: raw, KeySchema: m.Key, ValueSchema: m.Value}
+	fail := func(part string, s *sevents.KafkaSchemaMetadata, err error) error {
 		e := &KafkaDecodeError{Part: part, Topic: raw.Topic, Partition: raw.Partition, Offset: raw.Offset, Err: err}
 		if s != nil {
 			e.SchemaID = s.SchemaID
 		}
-		return r, e
+		return e
 	}
 	if raw.Key != "" {
-		key, err := base64.StdEncoding.DecodeString(raw.Key)
+		key, err := base64Bytes(a, raw.Key)
 		if err != nil {
 			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", err))
 		}
@@ -236,9 +237,9 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 	}
 	if raw.Value == "" {
 		r.Tombstone = true
-		return r, nil
+		return nil
 	}
-	v, err := base64.StdEncoding.DecodeString(raw.Value)
+	v, err := base64Bytes(a, raw.Value)
 	if err != nil {
 		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
 	}
@@ -251,7 +252,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 	if err != nil {
 		return fail("value", m.Value, err)
 	}
-	return r, nil
+	return nil
 }
 
 // asJSON tells whether a key or value Lambda validated arrived as JSON.

@@ -11,8 +11,8 @@ import (
 )
 
 // decodeSQSEvent decodes an SQS event. A hand-written scanner reads the
-// shape Lambda sends; anything else goes to decodeRecordArray (goccy/go-json,
-// then encoding/json), whose result the scanner must equal (FuzzSQSDecode).
+// shape Lambda sends; anything else goes to decodeRecordArray (the plan
+// decoder, then encoding/json), whose result the scanner must equal (FuzzSQSDecode).
 // The one difference: a message whose messageAttributes is {} gets a nil map
 // rather than an empty one (a map costs an allocation per message); reading
 // it is the same, and events.MarshalSQSMessage writes it back as {}.
@@ -421,10 +421,36 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 			out = append(out, c)
 			j++
 		}
-		k := nextSpecial(s.b, j)
-		out = append(out, s.b[j:k]...)
-		j = k
+		out, j = copyPlain(out, s.b, j)
 	}
+}
+
+// copyPlain appends b[j:] up to the next byte that ends a plain run (see
+// nextSpecial) to out and returns that byte's index: eight bytes at a time,
+// each word stored whole into out's spare room (the bytes past the run are
+// overwritten next), so short runs between escapes cost no copy call.
+func copyPlain(out, b []byte, j int) ([]byte, int) {
+	for j+8 <= len(b) && cap(out)-len(out) >= 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		n := len(out)
+		binary.LittleEndian.PutUint64(out[n:n+8], w)
+		if m := specialBytes(w); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			return out[:n+k], j + k
+		}
+		out = out[:n+8]
+		j += 8
+	}
+	k := nextSpecial(b, j)
+	return append(out, b[j:k]...), k
+}
+
+// specialBytes flags, in the high bit of each byte of w, the bytes that end
+// a plain run; the lowest flagged byte is exact (borrows only run upwards).
+func specialBytes(w uint64) uint64 {
+	q := w ^ (ones * '"')
+	bs := w ^ (ones * '\\')
+	return (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // hex4 reads the four hex digits of a \u escape.
@@ -456,11 +482,7 @@ func hex4(b []byte) (rune, bool) {
 // upwards).
 func nextSpecial(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q := w ^ (ones * '"')
-		bs := w ^ (ones * '\\')
-		m := (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
-		if m != 0 {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}

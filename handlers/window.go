@@ -8,14 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // DefaultWindowStateLimit is the largest encoded window state a window
@@ -274,7 +276,8 @@ type windowHandler[R, S any] struct {
 	inner   interface {
 		Invoke(context.Context, []byte) ([]byte, error)
 	}
-	cfg *config
+	cfg    *config
+	fields *jsonplan.Plan // of windowEventFields
 }
 
 func newWindowHandler[R, S any](source string, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
@@ -285,7 +288,8 @@ func newWindowHandler[R, S any](source string, fold func(context.Context, S, R) 
 	case final == nil:
 		return nil, fmt.Errorf("sluice: %s window handler: final function is nil", source)
 	}
-	return &windowHandler[R, S]{source: source, fold: fold, final: final, seq: seq}, nil
+	return &windowHandler[R, S]{source: source, fold: fold, final: final, seq: seq,
+		fields: jsonplan.For(reflect.TypeFor[windowEventFields]())}, nil
 }
 
 // windowEventFields are the tumbling window fields of a stream event.
@@ -390,10 +394,8 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 
 func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	var ev windowEventFields
-	if err := gojson.Unmarshal(payload, &ev); err != nil {
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
-		}
+	if err := h.fields.Unmarshal(payload, unsafe.Pointer(&ev), false); err != nil {
+		return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
 	}
 	if ev.Window == nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event has no tumbling window (no \"window\" field): "+

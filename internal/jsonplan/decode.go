@@ -1,0 +1,915 @@
+package jsonplan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"reflect"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// maxDepth is how deeply nested a document the plan decodes; deeper ones
+// go to encoding/json, which has its own limit.
+const maxDepth = 1000
+
+type decoder struct {
+	b     []byte
+	i     int
+	share bool
+	depth int
+}
+
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// emptyArray backs the empty slices of "[]" (encoding/json's are non-nil).
+var emptyArray [0]uint64
+
+func (d *decoder) ws() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' {
+		return
+	}
+	d.space()
+}
+
+func (d *decoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// tok consumes c after white space.
+func (d *decoder) tok(c byte) bool {
+	if d.i < len(d.b) {
+		if d.b[d.i] == c {
+			d.i++
+			return true
+		}
+		if d.b[d.i] > ' ' {
+			return false
+		}
+	}
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *decoder) lit(w string) bool {
+	if len(d.b)-d.i >= len(w) && string(d.b[d.i:d.i+len(w)]) == w {
+		d.i += len(w)
+		return true
+	}
+	return false
+}
+
+// value decodes one value into the zero (or, for a pointer, maybe set)
+// value of n's type at p.
+func (d *decoder) value(n *node, p unsafe.Pointer) bool {
+	d.ws()
+	if d.i >= len(d.b) {
+		return false
+	}
+	c := d.b[d.i]
+	switch n.kind {
+	case kNever:
+		return false
+	case kUnmarshaler, kFallback:
+		start := d.i
+		if !d.skip() {
+			return false
+		}
+		raw := d.b[start:d.i]
+		v := reflect.NewAt(n.typ, p).Interface()
+		if n.kind == kUnmarshaler {
+			return v.(json.Unmarshaler).UnmarshalJSON(raw) == nil
+		}
+		return json.Unmarshal(raw, v) == nil
+	}
+	if c == 'n' {
+		if !d.lit("null") {
+			return false
+		}
+		switch n.kind {
+		case kPtr, kMap:
+			*(*unsafe.Pointer)(p) = nil
+		case kSlice:
+			*(*sliceHeader)(p) = sliceHeader{}
+		}
+		return true // strings, numbers, bools and structs stay as they are
+	}
+	switch n.kind {
+	case kString:
+		if c != '"' {
+			return false
+		}
+		s, ok := d.str()
+		if !ok {
+			return false
+		}
+		*(*string)(p) = s
+		return true
+	case kBool:
+		switch {
+		case d.lit("true"):
+			*(*bool)(p) = true
+		case d.lit("false"):
+			*(*bool)(p) = false
+		default:
+			return false
+		}
+		return true
+	case kStruct:
+		return c == '{' && d.object(n, p)
+	case kSlice:
+		return c == '[' && d.array(n, p)
+	case kMap:
+		return c == '{' && d.mapObject(n, p)
+	case kPtr:
+		if *(*unsafe.Pointer)(p) == nil {
+			*(*unsafe.Pointer)(p) = reflect.New(n.elem.typ).UnsafePointer()
+		}
+		if d.depth++; d.depth > maxDepth {
+			return false
+		}
+		ok := d.value(n.elem, *(*unsafe.Pointer)(p))
+		d.depth--
+		return ok
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return false
+	}
+	switch n.kind {
+	case kFloat64:
+		return d.float64(p)
+	case kInt, kInt64:
+		return d.int64(n.kind, p)
+	}
+	num, ok := d.number()
+	return ok && setNumber(n.kind, p, num)
+}
+
+// float64 decodes a number into a float64: a plain decimal of at most 15
+// significant digits as it scans (see parseFloat), anything else by
+// strconv.
+func (d *decoder) float64(p unsafe.Pointer) bool {
+	b, i := d.b, d.i
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	var mant uint64
+	start := i
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			mant = mant*10 + uint64(b[i]-'0')
+			i++
+		}
+	}
+	digits, scale := i-start, 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		k := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			mant = mant*10 + uint64(b[i]-'0')
+			i++
+		}
+		scale = i - k
+		digits += scale
+		if scale == 0 {
+			return false
+		}
+	}
+	if digits == 0 || digits > 15 || i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		num, ok := d.number()
+		if !ok {
+			return false
+		}
+		f, ok := parseFloat(num)
+		*(*float64)(p) = f
+		return ok
+	}
+	f := float64(mant)
+	if scale > 0 {
+		f /= pow10[scale]
+	}
+	if neg {
+		f = -f
+	}
+	*(*float64)(p) = f
+	d.i = i
+	return true
+}
+
+// int64 decodes a number into an int or int64 (k), short ones as it scans.
+func (d *decoder) int64(k uint8, p unsafe.Pointer) bool {
+	b, i := d.b, d.i
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var v int64
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			v = v*10 + int64(b[i]-'0')
+			i++
+		}
+	}
+	if i == start || i-start > 18 || i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		num, ok := d.number()
+		return ok && setNumber(k, p, num)
+	}
+	if neg {
+		v = -v
+	}
+	if k == kInt {
+		*(*int)(p) = int(v)
+	} else {
+		*(*int64)(p) = v
+	}
+	d.i = i
+	return true
+}
+
+// setNumber stores the JSON number num in a value of kind k as
+// encoding/json does; false for what it refuses.
+func setNumber(k uint8, p unsafe.Pointer, num []byte) bool {
+	switch k {
+	case kFloat64:
+		f, ok := parseFloat(num)
+		if !ok {
+			return false
+		}
+		*(*float64)(p) = f
+		return true
+	case kFloat32:
+		f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(num), len(num)), 32)
+		if err != nil {
+			return false
+		}
+		*(*float32)(p) = float32(f)
+		return true
+	case kInt, kInt8, kInt16, kInt32, kInt64:
+		i, ok := parseInt(num)
+		if !ok {
+			return false
+		}
+		switch k {
+		case kInt8:
+			if i != int64(int8(i)) {
+				return false
+			}
+			*(*int8)(p) = int8(i)
+		case kInt16:
+			if i != int64(int16(i)) {
+				return false
+			}
+			*(*int16)(p) = int16(i)
+		case kInt32:
+			if i != int64(int32(i)) {
+				return false
+			}
+			*(*int32)(p) = int32(i)
+		case kInt:
+			if i != int64(int(i)) {
+				return false
+			}
+			*(*int)(p) = int(i)
+		default:
+			*(*int64)(p) = i
+		}
+		return true
+	case kUint, kUint8, kUint16, kUint32, kUint64, kUintptr:
+		u, err := strconv.ParseUint(unsafe.String(unsafe.SliceData(num), len(num)), 10, 64)
+		if err != nil {
+			return false
+		}
+		switch k {
+		case kUint8:
+			if u != uint64(uint8(u)) {
+				return false
+			}
+			*(*uint8)(p) = uint8(u)
+		case kUint16:
+			if u != uint64(uint16(u)) {
+				return false
+			}
+			*(*uint16)(p) = uint16(u)
+		case kUint32:
+			if u != uint64(uint32(u)) {
+				return false
+			}
+			*(*uint32)(p) = uint32(u)
+		case kUint:
+			if u != uint64(uint(u)) {
+				return false
+			}
+			*(*uint)(p) = uint(u)
+		case kUintptr:
+			if u != uint64(uintptr(u)) {
+				return false
+			}
+			*(*uintptr)(p) = uintptr(u)
+		default:
+			*(*uint64)(p) = u
+		}
+		return true
+	}
+	return false
+}
+
+// parseInt is strconv.ParseInt(num, 10, 64) for a JSON number, quick for
+// the short ones.
+func parseInt(num []byte) (int64, bool) {
+	s := num
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 18 {
+		i, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(num), len(num)), 10, 64)
+		return i, err == nil
+	}
+	var v int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false // a fraction or an exponent: not an integer
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseFloat is strconv.ParseFloat(num, 64) for a JSON number. A plain
+// decimal of at most 15 significant digits is exact as an integer divided
+// by a power of ten, both exact doubles (a single, correctly rounded
+// division); anything else goes to strconv.
+func parseFloat(num []byte) (float64, bool) {
+	s := num
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var mant uint64
+	digits, frac := 0, -1
+	for i, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+		case c == '.' && frac < 0:
+			frac = i
+		default:
+			digits = 99 // an exponent
+		}
+	}
+	if digits > 0 && digits <= 15 {
+		f := float64(mant)
+		if frac >= 0 {
+			f /= pow10[len(s)-frac-1]
+		}
+		if neg {
+			f = -f
+		}
+		return f, true
+	}
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(num), len(num)), 64)
+	return f, err == nil
+}
+
+// number consumes a JSON number and returns its text.
+func (d *decoder) number() ([]byte, bool) {
+	b, i := d.b, d.i
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		k := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == k {
+			return nil, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		k := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == k {
+			return nil, false
+		}
+	}
+	d.i = i
+	return b[start:i], true
+}
+
+// object decodes a JSON object into a struct.
+func (d *decoder) object(n *node, p unsafe.Pointer) bool {
+	if d.depth++; d.depth > maxDepth {
+		return false
+	}
+	d.i++ // {
+	if d.tok('}') {
+		d.depth--
+		return true
+	}
+	var set uint64
+	next := 0
+	var buf [64]byte
+	for {
+		d.ws()
+		f := -1
+		// Keys mostly come in the order of the fields: try the next
+		// field's name first, straight on the input (names hold no quote
+		// or backslash, so equal bytes are the same key).
+		if next < len(n.fields) {
+			name := n.fields[next].name
+			if e := d.i + 1 + len(name); e < len(d.b) && d.b[e] == '"' && d.b[d.i] == '"' && string(d.b[d.i+1:e]) == name {
+				f = next
+				d.i = e + 1
+			}
+		}
+		if f < 0 {
+			key, ok := d.key(buf[:0])
+			if !ok {
+				return false
+			}
+			f = lookup(n.fields, key)
+		}
+		if !d.tok(':') {
+			return false
+		}
+		if f < 0 {
+			if !d.skip() {
+				return false
+			}
+		} else {
+			if set&(1<<f) != 0 {
+				return false // encoding/json merges a repeated object: let it
+			}
+			set |= 1 << f
+			next = f + 1
+			fd := &n.fields[f]
+			fp := unsafe.Add(p, fd.off)
+			if fd.quoted {
+				if !d.quoted(fd.n, fp) {
+					return false
+				}
+			} else if !d.value(fd.n, fp) {
+				return false
+			}
+		}
+		if d.tok('}') {
+			d.depth--
+			return true
+		}
+		if !d.tok(',') {
+			return false
+		}
+	}
+}
+
+// lookup finds the field a key decodes into: the exact name, else the
+// first field whose name folds to the same; -1 for none.
+func lookup(fs []field, key []byte) int {
+	for i := range fs {
+		if fs[i].name == string(key) {
+			return i
+		}
+	}
+	var buf [64]byte
+	k := appendFold(buf[:0], key)
+	for i := range fs {
+		if fs[i].fold == string(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// quoted decodes a value of a field with the "string" option: a JSON
+// string holding the literal, or null, which changes nothing.
+func (d *decoder) quoted(n *node, p unsafe.Pointer) bool {
+	d.ws()
+	if d.lit("null") {
+		return true
+	}
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return false
+	}
+	start := d.i
+	inner, ok := d.rawText()
+	if !ok {
+		return false
+	}
+	fresh := false
+	if bytes.IndexByte(inner, '\\') >= 0 {
+		inner, ok = unquote(nil, d.b[start+1:d.i-1])
+		if !ok {
+			return false
+		}
+		fresh = true
+	}
+	if string(inner) == "null" {
+		return true
+	}
+	switch n.kind {
+	case kString:
+		sub := decoder{b: inner, share: d.share || fresh}
+		if len(inner) == 0 || inner[0] != '"' {
+			return false
+		}
+		s, ok := sub.str()
+		if !ok || sub.i != len(inner) {
+			return false
+		}
+		*(*string)(p) = s
+		return true
+	case kBool:
+		switch string(inner) {
+		case "true":
+			*(*bool)(p) = true
+		case "false":
+			*(*bool)(p) = false
+		default:
+			return false
+		}
+		return true
+	}
+	sub := decoder{b: inner}
+	num, ok := sub.number()
+	return ok && sub.i == len(inner) && setNumber(n.kind, p, num)
+}
+
+// rawText consumes a string and returns its bytes between the quotes,
+// checked for what JSON forbids in a string; escapes are left as they are.
+func (d *decoder) rawText() ([]byte, bool) {
+	start := d.i + 1
+	j := start
+	for {
+		j = nextSpecial(d.b, j)
+		if j >= len(d.b) {
+			return nil, false
+		}
+		switch c := d.b[j]; {
+		case c == '"':
+			d.i = j + 1
+			return d.b[start:j], true
+		case c == '\\':
+			if j+1 >= len(d.b) {
+				return nil, false
+			}
+			switch d.b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(d.b[j+2:]); !ok {
+					return nil, false
+				}
+				j += 6
+			default:
+				return nil, false
+			}
+		case c < 0x20:
+			return nil, false
+		default:
+			j++ // non-ASCII: any byte will do here
+		}
+	}
+}
+
+// key reads an object key (d.i at its quote), unescaped into buf when it
+// has to be.
+func (d *decoder) key(buf []byte) ([]byte, bool) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false
+	}
+	start := d.i + 1
+	j := nextSpecial(d.b, start)
+	if j < len(d.b) && d.b[j] == '"' {
+		d.i = j + 1
+		return d.b[start:j], true
+	}
+	raw, ok := d.rawText()
+	if !ok {
+		return nil, false
+	}
+	return unquote(buf, raw)
+}
+
+// str reads a string (d.i at its quote): shared with the input when it
+// needs no unescaping and sharing is allowed, else a copy.
+func (d *decoder) str() (string, bool) {
+	start := d.i + 1
+	j := nextSpecial(d.b, start)
+	if j < len(d.b) && d.b[j] == '"' {
+		d.i = j + 1
+		return d.text(d.b[start:j]), true
+	}
+	raw, ok := d.rawText()
+	if !ok {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		if !utf8.Valid(raw) {
+			return "", false // encoding/json replaces the bad bytes: let it
+		}
+		return d.text(raw), true
+	}
+	out, ok := unquote(make([]byte, 0, len(raw)), raw)
+	if !ok {
+		return "", false
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
+func (d *decoder) text(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if d.share {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
+}
+
+// unquote appends the unescaped text of raw (checked by rawText) to out;
+// false for invalid UTF-8 and lone surrogates, which encoding/json replaces.
+func unquote(out, raw []byte) ([]byte, bool) {
+	ascii := true
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c >= utf8.RuneSelf {
+				ascii = false
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		e := raw[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(raw[i:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+					return nil, false
+				}
+				r2, _ := hex4(raw[i+2:])
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return nil, false
+				}
+				i += 6
+			}
+			out = utf8.AppendRune(out, r)
+		default: // " \ /
+			out = append(out, e)
+		}
+	}
+	if !ascii && !utf8.Valid(out) {
+		return nil, false
+	}
+	return out, true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, h := range b[:4] {
+		switch {
+		case h >= '0' && h <= '9':
+			h -= '0'
+		case h >= 'a' && h <= 'f':
+			h -= 'a' - 10
+		case h >= 'A' && h <= 'F':
+			h -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, true
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// nextSpecial returns the index of the first byte at or after i that ends
+// a plain run inside a JSON string (a quote, a backslash, a control
+// character or a non-ASCII byte), or len(b); eight bytes at a time.
+func nextSpecial(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ (ones * '"')
+		bs := w ^ (ones * '\\')
+		m := (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+			return i
+		}
+	}
+	return i
+}
+
+// array decodes a JSON array into a slice. The slice starts with room for
+// as many elements as the last array decoded by the node had (up to
+// maxHint), so the arrays of a batch of alike records cost one allocation
+// each, and grows as append does when that is not enough.
+func (d *decoder) array(n *node, p unsafe.Pointer) bool {
+	d.i++ // [
+	h := (*sliceHeader)(p)
+	if d.tok(']') {
+		*h = sliceHeader{data: unsafe.Pointer(&emptyArray)}
+		return true
+	}
+	if d.depth++; d.depth > maxDepth {
+		return false
+	}
+	v := reflect.NewAt(n.typ, p).Elem()
+	if hint := int(n.hint.Load()); hint > 0 {
+		v.Grow(hint)
+	}
+	size := n.elem.typ.Size()
+	for {
+		if h.len == h.cap {
+			v.Grow(1)
+		}
+		h.len++
+		if !d.value(n.elem, unsafe.Add(h.data, uintptr(h.len-1)*size)) {
+			return false
+		}
+		if d.tok(']') {
+			break
+		}
+		if !d.tok(',') {
+			return false
+		}
+	}
+	if l := int32(min(h.len, maxHint)); l != n.hint.Load() {
+		n.hint.Store(l)
+	}
+	d.depth--
+	return true
+}
+
+// maxHint bounds the room a slice starts with.
+const maxHint = 1024
+
+// mapObject decodes a JSON object into a map with string keys; a key given
+// twice keeps its last value, as in encoding/json.
+func (d *decoder) mapObject(n *node, p unsafe.Pointer) bool {
+	if d.depth++; d.depth > maxDepth {
+		return false
+	}
+	m := reflect.NewAt(n.typ, p).Elem()
+	if m.IsNil() {
+		m.Set(reflect.MakeMap(n.typ))
+	}
+	d.i++ // {
+	if d.tok('}') {
+		d.depth--
+		return true
+	}
+	kv := reflect.New(n.typ.Key()).Elem()
+	ev := reflect.New(n.typ.Elem()).Elem()
+	ep := ev.Addr().UnsafePointer()
+	for {
+		d.ws()
+		if d.i >= len(d.b) || d.b[d.i] != '"' {
+			return false
+		}
+		k, ok := d.str()
+		if !ok || !d.tok(':') {
+			return false
+		}
+		ev.SetZero()
+		if !d.value(n.elem, ep) {
+			return false
+		}
+		kv.SetString(k)
+		m.SetMapIndex(kv, ev)
+		if d.tok('}') {
+			d.depth--
+			return true
+		}
+		if !d.tok(',') {
+			return false
+		}
+	}
+}
+
+// skip consumes one value, checking its syntax as encoding/json does.
+func (d *decoder) skip() bool {
+	d.ws()
+	if d.i >= len(d.b) {
+		return false
+	}
+	switch c := d.b[d.i]; c {
+	case '"':
+		_, ok := d.rawText()
+		return ok
+	case '{', '[':
+		if d.depth++; d.depth > maxDepth {
+			return false
+		}
+		d.i++
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		if !d.tok(end) {
+			for {
+				if c == '{' {
+					d.ws()
+					if d.i >= len(d.b) || d.b[d.i] != '"' {
+						return false
+					}
+					if _, ok := d.rawText(); !ok || !d.tok(':') {
+						return false
+					}
+				}
+				if !d.skip() {
+					return false
+				}
+				if d.tok(end) {
+					break
+				}
+				if !d.tok(',') {
+					return false
+				}
+			}
+		}
+		d.depth--
+		return true
+	case 't':
+		return d.lit("true")
+	case 'f':
+		return d.lit("false")
+	case 'n':
+		return d.lit("null")
+	}
+	_, ok := d.number()
+	return ok
+}
