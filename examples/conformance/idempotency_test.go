@@ -105,6 +105,19 @@ func countStatus(ctx context.Context, db *dynamodb.Client, table, status string)
 
 // waitFor polls cond every 10 ms until it holds; it fails the test if cond
 // fails or ctx ends first (a bound for a broken run, not a timed assertion).
+// batchLogs returns fn's output once it holds the batch's summary line,
+// which the handler writes after every record's line: the output reaches
+// the test through the emulator's pipe, after the invocation's answer.
+func batchLogs(ctx context.Context, t *testing.T, fn *rie.Function) string {
+	t.Helper()
+	var logs string
+	waitFor(ctx, t, "the batch's log lines", func() (bool, error) {
+		logs = fn.Logs()
+		return strings.Contains(logs, `"msg":"sluice: batch done"`), nil
+	})
+	return logs
+}
+
 func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
 	for {
@@ -184,7 +197,7 @@ func TestTwoInvocationsAtOnceEveryEffectOnce(t *testing.T) {
 		t.Fatalf("invocations: %v; %v", a.err, bb.err)
 	}
 	repA, repB := setOf(reported(t, "sqs", a.out)), setOf(reported(t, "sqs", bb.out))
-	failA, failB := failedRecords(t, fa.Logs()), failedRecords(t, fb.Logs())
+	failA, failB := failedRecords(t, batchLogs(ctx, t, fa)), failedRecords(t, batchLogs(ctx, t, fb))
 	cntA, cntB := effectCounts(t, effA), effectCounts(t, effB)
 
 	var both []string
@@ -344,12 +357,12 @@ func TestLeaseExpiryStaleOwnerCannotComplete(t *testing.T) {
 		t.Fatalf("invocations: %v; %v", a.err, bb.err)
 	}
 	if got := reported(t, "sqs", bb.out); len(got) != 0 {
-		t.Fatalf("the new owner reported %v: %s", got, failedRecords(t, fb.Logs()))
+		t.Fatalf("the new owner reported %v: %s", got, failedRecords(t, batchLogs(ctx, t, fb)))
 	}
 	if got := reported(t, "sqs", a.out); len(got) != 1 || got[0] != id {
 		t.Fatalf("the stale owner reported %v, want [%s]", got, id)
 	}
-	if msg := failedRecords(t, fa.Logs())[id]; !errors.Is(errorFromLog(msg), idempotency.ErrLeaseLost) {
+	if msg := failedRecords(t, batchLogs(ctx, t, fa))[id]; !errors.Is(errorFromLog(msg), idempotency.ErrLeaseLost) {
 		t.Fatalf("the stale owner's record failed with %q, want ErrLeaseLost", msg)
 	}
 	it, err := item()
