@@ -29,8 +29,10 @@ var faultNames = [faultKinds]string{"throttle", "timeout", "lost response"}
 
 var ops = []string{"claim", "complete", "release", "get"}
 
-// faultyStore wraps a store and makes rate of its calls fail, each fault of
-// one kind drawn at random. A call of one operation on one key fails at
+// faultyStore wraps a store and makes rate of its calls fail, drawn at
+// random, the kinds taking turns per operation so that every kind fires on
+// every operation however the goroutines interleave; one batch lookup in
+// ten fails too, since lookups are few (one per invocation). A call of one operation on one key fails at
 // most twice in a row, fewer than Do's store retries, so every Complete
 // lands: a Complete that fails for good leaves its claim in progress with
 // the effect done, and the effect would run again once the lease runs out,
@@ -46,13 +48,16 @@ type faultyStore struct {
 	mu       sync.Mutex
 	rnd      *rand.Rand
 	row      map[string]int // consecutive faults per op and key
+	calls    map[string]int // calls per op
+	turn     map[string]int // faults per op, which picks the next kind
 	claims   map[string]int // claims per outage key
 	injected map[string]*[faultKinds]int
 }
 
 func newFaultyStore(s *idempotency.MemoryStore, rate float64, seed uint64, outage func(string) bool) *faultyStore {
 	f := &faultyStore{Store: s, getter: s, rate: rate, outage: outage, rnd: rand.New(rand.NewPCG(seed, seed)),
-		row: map[string]int{}, claims: map[string]int{}, injected: map[string]*[faultKinds]int{}}
+		row: map[string]int{}, claims: map[string]int{}, calls: map[string]int{}, turn: map[string]int{},
+		injected: map[string]*[faultKinds]int{}}
 	for _, op := range ops {
 		f.injected[op] = &[faultKinds]int{}
 	}
@@ -76,12 +81,15 @@ func (f *faultyStore) fault(op, key string) (int, bool) {
 		}
 	}
 	k := op + "\x00" + key
-	if f.row[k] >= 2 || f.rnd.Float64() >= f.rate {
+	f.calls[op]++
+	forced := op == "get" && f.calls[op]%10 == 3
+	if f.row[k] >= 2 || !forced && f.rnd.Float64() >= f.rate {
 		delete(f.row, k)
 		return 0, false
 	}
 	f.row[k]++
-	kind := f.rnd.IntN(faultKinds)
+	kind := f.turn[op] % faultKinds
+	f.turn[op]++
 	f.injected[op][kind]++
 	return kind, true
 }
