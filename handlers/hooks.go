@@ -59,7 +59,9 @@ func (b *hookBatch[R]) raw(i int) []byte {
 	if i < 0 || i >= len(b.spans) {
 		return nil
 	}
-	return b.spans[i]
+	// A copy: the spans may share the payload, which the Lambda runtime
+	// reuses for the next event.
+	return append([]byte(nil), b.spans[i]...)
 }
 
 // splitRecords returns the spans of an event's records (encoding/json
@@ -67,6 +69,9 @@ func (b *hookBatch[R]) raw(i int) []byte {
 // them.
 func splitRecords(payload []byte, kafka bool) []json.RawMessage {
 	if !kafka {
+		if spans, ok := recordSpans(payload); ok {
+			return spans
+		}
 		var ev struct {
 			Records []json.RawMessage `json:"Records"`
 		}

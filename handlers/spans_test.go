@@ -1,0 +1,38 @@
+package handlers
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzRecordSpans: when the fast splitter accepts an event, its spans are
+// the ones encoding/json finds.
+func FuzzRecordSpans(f *testing.F) {
+	for _, s := range []string{
+		`{"Records":[]}`, `{"Records":[{"a":1},{"b":[1,2,{"c":"d\"}"}]}]}`, ` { "x" : [1,{}] , "Records" : [ "s" , 2 , null , true ] } `,
+		`{"records":[1]}`, `{"Records":[1],"Records":[2]}`, `{"Records":[1],"RECORDS":[2]}`, `{"Records":{}}`, `{"Records":[1]} x`,
+		`{"Rec\u006frds":[1]}`, `{"Records":["\\"]}`, `{}`, `[]`, `{"Records":[-1.5e3,{"k":"\u00e9"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		spans, ok := recordSpans(in)
+		if !ok {
+			return
+		}
+		var ev struct {
+			Records []json.RawMessage `json:"Records"`
+		}
+		if err := json.Unmarshal(in, &ev); err != nil {
+			return // not valid JSON: the handler would have refused the event before any span is asked for
+		}
+		if len(spans) != len(ev.Records) {
+			t.Fatalf("%d spans, encoding/json finds %d: %q", len(spans), len(ev.Records), in)
+		}
+		for i := range spans {
+			if string(spans[i]) != string(ev.Records[i]) {
+				t.Fatalf("span %d = %q, encoding/json %q", i, spans[i], ev.Records[i])
+			}
+		}
+	})
+}
