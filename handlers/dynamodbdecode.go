@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // ddbEvent is a decoded DynamoDB Streams event.
@@ -706,61 +707,13 @@ func (f *planField) set(p unsafe.Pointer, typ byte, val string) bool {
 		*(*string)(p) = val
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		i, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
+		if err != nil || !jsonplan.SetInt(p, f.kind, i) {
 			return false
-		}
-		switch f.kind {
-		case reflect.Int8:
-			if i != int64(int8(i)) {
-				return false
-			}
-			*(*int8)(p) = int8(i)
-		case reflect.Int16:
-			if i != int64(int16(i)) {
-				return false
-			}
-			*(*int16)(p) = int16(i)
-		case reflect.Int32:
-			if i != int64(int32(i)) {
-				return false
-			}
-			*(*int32)(p) = int32(i)
-		case reflect.Int:
-			if i != int64(int(i)) {
-				return false
-			}
-			*(*int)(p) = int(i)
-		default:
-			*(*int64)(p) = i
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		u, err := strconv.ParseUint(val, 10, 64)
-		if err != nil {
+		if err != nil || !jsonplan.SetUint(p, f.kind, u) {
 			return false
-		}
-		switch f.kind {
-		case reflect.Uint8:
-			if u != uint64(uint8(u)) {
-				return false
-			}
-			*(*uint8)(p) = uint8(u)
-		case reflect.Uint16:
-			if u != uint64(uint16(u)) {
-				return false
-			}
-			*(*uint16)(p) = uint16(u)
-		case reflect.Uint32:
-			if u != uint64(uint32(u)) {
-				return false
-			}
-			*(*uint32)(p) = uint32(u)
-		case reflect.Uint:
-			if u != uint64(uint(u)) {
-				return false
-			}
-			*(*uint)(p) = uint(u)
-		default:
-			*(*uint64)(p) = u
 		}
 	case reflect.Float32, reflect.Float64:
 		x, err := strconv.ParseFloat(val, 64)

@@ -269,69 +269,10 @@ func setNumber(k uint8, p unsafe.Pointer, num []byte) bool {
 		return true
 	case kInt, kInt8, kInt16, kInt32, kInt64:
 		i, ok := parseInt(num)
-		if !ok {
-			return false
-		}
-		switch k {
-		case kInt8:
-			if i != int64(int8(i)) {
-				return false
-			}
-			*(*int8)(p) = int8(i)
-		case kInt16:
-			if i != int64(int16(i)) {
-				return false
-			}
-			*(*int16)(p) = int16(i)
-		case kInt32:
-			if i != int64(int32(i)) {
-				return false
-			}
-			*(*int32)(p) = int32(i)
-		case kInt:
-			if i != int64(int(i)) {
-				return false
-			}
-			*(*int)(p) = int(i)
-		default:
-			*(*int64)(p) = i
-		}
-		return true
+		return ok && SetInt(p, reflectKind[k], i)
 	case kUint, kUint8, kUint16, kUint32, kUint64, kUintptr:
 		u, err := strconv.ParseUint(unsafe.String(unsafe.SliceData(num), len(num)), 10, 64)
-		if err != nil {
-			return false
-		}
-		switch k {
-		case kUint8:
-			if u != uint64(uint8(u)) {
-				return false
-			}
-			*(*uint8)(p) = uint8(u)
-		case kUint16:
-			if u != uint64(uint16(u)) {
-				return false
-			}
-			*(*uint16)(p) = uint16(u)
-		case kUint32:
-			if u != uint64(uint32(u)) {
-				return false
-			}
-			*(*uint32)(p) = uint32(u)
-		case kUint:
-			if u != uint64(uint(u)) {
-				return false
-			}
-			*(*uint)(p) = uint(u)
-		case kUintptr:
-			if u != uint64(uintptr(u)) {
-				return false
-			}
-			*(*uintptr)(p) = uintptr(u)
-		default:
-			*(*uint64)(p) = u
-		}
-		return true
+		return err == nil && SetUint(p, reflectKind[k], u)
 	}
 	return false
 }
