@@ -29,65 +29,8 @@ func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
 // input needs the general decoder.
 func scanSQSEvent(payload []byte) (recs []events.SQSMessage, ok bool) {
 	s := &scanner{b: payload}
-	if !s.tok('{') {
-		return nil, false
-	}
 	a := &arena{chunk: 4096}
-	seen := false
-	if !s.tok('}') {
-		for {
-			key, ok := s.plainString()
-			if !ok || string(key) != "Records" || seen || !s.tok(':') || !s.tok('[') {
-				return nil, false
-			}
-			seen = true
-			recs = make([]events.SQSMessage, 0, 1)
-			if !s.tok(']') {
-				for {
-					start, used := s.i, len(a.buf)
-					recs = append(recs, events.SQSMessage{})
-					n := len(recs)
-					var prev *events.SQSMessage
-					if n > 1 {
-						prev = &recs[n-2]
-					}
-					if !s.sqsMessage(a, &recs[n-1], prev) {
-						return nil, false
-					}
-					// Size the batch and the arena from the first records,
-					// as scanKinesisEvent does.
-					if n <= 2 && s.i > start {
-						est := (len(s.b)-start)/(s.i-start) + n
-						est += est / 16
-						if n == 1 {
-							grown := make([]events.SQSMessage, 1, est)
-							grown[0] = recs[0]
-							recs = grown
-						} else if used <= len(a.buf) {
-							a.chunk = est * (len(a.buf) - used + 8)
-						}
-					}
-					if s.tok(']') {
-						break
-					}
-					if !s.tok(',') {
-						return nil, false
-					}
-				}
-			}
-			if s.tok('}') {
-				break
-			}
-			if !s.tok(',') {
-				return nil, false
-			}
-		}
-	}
-	s.ws()
-	if s.i != len(s.b) || !seen {
-		return nil, false
-	}
-	return recs, true
+	return scanRecords(s, a, func(m, prev *events.SQSMessage) bool { return s.sqsMessage(a, m, prev) })
 }
 
 // sqsMessage scans one message into m; prev lends repeated strings. A key
