@@ -3,7 +3,6 @@ package handlers
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -223,15 +222,7 @@ func resourceDimension(source string) string {
 // emit writes one batch's metrics line.
 func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *engine.Result) {
 	now := m.now()
-	var oldest time.Time
-	oldestMs := int64(math.MaxInt64)
-	for i := range items {
-		if a := &items[i].Arrival; !a.IsZero() {
-			if ms := a.UnixMilli(); ms < oldestMs {
-				oldestMs, oldest = ms, *a
-			}
-		}
-	}
+	oldest := res.Oldest
 	type dim struct{ name, value string }
 	var dims [32]dim
 	nd := 0

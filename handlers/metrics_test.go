@@ -386,7 +386,7 @@ func BenchmarkMetricsEmit(b *testing.B) {
 		for i := range items {
 			items[i].Arrival = now.Add(-time.Duration(n-i) * time.Millisecond)
 		}
-		res := &engine.Result{Succeeded: n, Duration: 3 * time.Millisecond}
+		res := &engine.Result{Succeeded: n, Duration: 3 * time.Millisecond, Oldest: items[0].Arrival}
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

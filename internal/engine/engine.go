@@ -188,6 +188,9 @@ type Result struct {
 	Duplicated                      int // items marked with NoteDuplicate that succeeded
 	Quarantined                     int // items parked with Park and not revoked
 	Duration                        time.Duration
+	// Oldest is the arrival time of the oldest item that has one (zero if
+	// none has): the batch's age, for logs and metrics.
+	Oldest time.Time
 }
 
 // Park returns the value item i was parked with, or nil when it was not
@@ -283,6 +286,11 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 	}
 	decide(cfg, items, res)
 	res.Duration = now().Sub(start)
+	for _, it := range items {
+		if !it.Arrival.IsZero() && (res.Oldest.IsZero() || it.Arrival.Before(res.Oldest)) {
+			res.Oldest = it.Arrival
+		}
+	}
 	logResult(cfg, items, res, start)
 	return res
 }
@@ -669,12 +677,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		}
 		l.LogAttrs(ctx, slog.LevelError, "sluice: record failed", attrs...)
 	}
-	var oldest time.Time
-	for _, it := range items {
-		if !it.Arrival.IsZero() && (oldest.IsZero() || it.Arrival.Before(oldest)) {
-			oldest = it.Arrival
-		}
-	}
+	oldest := res.Oldest
 	level := slog.LevelInfo
 	if res.Failed > 0 || res.NotAttempted > 0 {
 		level = slog.LevelWarn
