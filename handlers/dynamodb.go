@@ -182,6 +182,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("dynamodb", policy, workers), &hookBatch[DynamoDBRecord[T]]{
 		items: items, payload: payload, record: decode,
+		shell: func(i int) DynamoDBRecord[T] { return DynamoDBRecord[T]{Raw: recs[i]} },
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i]
 			e.Source, e.SourceARN, e.EventID = dlq.SourceDynamoDB, r.EventSourceArn, r.EventID

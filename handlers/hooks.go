@@ -31,6 +31,9 @@ type hookBatch[R any] struct {
 	items  []engine.Item
 	// record decodes record i as the handler's function receives it.
 	record func(i int) (R, error)
+	// shell is record i without its decoded value: enough for what reads
+	// only the record as delivered (the default idempotency keys).
+	shell func(i int) R
 	// describe fills the source fields of record i's dead-letter envelope
 	// from the event; it works for a record that failed to decode.
 	describe func(i int, e *dlq.Envelope)

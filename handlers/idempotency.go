@@ -125,6 +125,7 @@ type idemLayer[R any] struct {
 	opts     []idempotency.Option
 	cache    *idempotency.Cache // the user's warm cache (WithCache), or nil
 	optional bool
+	valueKey bool // the key comes from the decoded value (WithIdempotencyKey)
 	prefix   string
 	now      func() time.Time
 	logger   *slog.Logger
@@ -148,7 +149,7 @@ func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[
 			return nil, fmt.Errorf("WithIdempotencyKey: the key function is a %T, but this handler's records are %T: "+
 				"pass a func(%T) string", c.idemKey, r, r)
 		}
-		l.key = k
+		l.key, l.valueKey = k, true
 	}
 	if c.idemPayload != nil {
 		p, ok := c.idemPayload.(func(R) []byte)
@@ -193,6 +194,10 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	}
 	keys := make([]string, 0, len(b.items))
 	for i := range b.items {
+		if !l.valueKey {
+			keys = append(keys, l.recordKey(b.shell(i))) // the default key: no need to decode the value
+			continue
+		}
 		r, err := b.record(i)
 		if err != nil {
 			continue // it fails to decode; no key to look up

@@ -225,6 +225,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
 		items: items, payload: payload, kafka: true,
+		shell: func(i int) KafkaRecord[T] { return KafkaRecord[T]{Raw: recs[i].rec} },
 		record: func(i int) (KafkaRecord[T], error) {
 			var r KafkaRecord[T]
 			err := decode(i, nil, &r)

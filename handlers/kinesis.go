@@ -114,6 +114,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), &hookBatch[KinesisRecord[T]]{
 		items: items, payload: payload,
+		shell: func(i int) KinesisRecord[T] { return KinesisRecord[T]{Raw: recs[i]} },
 		record: func(i int) (r KinesisRecord[T], err error) {
 			return r, decode(i, &r)
 		},

@@ -145,6 +145,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), &hookBatch[SQSRecord[T]]{
 		items: items, payload: payload,
+		shell: func(i int) SQSRecord[T] { return SQSRecord[T]{Raw: recs[i]} },
 		record: func(i int) (r SQSRecord[T], err error) {
 			return r, decode(i, &r)
 		},
