@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // kinesisEvent is a decoded Kinesis event. Records hold their payload
@@ -278,46 +280,13 @@ func plain(b []byte) bool {
 // number consumes a JSON number and returns its text.
 func (s *scanner) number() ([]byte, bool) {
 	s.ws()
-	b, i := s.b, s.i
-	start := i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
+	end, ok := jsonplan.NumberEnd(s.b, s.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return nil, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return nil, false
-		}
-	}
-	s.i = i
-	return b[start:i], true
+	num := s.b[s.i:end]
+	s.i = end
+	return num, true
 }
 
 // secondsEpoch converts a JSON number of epoch seconds, such as

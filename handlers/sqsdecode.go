@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // decodeSQSEvent decodes an SQS event. A hand-written scanner reads the
@@ -297,7 +299,7 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		return "", true, s.null()
 	}
 	start := s.i + 1
-	j := nextSpecial(s.b, start)
+	j := jsonplan.NextSpecial(s.b, start)
 	if j < len(s.b) && s.b[j] == '"' {
 		s.i = j + 1
 		raw := s.b[start:j]
@@ -347,7 +349,7 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 			case 't':
 				out = append(out, '\t')
 			case 'u':
-				r, ok := hex4(s.b[j:])
+				r, ok := jsonplan.Hex4(s.b[j:])
 				if !ok || r >= 0xD800 && r < 0xE000 {
 					return "", false, false
 				}
@@ -377,62 +379,13 @@ func copyPlain(out, b []byte, j int) ([]byte, int) {
 		w := binary.LittleEndian.Uint64(b[j:])
 		n := len(out)
 		binary.LittleEndian.PutUint64(out[n:n+8], w)
-		if m := specialBytes(w); m != 0 {
+		if m := jsonplan.SpecialBytes(w); m != 0 {
 			k := bits.TrailingZeros64(m) / 8
 			return out[:n+k], j + k
 		}
 		out = out[:n+8]
 		j += 8
 	}
-	k := nextSpecial(b, j)
+	k := jsonplan.NextSpecial(b, j)
 	return append(out, b[j:k]...), k
-}
-
-// specialBytes flags, in the high bit of each byte of w, the bytes that end
-// a plain run; the lowest flagged byte is exact (borrows only run upwards).
-func specialBytes(w uint64) uint64 {
-	q := w ^ (ones * '"')
-	bs := w ^ (ones * '\\')
-	return (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, h := range b[:4] {
-		switch {
-		case h >= '0' && h <= '9':
-			h -= '0'
-		case h >= 'a' && h <= 'f':
-			h -= 'a' - 10
-		case h >= 'A' && h <= 'F':
-			h -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(h)
-	}
-	return r, true
-}
-
-// nextSpecial returns the index of the first byte at or after i that ends
-// a plain run inside a JSON string: a quote, a backslash, a control
-// character or a non-ASCII byte; len(b) if there is none. Eight bytes at a
-// time: in each word the lowest flagged byte is exact (borrows only run
-// upwards).
-func nextSpecial(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			return i
-		}
-	}
-	return i
 }

@@ -2,9 +2,7 @@ package jsonplan
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"reflect"
 	"strconv"
 	"unicode/utf16"
@@ -343,46 +341,13 @@ func parseFloat(num []byte) (float64, bool) {
 
 // number consumes a JSON number and returns its text.
 func (d *decoder) number() ([]byte, bool) {
-	b, i := d.b, d.i
-	start := i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
+	end, ok := NumberEnd(d.b, d.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		k := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == k {
-			return nil, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		k := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == k {
-			return nil, false
-		}
-	}
-	d.i = i
-	return b[start:i], true
+	num := d.b[d.i:end]
+	d.i = end
+	return num, true
 }
 
 // object decodes a JSON object into a struct.
@@ -529,7 +494,7 @@ func (d *decoder) rawText() ([]byte, bool) {
 	start := d.i + 1
 	j := start
 	for {
-		j = nextSpecial(d.b, j)
+		j = NextSpecial(d.b, j)
 		if j >= len(d.b) {
 			return nil, false
 		}
@@ -545,7 +510,7 @@ func (d *decoder) rawText() ([]byte, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := hex4(d.b[j+2:]); !ok {
+				if _, ok := Hex4(d.b[j+2:]); !ok {
 					return nil, false
 				}
 				j += 6
@@ -567,7 +532,7 @@ func (d *decoder) key(buf []byte) ([]byte, bool) {
 		return nil, false
 	}
 	start := d.i + 1
-	j := nextSpecial(d.b, start)
+	j := NextSpecial(d.b, start)
 	if j < len(d.b) && d.b[j] == '"' {
 		d.i = j + 1
 		return d.b[start:j], true
@@ -583,7 +548,7 @@ func (d *decoder) key(buf []byte) ([]byte, bool) {
 // needs no unescaping and sharing is allowed, else a copy.
 func (d *decoder) str() (string, bool) {
 	start := d.i + 1
-	j := nextSpecial(d.b, start)
+	j := NextSpecial(d.b, start)
 	if j < len(d.b) && d.b[j] == '"' {
 		d.i = j + 1
 		return d.text(d.b[start:j]), true
@@ -643,13 +608,13 @@ func unquote(out, raw []byte) ([]byte, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, _ := hex4(raw[i:])
+			r, _ := Hex4(raw[i:])
 			i += 4
 			if utf16.IsSurrogate(r) {
 				if r >= 0xDC00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
 					return nil, false
 				}
-				r2, _ := hex4(raw[i+2:])
+				r2, _ := Hex4(raw[i+2:])
 				r = utf16.DecodeRune(r, r2)
 				if r == utf8.RuneError {
 					return nil, false
@@ -665,53 +630,6 @@ func unquote(out, raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, h := range b[:4] {
-		switch {
-		case h >= '0' && h <= '9':
-			h -= '0'
-		case h >= 'a' && h <= 'f':
-			h -= 'a' - 10
-		case h >= 'A' && h <= 'F':
-			h -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(h)
-	}
-	return r, true
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// nextSpecial returns the index of the first byte at or after i that ends
-// a plain run inside a JSON string (a quote, a backslash, a control
-// character or a non-ASCII byte), or len(b); eight bytes at a time.
-func nextSpecial(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q := w ^ (ones * '"')
-		bs := w ^ (ones * '\\')
-		m := (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-			return i
-		}
-	}
-	return i
 }
 
 // array decodes a JSON array into a slice. The slice starts with room for
