@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/fetch"
 )
 
@@ -137,13 +138,20 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
-	var sink fetch.Sink = fetch.FileSink{Path: *toFile}
+	var sink fetch.Sink
 	if *toQueue != "" {
 		api, err := sqsClient(ctx, *toQueue)
 		if err != nil {
 			return fail(err)
 		}
 		sink = fetch.QueueSink{API: api, URL: *toQueue}
+	} else {
+		f, err := dlq.OpenFile(*toFile)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		sink = f
 	}
 	prog := &lineProgress{w: stderr, on: !*quiet && isTerminal(stderr)}
 	sum, err := fetch.Run(ctx, src, fetch.New(opts), sink, func(t fetch.Totals) {

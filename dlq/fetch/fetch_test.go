@@ -251,7 +251,7 @@ func TestRunFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	outPath := filepath.Join(dir, "envelopes.jsonl")
-	sum, err := Run(testCtx(t), src, New(Options{Kinesis: func(string) KinesisAPI { return client }}), FileSink{Path: outPath}, nil)
+	sum, err := Run(testCtx(t), src, New(Options{Kinesis: func(string) KinesisAPI { return client }}), fileSink(t, outPath), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,4 +324,14 @@ func TestFetchKafka(t *testing.T) {
 	if _, err := New(Options{Kafka: FranzKafka(time.Second)}).Fetch(testCtx(t), rec); err == nil || !strings.Contains(err.Error(), "not in the partition") {
 		t.Fatalf("past the end: %v", err)
 	}
+}
+
+func fileSink(t *testing.T, path string) *dlq.File {
+	t.Helper()
+	f, err := dlq.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

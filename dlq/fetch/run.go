@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -34,34 +33,9 @@ func Queue(api SQSAPI, url string, visibility, wait time.Duration) Source {
 // records were written.
 func File(path string) (Source, error) { return inbox.File(path) }
 
-// A Sink receives the envelopes of one on-failure record.
-type Sink interface {
-	Write(ctx context.Context, envs []*dlq.Envelope) error
-}
-
-// FileSink appends envelopes to a file of JSON lines, creating it.
-type FileSink struct{ Path string }
-
-// Write appends one line per envelope.
-func (s FileSink) Write(_ context.Context, envs []*dlq.Envelope) error {
-	var b []byte
-	for _, e := range envs {
-		line, err := e.Marshal()
-		if err != nil {
-			return err
-		}
-		b = append(append(b, line...), '\n')
-	}
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// A Sink receives the envelopes of one on-failure record: a dlq.File
+// (dlq.OpenFile) or a QueueSink.
+type Sink = dlq.Destination
 
 // SendAPI is the part of the SQS client QueueSink uses.
 type SendAPI interface {
@@ -73,13 +47,15 @@ const MaxMessageBytes = 256 << 10
 
 // QueueSink sends envelopes to an SQS queue, 10 per SendMessageBatch. An
 // envelope over MaxMessageBytes is an error: write such records to a file.
+// (Unlike dlq/sqsdest it never truncates a record: an envelope fetched
+// back from the stream is worth only as much as its whole record.)
 type QueueSink struct {
 	API SendAPI
 	URL string
 }
 
-// Write sends one message per envelope.
-func (s QueueSink) Write(ctx context.Context, envs []*dlq.Envelope) error {
+// Send sends one message per envelope.
+func (s QueueSink) Send(ctx context.Context, envs []*dlq.Envelope) error {
 	fifo := strings.HasSuffix(s.URL, ".fifo")
 	for start := 0; start < len(envs); start += 10 {
 		chunk := envs[start:min(start+10, len(envs))]
@@ -197,7 +173,7 @@ func Run(ctx context.Context, src Source, f *Fetcher, sink Sink, progress func(T
 			}
 			envs, err := f.Fetch(ctx, rec)
 			if err == nil {
-				err = sink.Write(ctx, envs)
+				err = sink.Send(ctx, envs)
 			}
 			if err == nil {
 				err = src.Done(ctx, []inbox.Message{m})
