@@ -180,6 +180,9 @@ func (d *decoder) float64(p unsafe.Pointer) bool {
 		}
 	}
 	digits, scale := i-start, 0
+	if digits == 0 {
+		return false // no integer digit, as in -.5: not JSON, let encoding/json say so
+	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		k := i
