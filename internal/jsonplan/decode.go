@@ -365,7 +365,6 @@ func (d *decoder) object(n *node, p unsafe.Pointer) bool {
 	}
 	var set uint64
 	next := 0
-	var buf [64]byte
 	for {
 		d.ws()
 		f := -1
@@ -373,13 +372,22 @@ func (d *decoder) object(n *node, p unsafe.Pointer) bool {
 		// field's name first, straight on the input (names hold no quote
 		// or backslash, so equal bytes are the same key).
 		if next < len(n.fields) {
-			name := n.fields[next].name
-			if e := d.i + 1 + len(name); e < len(d.b) && d.b[e] == '"' && d.b[d.i] == '"' && string(d.b[d.i+1:e]) == name {
+			// Lit.At, written out: a call costs as much as the compare.
+			q := &n.fields[next].qname
+			var at bool
+			if q.m0 != 0 && d.i <= len(d.b)-16 {
+				p := unsafe.Pointer(unsafe.SliceData(d.b))
+				at = (Load64(p, d.i)^q.w0)&q.m0|(Load64(p, d.i+8)^q.w1)&q.m1 == 0
+			} else {
+				at = q.at(d.b, d.i)
+			}
+			if at {
 				f = next
-				d.i = e + 1
+				d.i += len(q.s)
 			}
 		}
 		if f < 0 {
+			var buf [64]byte
 			key, ok := d.key(buf[:0])
 			if !ok {
 				return false

@@ -3,6 +3,7 @@ package jsonplan
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // The byte-level pieces of JSON scanning that this package's decoder and
@@ -17,18 +18,26 @@ const (
 // end a plain run inside a JSON string: a quote, a backslash, a control
 // character or a non-ASCII byte. The lowest flagged byte is exact (borrows
 // only run upwards); higher ones may be false alarms.
+//
+// A byte below the first flagged one is plain, 0x20 to 0x7f and neither a
+// quote nor a backslash, so none of the three subtractions borrows there;
+// a byte whose high bit a subtraction sets without the byte being special
+// is 0x80 or above, flagged by w itself. So the usual "and not w" masks
+// of the zero-byte test are not needed.
 func SpecialBytes(w uint64) uint64 {
-	q := w ^ (ones * '"')
-	bs := w ^ (ones * '\\')
-	return (w | (w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs) & highs
+	q := (w ^ (ones * '"')) - ones   // a quote borrows, so its high bit is set
+	bs := (w ^ (ones * '\\')) - ones // as a backslash does
+	ctl := w - ones*0x20             // and a control character
+	return (q | bs | ctl | w) & highs
 }
 
 // NextSpecial returns the index of the first byte at or after i that ends
 // a plain run inside a JSON string (see SpecialBytes), or len(b) if there
 // is none, eight bytes at a time.
 func NextSpecial(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		if m := SpecialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	for ; i <= len(b)-8; i += 8 {
+		if m := SpecialBytes(Load64(p, i)); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -102,4 +111,49 @@ func NumberEnd(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, true
+}
+
+// A Lit is a short literal, such as a key in quotes, kept as two
+// little-endian words and their masks, so that At can match one of up to
+// 16 bytes with two compares and no call.
+type Lit struct {
+	s      string
+	w0, w1 uint64 // the bytes of s, zero past its end
+	m0, m1 uint64 // the masks of s's bytes in w0 and w1; both 0 if s is empty or over 16 bytes
+}
+
+// NewLit makes the Lit for s.
+func NewLit(s string) Lit {
+	l := Lit{s: s}
+	if len(s) == 0 || len(s) > 16 {
+		return l
+	}
+	var b, m [16]byte
+	copy(b[:], s)
+	for i := range len(s) {
+		m[i] = 0xff
+	}
+	l.w0, l.w1 = binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+	l.m0, l.m1 = binary.LittleEndian.Uint64(m[:8]), binary.LittleEndian.Uint64(m[8:])
+	return l
+}
+
+// String returns the literal.
+func (l *Lit) String() string { return l.s }
+
+// Len is the literal's length in bytes.
+func (l *Lit) Len() int { return len(l.s) }
+
+// At reports whether b[i:] starts with the literal.
+func (l *Lit) At(b []byte, i int) bool {
+	if l.m0 != 0 && i >= 0 && i <= len(b)-16 {
+		p := unsafe.Pointer(unsafe.SliceData(b))
+		return (Load64(p, i)^l.w0)&l.m0|(Load64(p, i+8)^l.w1)&l.m1 == 0
+	}
+	return l.at(b, i)
+}
+
+// at is At by a string compare, near the end of b or for a long literal.
+func (l *Lit) at(b []byte, i int) bool {
+	return i >= 0 && len(b)-i >= len(l.s) && string(b[i:i+len(l.s)]) == l.s
 }

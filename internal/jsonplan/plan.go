@@ -35,15 +35,23 @@ type Plan struct {
 }
 
 // Cache holds one plan per type. The zero value is ready to use.
-type Cache struct{ m sync.Map }
+type Cache struct {
+	m    sync.Map
+	last atomic.Pointer[Plan] // the plan returned last
+}
 
 // Plan returns the plan for t, making it on first use.
 func (c *Cache) Plan(t reflect.Type) *Plan {
-	if p, ok := c.m.Load(t); ok {
-		return p.(*Plan)
+	if p := c.last.Load(); p != nil && p.typ == t {
+		return p // a handler decodes one type: no map lookup per record
 	}
-	p, _ := c.m.LoadOrStore(t, For(t))
-	return p.(*Plan)
+	v, ok := c.m.Load(t)
+	if !ok {
+		v, _ = c.m.LoadOrStore(t, For(t))
+	}
+	p := v.(*Plan)
+	c.last.Store(p)
+	return p
 }
 
 // Unmarshal is json.Unmarshal(data, v), through the plan of v's type when v
@@ -126,6 +134,8 @@ type field struct {
 	off    uintptr
 	quoted bool // the "string" option
 	n      *node
+	// The name in quotes, matched a word at a time.
+	qname Lit
 }
 
 var (
@@ -258,6 +268,7 @@ func structFields(t reflect.Type, seen map[reflect.Type]*node) ([]field, bool) {
 			}
 		}
 		f := field{name: name, fold: string(appendFold(nil, []byte(name))), off: sf.Offset, quoted: quoted, n: build(sf.Type, seen)}
+		f.qname = NewLit(`"` + name + `"`)
 		if quoted && (sf.Type.Kind() == reflect.Pointer || f.n.kind > kFloat64) {
 			return nil, false
 		}
