@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -114,12 +113,35 @@ func refDecodeKinesisEvent(payload []byte) (kinesisEvent, error) {
 type arena struct {
 	buf   []byte
 	chunk int
+	// most, if not 0, caps chunk: chunks of at most 32 KiB are small
+	// objects to the Go allocator, reused without new pages.
+	most int
+}
+
+// grow starts a new chunk with room for at least n bytes.
+func (a *arena) grow(n int) {
+	c := max(a.chunk, 64<<10)
+	if a.most > 0 {
+		c = min(c, a.most)
+		a.chunk = min(a.chunk, a.most)
+	}
+	a.buf = make([]byte, 0, max(n, a.chunk, 4096))
+	a.chunk = c
+}
+
+// move starts a new chunk with room for text, which is being written at
+// the start of the free space, and n bytes more, and copies text there;
+// it returns the new free space, text at its start.
+func (a *arena) move(text []byte, n int) []byte {
+	a.grow(len(text) + n)
+	out := a.buf[:cap(a.buf)]
+	copy(out, text)
+	return out
 }
 
 func (a *arena) alloc(n int) []byte {
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(n, a.chunk, 4096))
-		a.chunk = max(a.chunk, 64<<10)
+		a.grow(n)
 	}
 	l := len(a.buf)
 	a.buf = a.buf[:l+n]
@@ -133,8 +155,7 @@ func (a *arena) room(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if cap(a.buf)-len(a.buf) < n {
-		a.buf = make([]byte, 0, max(n, a.chunk, 4096))
-		a.chunk = max(a.chunk, 64<<10)
+		a.grow(n)
 	}
 	return a.buf[len(a.buf):len(a.buf)]
 }
@@ -183,6 +204,9 @@ type scanner struct {
 	// own says that b is the decoder's own copy of the event, never
 	// modified or reused: strings that need no unescaping may share it.
 	own bool
+	// sqsOrder is the key order of the SQS message before, ids plus one
+	// (0: none), which the next message most likely repeats.
+	sqsOrder [10]int8
 }
 
 func (s *scanner) ws() {
@@ -198,6 +222,10 @@ func (s *scanner) ws() {
 
 // tok consumes c after white space.
 func (s *scanner) tok(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
@@ -233,48 +261,32 @@ func (s *scanner) rawString() (raw []byte, ok bool) {
 }
 
 // plainString consumes a string that needs no unescaping or UTF-8 repair:
-// printable ASCII without backslashes.
+// printable ASCII without backslashes. One pass finds its end: the first
+// byte that is not plain must be the closing quote.
 func (s *scanner) plainString() ([]byte, bool) {
-	raw, ok := s.rawString()
-	if !ok || !plain(raw) {
+	if !s.tok('"') {
 		return nil, false
 	}
-	return raw, true
+	start := s.i
+	j := jsonplan.NextSpecial(s.b, start)
+	if j >= len(s.b) || s.b[j] != '"' {
+		return nil, false
+	}
+	s.i = j + 1
+	return s.b[start:j], true
 }
 
 // plainAs is plainString for a value that most likely spells prev (the same
-// field of the record before): equal bytes are known to be plain.
+// field of the record before): when the input spells prev and a quote
+// follows, the scan for the end is skipped (prev is plain, or it would not
+// have been read here).
 func (s *scanner) plainAs(prev string) ([]byte, bool) {
-	raw, ok := s.rawString()
-	if !ok || string(raw) != prev && !plain(raw) {
-		return nil, false
+	if e := s.i + 1 + len(prev); prev != "" && e < len(s.b) && s.b[s.i] == '"' && s.b[e] == '"' && string(s.b[s.i+1:e]) == prev {
+		start := s.i + 1
+		s.i = e + 1
+		return s.b[start:e], true
 	}
-	return raw, true
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plain reports whether b is printable ASCII without backslashes, eight
-// bytes at a time.
-func plain(b []byte) bool {
-	for len(b) >= 8 {
-		w := binary.LittleEndian.Uint64(b)
-		bs := w ^ (ones * '\\')
-		// A high bit set by: a byte >= 0x80, a byte < 0x20, a backslash.
-		if (w|(w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c < 0x20 || c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
+	return s.plainString()
 }
 
 // number consumes a JSON number and returns its text.

@@ -31,7 +31,7 @@ func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
 // input needs the general decoder.
 func scanSQSEvent(payload []byte) (recs []events.SQSMessage, ok bool) {
 	s := &scanner{b: payload}
-	a := &arena{chunk: 4096}
+	a := &arena{chunk: 4096, most: 32 << 10}
 	return scanRecords(s, a, func(m, prev *events.SQSMessage) bool { return s.sqsMessage(a, m, prev) })
 }
 
@@ -48,37 +48,53 @@ func (s *scanner) sqsMessage(a *arena, m *events.SQSMessage, prev *events.SQSMes
 		return true
 	}
 	var seen uint16
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') {
+	for pos := 0; ; pos++ {
+		// Keys mostly come in the order of the message before: try that
+		// key first, straight on the input.
+		id := -1
+		if pos < len(s.sqsOrder) {
+			if p := s.sqsOrder[pos]; p > 0 {
+				if q := &sqsKeyLits[p-1]; q.At(s.b, s.i) {
+					id = int(p - 1)
+					s.i += q.Len()
+				}
+			}
+		}
+		if id < 0 {
+			key, ok := s.plainString()
+			if !ok {
+				return false
+			}
+			if id = sqsKeyID(key); id < 0 {
+				return false
+			}
+			if pos < len(s.sqsOrder) {
+				s.sqsOrder[pos] = int8(id + 1)
+			}
+		}
+		if !s.tok(':') {
 			return false
 		}
-		var bit uint16
+		bit := uint16(1) << id
 		var dst *string
 		was := ""
-		switch string(key) {
-		case "messageId":
-			bit, dst = 1<<0, &m.MessageId
-		case "receiptHandle":
-			bit, dst = 1<<1, &m.ReceiptHandle
-		case "body":
-			bit, dst = 1<<2, &m.Body
-		case "md5OfBody":
-			bit, dst = 1<<3, &m.Md5OfBody
-		case "md5OfMessageAttributes":
-			bit, dst, was = 1<<4, &m.Md5OfMessageAttributes, prev.Md5OfMessageAttributes
-		case "eventSource":
-			bit, dst, was = 1<<5, &m.EventSource, prev.EventSource
-		case "eventSourceARN":
-			bit, dst, was = 1<<6, &m.EventSourceARN, prev.EventSourceARN
-		case "awsRegion":
-			bit, dst, was = 1<<7, &m.AWSRegion, prev.AWSRegion
-		case "attributes":
-			bit = 1 << 8
-		case "messageAttributes":
-			bit = 1 << 9
-		default:
-			return false
+		switch id {
+		case 0:
+			dst = &m.MessageId
+		case 1:
+			dst = &m.ReceiptHandle
+		case 2:
+			dst = &m.Body
+		case 3:
+			dst = &m.Md5OfBody
+		case 4:
+			dst, was = &m.Md5OfMessageAttributes, prev.Md5OfMessageAttributes
+		case 5:
+			dst, was = &m.EventSource, prev.EventSource
+		case 6:
+			dst, was = &m.EventSourceARN, prev.EventSourceARN
+		case 7:
+			dst, was = &m.AWSRegion, prev.AWSRegion
 		}
 		if seen&bit != 0 {
 			return false // encoding/json merges repeated objects: let it
@@ -93,7 +109,7 @@ func (s *scanner) sqsMessage(a *arena, m *events.SQSMessage, prev *events.SQSMes
 			if !null {
 				*dst = v
 			}
-		case bit == 1<<8:
+		case id == 8:
 			if !s.sqsAttributes(a, m) {
 				return false
 			}
@@ -111,14 +127,64 @@ func (s *scanner) sqsMessage(a *arena, m *events.SQSMessage, prev *events.SQSMes
 	}
 }
 
+// sqsKeyLits are the keys of an SQS message in quotes, a key's index its
+// id (see sqsKeyID).
+var sqsKeyLits = func() (l [10]jsonplan.Lit) {
+	for i, k := range [...]string{"messageId", "receiptHandle", "body", "md5OfBody", "md5OfMessageAttributes",
+		"eventSource", "eventSourceARN", "awsRegion", "attributes", "messageAttributes"} {
+		l[i] = jsonplan.NewLit(`"` + k + `"`)
+	}
+	return l
+}()
+
+func sqsKeyID(key []byte) int {
+	switch string(key) {
+	case "messageId":
+		return 0
+	case "receiptHandle":
+		return 1
+	case "body":
+		return 2
+	case "md5OfBody":
+		return 3
+	case "md5OfMessageAttributes":
+		return 4
+	case "eventSource":
+		return 5
+	case "eventSourceARN":
+		return 6
+	case "awsRegion":
+		return 7
+	case "attributes":
+		return 8
+	case "messageAttributes":
+		return 9
+	}
+	return -1
+}
+
 // sqsAttributeName returns the constant spelling of a system attribute's
 // name, so the map keys cost nothing; "" for others.
 func sqsAttributeName(b []byte) string {
-	for _, n := range [...]string{"ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp",
-		"SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader", "DeadLetterQueueSourceArn"} {
-		if string(b) == n {
-			return n
-		}
+	switch string(b) {
+	case "ApproximateReceiveCount":
+		return "ApproximateReceiveCount"
+	case "SentTimestamp":
+		return "SentTimestamp"
+	case "SenderId":
+		return "SenderId"
+	case "ApproximateFirstReceiveTimestamp":
+		return "ApproximateFirstReceiveTimestamp"
+	case "SequenceNumber":
+		return "SequenceNumber"
+	case "MessageGroupId":
+		return "MessageGroupId"
+	case "MessageDeduplicationId":
+		return "MessageDeduplicationId"
+	case "AWSTraceHeader":
+		return "AWSTraceHeader"
+	case "DeadLetterQueueSourceArn":
+		return "DeadLetterQueueSourceArn"
 	}
 	return ""
 }
@@ -145,9 +211,6 @@ func (s *scanner) sqsAttributes(a *arena, m *events.SQSMessage) bool {
 		if name == "" {
 			name = a.str(key)
 		}
-		if _, dup := m.Attributes[name]; dup {
-			return false
-		}
 		s.ws()
 		if s.i < len(s.b) && s.b[s.i] == 'n' {
 			return false // null in a map of strings: the general decoder settles it
@@ -156,7 +219,10 @@ func (s *scanner) sqsAttributes(a *arena, m *events.SQSMessage) bool {
 		if !ok {
 			return false
 		}
-		m.Attributes[name] = v
+		l := len(m.Attributes)
+		if m.Attributes[name] = v; len(m.Attributes) == l {
+			return false // a repeated name: encoding/json keeps the last, let it
+		}
 		if s.tok('}') {
 			return true
 		}
@@ -291,14 +357,19 @@ func (s *scanner) null() bool {
 // unchanged. A nil arena makes each string its own allocation. ok is false for anything the general decoder must settle:
 // invalid UTF-8, control characters, surrogate escapes.
 func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
-	s.ws()
-	if s.i >= len(s.b) {
-		return "", false, false
-	}
-	if s.b[s.i] != '"' {
-		return "", true, s.null()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		s.ws()
+		if s.i >= len(s.b) {
+			return "", false, false
+		}
+		if s.b[s.i] != '"' {
+			return "", true, s.null()
+		}
 	}
 	start := s.i + 1
+	if !s.own && a != nil {
+		return s.copyText(a, prev, start)
+	}
 	j := jsonplan.NextSpecial(s.b, start)
 	if j < len(s.b) && s.b[j] == '"' {
 		s.i = j + 1
@@ -368,6 +439,125 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		}
 		out, j = copyPlain(out, s.b, j)
 	}
+}
+
+// copyText is text into an arena: the string is copied while it is
+// scanned, eight bytes at a time, each word stored whole into the arena's
+// free space (the bytes past the run are overwritten next), and the common
+// escapes are undone on the way without leaving the loop. When the free
+// space runs short, the text so far moves to a new chunk.
+func (s *scanner) copyText(a *arena, prev string, start int) (v string, null, ok bool) {
+	b := s.b
+	out := a.buf[len(a.buf):cap(a.buf)]
+	n, j := 0, start
+	ascii := true
+	for {
+		j, n = unescapeRun(b, out, j, n)
+		if n+8 > len(out) {
+			out = a.move(out[:n], n+64) // doubling: a long string moves O(1) times per byte
+			continue
+		}
+		if j+9 > len(b) {
+			k := jsonplan.NextSpecial(b, j)
+			if n+k-j+8 > len(out) {
+				out = a.move(out[:n], k-j+8)
+			}
+			n += copy(out[n:], b[j:k])
+			j = k
+			if j >= len(b) {
+				return "", false, false
+			}
+		}
+		switch c := b[j]; {
+		case c == '"':
+			s.i = j + 1
+			text := out[:n]
+			if !ascii && !utf8.Valid(text) {
+				return "", false, false
+			}
+			if string(text) == prev {
+				return prev, false, true
+			}
+			if n == 0 {
+				return "", false, true
+			}
+			a.buf = a.buf[:len(a.buf)+n]
+			return unsafe.String(&text[0], n), false, true
+		case c == '\\':
+			if j+1 >= len(b) {
+				return "", false, false
+			}
+			e := b[j+1]
+			j += 2
+			switch e {
+			case '"', '\\', '/':
+				out[n] = e
+			case 'b':
+				out[n] = '\b'
+			case 'f':
+				out[n] = '\f'
+			case 'n':
+				out[n] = '\n'
+			case 'r':
+				out[n] = '\r'
+			case 't':
+				out[n] = '\t'
+			case 'u':
+				r, ok := jsonplan.Hex4(b[j:])
+				if !ok || r >= 0xD800 && r < 0xE000 {
+					return "", false, false
+				}
+				j += 4
+				n += utf8.EncodeRune(out[n:], r) - 1
+			default:
+				return "", false, false
+			}
+			n++
+		case c < 0x20:
+			return "", false, false
+		default:
+			// Non-ASCII: checked as a whole at the end.
+			ascii = false
+			out[n] = c
+			n++
+			j++
+		}
+	}
+}
+
+// unescapeRun copies b[j:] to out[n:] eight bytes at a time, each word
+// stored whole (the bytes past the run are overwritten next), undoing the
+// escapes \", \\ and \/ on the way, and returns the indexes of the first
+// byte it leaves to its caller: any other byte that is not plain, or one
+// within nine bytes of b's end or eight of out's.
+func unescapeRun(b, out []byte, j, n int) (int, int) {
+	bp, op := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(out))
+	// j <= len(b)-9 leaves b[j+k+1] in bounds for any k < 8, and n <= len(out)-8
+	// a word of out: the loads and stores need no check of their own.
+	for lb, lo := len(b)-9, len(out)-8; j <= lb && n <= lo; {
+		x := jsonplan.Load64(bp, j)
+		jsonplan.Store64(op, n, x)
+		m := jsonplan.SpecialBytes(x)
+		if m == 0 {
+			j += 8
+			n += 8
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3
+		j += k
+		n += k
+		if byte(x>>(k<<3)) != '\\' {
+			break
+		}
+		e := *(*byte)(unsafe.Add(bp, j+1))
+		if e != '"' && e != '\\' && e != '/' {
+			break
+		}
+		*(*byte)(unsafe.Add(op, n)) = e
+		j += 2
+		n++
+	}
+	return j, n
 }
 
 // copyPlain appends b[j:] up to the next byte that ends a plain run (see

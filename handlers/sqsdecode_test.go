@@ -32,6 +32,11 @@ func sqsSeeds(f *testing.F) {
 		`{"Records":[{"messageId":1}]}`, `{"Records":[{"attributes":{"a":1}}]}`, `{"Records":{}}`, `null`, `[]`,
 		`{"Records":[{"awsRegion":"a"},{"awsRegion":"a"},{"awsRegion":"b"}]}`,
 		`{"Records":[]} x`, `{"Records":[`, `{"Records":[{"body":"\ud800"}]}`, `{"Records":[{"body":"\u00"}]}`,
+		// Unescaped in place: the gap between reading and writing grows past a word.
+		`{"Records":[{"body":"{\"a\":\"b\",\"c\":\"d\",\"e\":[\"f\",\"g\"],\"long\":\"abcdefghijklmnopqrstuvwxyz0123456789\"}","messageId":"x"}]}`,
+		`{"Records":[{"body":"\u00e9\u00e9\u00e9abcdefghijklmnop\n\t\/\\\\ é qrstuvwxyz\u2028end"}]}`,
+		// The key order changes from one message to the next.
+		`{"Records":[{"messageId":"1","body":"a","awsRegion":"r"},{"awsRegion":"r","body":"b","messageId":"2"},{"body":"c"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -66,4 +71,52 @@ func FuzzSQSDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSQSScanLongStrings runs strings longer than an arena chunk (32 KiB)
+// through the scanner, escapes and non-ASCII text among them, ending at
+// many offsets into a chunk, and checks the result against encoding/json.
+func TestSQSScanLongStrings(t *testing.T) {
+	unit := `{\"sku\":\"SKU-1\",\"note\":\"a\\\\b\\/c\\n\\u00e9 é\"},`
+	// Built by hand: unit is a JSON string's contents already.
+	raw := []byte(`{"Records":[`)
+	for i, n := range []int{1, 90, 700, 1500, 5, 3000} {
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		raw = append(raw, `{"messageId":"m`...)
+		raw = append(raw, byte('0'+i))
+		raw = append(raw, `","receiptHandle":"`...)
+		for range n % 97 {
+			raw = append(raw, "AQEB+/="...)
+		}
+		raw = append(raw, `","body":"[`...)
+		for range n {
+			raw = append(raw, unit...)
+		}
+		raw = append(raw, `{}]","attributes":{"SentTimestamp":"1"},"awsRegion":"us-east-1"}`...)
+	}
+	raw = append(raw, `]}`...)
+	fast, ok := scanSQSEvent(raw)
+	if !ok {
+		t.Fatal("the scanner gave up on a well-formed event")
+	}
+	var ref struct {
+		Records []events.SQSMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(fast) != len(ref.Records) {
+		t.Fatalf("%d records, reference %d", len(fast), len(ref.Records))
+	}
+	for i := range fast {
+		if !reflect.DeepEqual(fast[i], ref.Records[i]) {
+			t.Fatalf("record %d: body of %d bytes, reference %d; equal %t", i, len(fast[i].Body), len(ref.Records[i].Body), fast[i].Body == ref.Records[i].Body)
+		}
+		var v []map[string]string
+		if err := json.Unmarshal([]byte(fast[i].Body), &v); err != nil {
+			t.Fatalf("record %d: the body is not the JSON it was: %v", i, err)
+		}
+	}
 }
