@@ -111,6 +111,9 @@ type kafkaEvent struct {
 	source  string   // the event's eventSource
 	arn     string   // the event's eventSourceArn (MSK)
 	records bool     // the event has a records object
+	// scanned says the fast scanner read the event: it takes no record
+	// with schema metadata, so there is none to look for.
+	scanned bool
 }
 
 // decodeKafkaEvent decodes the records of a Kafka event in a stable order:
@@ -133,7 +136,7 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 				parts = append(parts, k)
 			}
 		}
-		return kafkaEvent{out, parts, whole.EventSource, whole.EventSourceArn, whole.Records != nil}, nil
+		return kafkaEvent{out, parts, whole.EventSource, whole.EventSourceArn, whole.Records != nil, false}, nil
 	}
 	var loose struct {
 		EventSource    string                       `json:"eventSource"`
@@ -163,7 +166,7 @@ func decodeKafkaEvent(payload []byte) (kafkaEvent, error) {
 			parts = append(parts, k)
 		}
 	}
-	return kafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil}, nil
+	return kafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil, false}, nil
 }
 
 type kafkaWhole struct {
@@ -197,7 +200,10 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		return nil, h.x.mismatch(ev.source)
 	}
 	recs, parts := ev.entries, ev.parts
-	meta := kafkaSchemaMetadata(payload, len(recs))
+	var meta []kafkaMeta
+	if !ev.scanned {
+		meta = kafkaSchemaMetadata(payload, len(recs))
+	}
 	items := make([]engine.Item, len(recs))
 	for i := range recs {
 		id := recs[i].id

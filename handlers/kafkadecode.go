@@ -152,6 +152,7 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 			e.id = a.commit(id)
 		}
 	}
+	ev.scanned = true
 	return ev, true
 }
 
@@ -236,7 +237,11 @@ func (s *scanner) int64() (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	i, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(num), len(num)), 10, 64)
+	n := unsafe.String(unsafe.SliceData(num), len(num))
+	if v, ok := digits(n); ok {
+		return v, true // offsets and timestamps: strconv's general path costs more than the rest of the number
+	}
+	i, err := strconv.ParseInt(n, 10, 64)
 	return i, err == nil
 }
 
