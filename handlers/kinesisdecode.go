@@ -207,6 +207,11 @@ type scanner struct {
 	// sqsOrder is the key order of the SQS message before, ids plus one
 	// (0: none), which the next message most likely repeats.
 	sqsOrder [10]int8
+	// sqsSame holds, for the SQS keys that repeat from message to message
+	// (ids 4 to 7), the last value read without escapes, in quotes, and
+	// sqsSameVal the value.
+	sqsSame    [4]jsonplan.Lit
+	sqsSameVal [4]string
 }
 
 func (s *scanner) ws() {

@@ -101,13 +101,22 @@ func (s *scanner) sqsMessage(a *arena, m *events.SQSMessage, prev *events.SQSMes
 		}
 		seen |= bit
 		switch {
+		case id >= 4 && id < 8 && s.sqsSame[id-4].Len() > 0 && s.sqsSame[id-4].At(s.b, s.i):
+			// The same text as the last time, which had no escapes: no
+			// scan, no copy.
+			*dst = s.sqsSameVal[id-4]
+			s.i += s.sqsSame[id-4].Len()
 		case dst != nil:
+			start := s.i
 			v, null, ok := s.text(a, was)
 			if !ok {
 				return false
 			}
 			if !null {
 				*dst = v
+				if id >= 4 && s.i-start == len(v)+2 && string(s.b[start+1:s.i-1]) == v {
+					s.sqsSame[id-4], s.sqsSameVal[id-4] = jsonplan.NewLit(`"`+v+`"`), v
+				}
 			}
 		case id == 8:
 			if !s.sqsAttributes(a, m) {

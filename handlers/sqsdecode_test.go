@@ -35,6 +35,8 @@ func sqsSeeds(f *testing.F) {
 		// Unescaped in place: the gap between reading and writing grows past a word.
 		`{"Records":[{"body":"{\"a\":\"b\",\"c\":\"d\",\"e\":[\"f\",\"g\"],\"long\":\"abcdefghijklmnopqrstuvwxyz0123456789\"}","messageId":"x"}]}`,
 		`{"Records":[{"body":"\u00e9\u00e9\u00e9abcdefghijklmnop\n\t\/\\\\ é qrstuvwxyz\u2028end"}]}`,
+		// A repeated value, spelled with and without escapes.
+		`{"Records":[{"awsRegion":"a/b","eventSource":""},{"awsRegion":"a\/b","eventSource":""},{"awsRegion":"a/b","eventSource":null},{"awsRegion":"a/b "}]}`,
 		// The key order changes from one message to the next.
 		`{"Records":[{"messageId":"1","body":"a","awsRegion":"r"},{"awsRegion":"r","body":"b","messageId":"2"},{"body":"c"}]}`,
 	} {
