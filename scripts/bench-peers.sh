@@ -26,7 +26,9 @@
 # WARMUP (5), JSONV2=1 adds the Go hand loop built with GOEXPERIMENT=jsonv2
 # (one more build, about a minute); IDEM_REPEATS (5: samples of each
 # idempotency phase, after one warm-up), IDEM_VARIANTS (the peer's variants,
-# default parallel,sequential,sdk-floor), SKIP_IDEM=1 leaves idempotency out.
+# default parallel,sequential,sdk-floor), SKIP_IDEM=1 leaves idempotency out,
+# INSTR=1 adds instructions per record of the Go benchmarks, counted by
+# valgrind (a few minutes more; the one figure a busy machine does not move).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -96,6 +98,32 @@ if [[ -n "${JSONV2:-}" ]]; then
 	step "go: the hand loops with GOEXPERIMENT=jsonv2"
 	go_bench sluice-jsonv2 go-handloop-jsonv2 kinesis-10k '^BenchmarkKinesis10kHandLoop$' 20x GOEXPERIMENT=jsonv2
 	go_bench sluice-jsonv2 go-handloop-jsonv2 sqs-1k '^BenchmarkSQS1kHandLoop$' 200x GOEXPERIMENT=jsonv2
+fi
+
+if [[ -n "${INSTR:-}" ]]; then
+	# Instructions per record, counted by valgrind's cachegrind: the same on
+	# every run, where the clock moves with the machine. GOGC=off and one
+	# thread keep the collector's share out of the count; two iteration
+	# counts cancel the set-up.
+	step "go: instructions per record (valgrind cachegrind)"
+	command -v valgrind >/dev/null || { echo "bench-peers: INSTR=1 needs valgrind (Debian/Ubuntu: apt-get install valgrind)" >&2; exit 1; }
+	go test -c -o "$out/handlers.test" ./handlers
+	instr() {
+		env GOGC=off GOMAXPROCS=1 SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+			SLUICE_BENCH_DYNAMODB="$out/dynamodb-10k.json" SLUICE_BENCH_KAFKA="$out/kafka-10k.json" \
+			valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+			"$out/handlers.test" -test.run '^$' -test.bench "^$1\$" -test.benchtime "$2x" 2>&1 |
+			awk '/I *refs/ { gsub(",", "", $NF); print $NF }'
+	}
+	for spec in Kinesis10k:10000:1:3 SQS1k:1000:10:30 DynamoDB10k:10000:1:3 Kafka10k:10000:1:3; do
+		IFS=: read -r name recs lo hi <<<"$spec"
+		for b in "Benchmark$name" "Benchmark${name}HandLoop"; do
+			a="$(instr "$b" "$lo")"
+			z="$(instr "$b" "$hi")"
+			[[ -n "$a" && -n "$z" ]] || { echo "bench-peers: cachegrind gave no count for $b; see $log" >&2; exit 1; }
+			echo "instr bench=$name go_bench=$b instructions_per_record=$(((z - a) / ((hi - lo) * recs)))" | emit
+		done
+	done
 fi
 
 step "node: Powertools for AWS Lambda (TypeScript), Kinesis 10k and SQS 1k"
@@ -177,26 +205,28 @@ awk '
 		delete f
 		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 		id = f["peer"] "/" f["bench"] "/" f["variant"]
-		ns[id] = f["ns_per_record_median"]; al[id] = f["allocs_per_record"]
+		ns[id] = f["ns_per_record_median"]; al[id] = f["allocs_per_record"]; mn[id] = f["ns_per_record_min"]
 		order[++n] = id
 	}
 	END {
 		split("kinesis-10k sqs-1k dynamodb-10k kafka-10k", benches, " ")
 		for (b = 1; b <= 4; b++) {
 			bench = benches[b]
-			s = ns["sluice/" bench "/frombytes"]
-			printf "\n%-52s %12s %14s %12s\n", bench ": contender", "ns/record", "allocs/record", "Sluice/it"
+			s = ns["sluice/" bench "/frombytes"]; sm = mn["sluice/" bench "/frombytes"]
+			printf "\n%-52s %12s %14s %12s %12s %14s\n", bench ": contender", "ns/record", "allocs/record", "Sluice/it", "min ns/rec", "Sluice/it min"
 			for (i = 1; i <= n; i++) {
 				split(order[i], p, "/")
 				if (p[2] != bench) continue
 				r = (s != "" && ns[order[i]] > 0) ? sprintf("%.2f", s / ns[order[i]]) : ""
-				printf "%-52s %12s %14s %12s\n", p[1] " " p[3], ns[order[i]], al[order[i]], r
-				if (r != "" && p[1] != "sluice") ratios = ratios sprintf("ratio bench=%s sluice_over=%s/%s value=%s\n", bench, p[1], p[3], r)
+				rm = (sm != "" && mn[order[i]] > 0) ? sprintf("%.2f", sm / mn[order[i]]) : ""
+				printf "%-52s %12s %14s %12s %12s %14s\n", p[1] " " p[3], ns[order[i]], al[order[i]], r, mn[order[i]], rm
+				if (r != "" && p[1] != "sluice") ratios = ratios sprintf("ratio bench=%s sluice_over=%s/%s value=%s min_value=%s\n", bench, p[1], p[3], r, rm)
 			}
 		}
 		printf "\n%s", ratios
 		if (cold != "") printf "\n%-20s %12s %12s %12s %12s %12s\n%s", "cold start: source", "sluice ms", "bare ms", "delta ms", "sluice MB", "extra MB", cold
 		print "Sluice/it below 1: Sluice spends less time per record. Every figure comes from this one run."
+		print "Medians are the figures; the ratio of the fastest samples (min) shows how much of a ratio is the machine: on a shared box the two can differ by a third."
 	}' "$results" | tee "$out/summary-$stamp.txt"
 # Idempotency: wall time of the 1,000-message batch per phase, and how many
 # times faster Sluice is than each contender (its wall ms over Sluice's).
