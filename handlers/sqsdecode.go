@@ -410,34 +410,12 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 			}
 			return a.commit(out), false, true
 		case c == '\\':
-			if j+1 >= len(s.b) {
+			r, next, ok := escape(s.b, j)
+			if !ok {
 				return "", false, false
 			}
-			e := s.b[j+1]
-			j += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := jsonplan.Hex4(s.b[j:])
-				if !ok || r >= 0xD800 && r < 0xE000 {
-					return "", false, false
-				}
-				j += 4
-				out = utf8.AppendRune(out, r)
-			default:
-				return "", false, false
-			}
+			j = next
+			out = utf8.AppendRune(out, r)
 		case c < 0x20:
 			return "", false, false
 		default:
@@ -493,35 +471,12 @@ func (s *scanner) copyText(a *arena, prev string, start int) (v string, null, ok
 			a.buf = a.buf[:len(a.buf)+n]
 			return unsafe.String(&text[0], n), false, true
 		case c == '\\':
-			if j+1 >= len(b) {
+			r, next, ok := escape(b, j)
+			if !ok {
 				return "", false, false
 			}
-			e := b[j+1]
-			j += 2
-			switch e {
-			case '"', '\\', '/':
-				out[n] = e
-			case 'b':
-				out[n] = '\b'
-			case 'f':
-				out[n] = '\f'
-			case 'n':
-				out[n] = '\n'
-			case 'r':
-				out[n] = '\r'
-			case 't':
-				out[n] = '\t'
-			case 'u':
-				r, ok := jsonplan.Hex4(b[j:])
-				if !ok || r >= 0xD800 && r < 0xE000 {
-					return "", false, false
-				}
-				j += 4
-				n += utf8.EncodeRune(out[n:], r) - 1
-			default:
-				return "", false, false
-			}
-			n++
+			j = next
+			n += utf8.EncodeRune(out[n:], r)
 		case c < 0x20:
 			return "", false, false
 		default:
@@ -532,6 +487,26 @@ func (s *scanner) copyText(a *arena, prev string, start int) (v string, null, ok
 			j++
 		}
 	}
+}
+
+// escape reads the escape whose backslash is at b[j], as the scanners take
+// it: a one-character escape, or \u outside the surrogates (a pair goes to
+// the general decoder); next is the index after it.
+func escape(b []byte, j int) (r rune, next int, ok bool) {
+	if j+1 >= len(b) {
+		return 0, 0, false
+	}
+	if c, ok := jsonplan.Escaped(b[j+1]); ok {
+		return rune(c), j + 2, true
+	}
+	if b[j+1] != 'u' {
+		return 0, 0, false
+	}
+	r, ok = jsonplan.Hex4(b[j+2:])
+	if !ok || r >= 0xD800 && r < 0xE000 {
+		return 0, 0, false
+	}
+	return r, j + 6, true
 }
 
 // unescapeRun copies b[j:] to out[n:] eight bytes at a time, each word

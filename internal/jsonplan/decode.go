@@ -607,35 +607,25 @@ func unquote(out, raw []byte) ([]byte, bool) {
 		}
 		e := raw[i+1]
 		i += 2
-		switch e {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, _ := Hex4(raw[i:])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				if r >= 0xDC00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
-					return nil, false
-				}
-				r2, _ := Hex4(raw[i+2:])
-				r = utf16.DecodeRune(r, r2)
-				if r == utf8.RuneError {
-					return nil, false
-				}
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-		default: // " \ /
-			out = append(out, e)
+		if c, ok := Escaped(e); ok {
+			out = append(out, c)
+			continue
 		}
+		// \u, the one escape left (rawText checked them all).
+		r, _ := Hex4(raw[i:])
+		i += 4
+		if utf16.IsSurrogate(r) {
+			if r >= 0xDC00 || i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+				return nil, false
+			}
+			r2, _ := Hex4(raw[i+2:])
+			r = utf16.DecodeRune(r, r2)
+			if r == utf8.RuneError {
+				return nil, false
+			}
+			i += 6
+		}
+		out = utf8.AppendRune(out, r)
 	}
 	if !ascii && !utf8.Valid(out) {
 		return nil, false

@@ -49,6 +49,26 @@ func NextSpecial(b []byte, i int) int {
 	return i
 }
 
+// Escaped returns the byte that the one-character escape \e stands for
+// (\" \\ \/ \b \f \n \r \t); ok is false for \u and for anything else.
+func Escaped(e byte) (c byte, ok bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}
+
 // Hex4 reads the four hex digits of a \u escape.
 func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
