@@ -363,8 +363,11 @@ func (s *scanner) null() bool {
 
 // text consumes a string and returns it unescaped, from the arena (or prev
 // when it spells the same); null is reported, and leaves a Go string
-// unchanged. A nil arena makes each string its own allocation. ok is false for anything the general decoder must settle:
-// invalid UTF-8, control characters, surrogate escapes.
+// unchanged. A scanner that owns its input returns plain strings as they
+// lie in it; one that does not copies every string into the arena
+// (copyText). A nil arena makes each string its own allocation. ok is false
+// for anything the general decoder must settle: invalid UTF-8, control
+// characters, surrogate escapes.
 func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		s.ws()
