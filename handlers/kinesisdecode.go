@@ -125,7 +125,11 @@ func (a *arena) grow(n int) {
 		c = min(c, a.most)
 		a.chunk = min(a.chunk, a.most)
 	}
-	a.buf = make([]byte, 0, max(n, a.chunk, 4096))
+	floor := 4096
+	if a.most > 0 {
+		floor = min(floor, a.most)
+	}
+	a.buf = make([]byte, 0, max(n, a.chunk, floor))
 	a.chunk = c
 }
 

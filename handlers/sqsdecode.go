@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
 	"unsafe"
@@ -364,8 +363,8 @@ func (s *scanner) null() bool {
 // text consumes a string and returns it unescaped, from the arena (or prev
 // when it spells the same); null is reported, and leaves a Go string
 // unchanged. A scanner that owns its input returns plain strings as they
-// lie in it; one that does not copies every string into the arena
-// (copyText). A nil arena makes each string its own allocation. ok is false
+// lie in it; every other string is copied into the arena (copyText). A nil
+// arena makes each string its own allocation. ok is false
 // for anything the general decoder must settle: invalid UTF-8, control
 // characters, surrogate escapes.
 func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
@@ -380,7 +379,7 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 	}
 	start := s.i + 1
 	if !s.own && a != nil {
-		return s.copyText(a, prev, start)
+		return s.copyText(a, prev, start) // copying while scanning beats a scan, then a copy
 	}
 	j := jsonplan.NextSpecial(s.b, start)
 	if j < len(s.b) && s.b[j] == '"' {
@@ -394,41 +393,12 @@ func (s *scanner) text(a *arena, prev string) (v string, null, ok bool) {
 		}
 		return a.str(raw), false, true
 	}
-	// Escapes or non-ASCII: unescape straight into the arena's free space
-	// (the text is never longer unescaped), growing it only when it runs
-	// out, so the string is written once.
-	out := a.room(j - start + 64)
-	out = append(out, s.b[start:j]...)
-	ascii := true
-	for {
-		if j >= len(s.b) {
-			return "", false, false
-		}
-		c := s.b[j]
-		switch {
-		case c == '"':
-			s.i = j + 1
-			if !ascii && !utf8.Valid(out) {
-				return "", false, false
-			}
-			return a.commit(out), false, true
-		case c == '\\':
-			r, next, ok := escape(s.b, j)
-			if !ok {
-				return "", false, false
-			}
-			j = next
-			out = utf8.AppendRune(out, r)
-		case c < 0x20:
-			return "", false, false
-		default:
-			// Non-ASCII: checked as a whole at the end.
-			ascii = false
-			out = append(out, c)
-			j++
-		}
-		out, j = copyPlain(out, s.b, j)
+	// Escapes or non-ASCII: unescaped into the arena (a string of its own
+	// without one).
+	if a == nil {
+		a = &arena{chunk: 64, most: 64}
 	}
+	return s.copyText(a, prev, start)
 }
 
 // copyText is text into an arena: the string is copied while it is
@@ -545,24 +515,4 @@ func unescapeRun(b, out []byte, j, n int) (int, int) {
 		n++
 	}
 	return j, n
-}
-
-// copyPlain appends b[j:] up to the next byte that ends a plain run (see
-// nextSpecial) to out and returns that byte's index: eight bytes at a time,
-// each word stored whole into out's spare room (the bytes past the run are
-// overwritten next), so short runs between escapes cost no copy call.
-func copyPlain(out, b []byte, j int) ([]byte, int) {
-	for j+8 <= len(b) && cap(out)-len(out) >= 8 {
-		w := binary.LittleEndian.Uint64(b[j:])
-		n := len(out)
-		binary.LittleEndian.PutUint64(out[n:n+8], w)
-		if m := jsonplan.SpecialBytes(w); m != 0 {
-			k := bits.TrailingZeros64(m) / 8
-			return out[:n+k], j + k
-		}
-		out = out[:n+8]
-		j += 8
-	}
-	k := jsonplan.NextSpecial(b, j)
-	return append(out, b[j:k]...), k
 }
