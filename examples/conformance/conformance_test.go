@@ -381,9 +381,13 @@ func TestRIEContractCheckFailsInit(t *testing.T) {
 	if out, err := fn.Invoke(context.Background(), raw); err == nil {
 		t.Fatalf("want the function to fail at init, got %s", out)
 	}
-	if !strings.Contains(fn.Logs(), "ReportBatchItemFailures") {
-		t.Fatalf("the init failure must say why; logs:\n%s", fn.Logs())
-	}
+	// The process's last words reach the test through the emulator's pipe,
+	// possibly after the failed answer: wait for them (5 s at most).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	waitFor(ctx, t, "the init failure to say why (ReportBatchItemFailures) in the function's output", func() (bool, error) {
+		return strings.Contains(fn.Logs(), "ReportBatchItemFailures"), nil
+	})
 }
 
 func TestRIETransientAcrossInvocations(t *testing.T) {
@@ -413,6 +417,13 @@ func TestRIEWritesMetricsWithoutConfiguration(t *testing.T) {
 	if _, err := fn.Invoke(context.Background(), raw); err != nil {
 		t.Fatal(err)
 	}
+	// The output reaches the test through the emulator's pipe, possibly
+	// after the answer: wait for the metrics line (5 s at most).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	waitFor(ctx, t, "an Embedded Metric Format line in the function's output", func() (bool, error) {
+		return strings.Contains(fn.Logs(), `{"_aws":`), nil
+	})
 	var found bool
 	for _, line := range strings.Split(fn.Logs(), "\n") {
 		i := strings.Index(line, `{"_aws":`)
