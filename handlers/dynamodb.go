@@ -132,7 +132,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 	}
 	recs, decErrs, imgs := ev.recs, ev.errs, ev.imgs
-	items := make([]engine.Item, len(recs))
+	items := engineItems.make(len(recs))
 	var nNew, nOld int
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceDynamoDB && src != "" {
@@ -215,7 +215,9 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	return appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID }), nil
+	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	engineItems.put(items)
+	return out, nil
 }
 
 // errMissingImage is the cause of a decode error for a record that lacks an

@@ -204,7 +204,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	if !ev.scanned {
 		meta = kafkaSchemaMetadata(payload, len(recs))
 	}
-	items := make([]engine.Item, len(recs))
+	items := engineItems.make(len(recs))
 	for i := range recs {
 		id := recs[i].id
 		if id == "" {
@@ -277,6 +277,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	for n, i := range report {
 		resp.BatchItemFailures[n].ItemIdentifier = sevents.KafkaItemIdentifier{Partition: parts[i], Offset: recs[i].rec.Offset}
 	}
+	engineItems.put(items)
 	return json.Marshal(resp)
 }
 

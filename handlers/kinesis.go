@@ -87,7 +87,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		}
 	}
 	recs := ev.records
-	items := make([]engine.Item, len(recs))
+	items := engineItems.make(len(recs))
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceKinesis && src != "" {
 			return nil, h.x.mismatch(src)
@@ -102,12 +102,12 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	decode := func(i int, r *KinesisRecord[T]) error {
-		*r = KinesisRecord[T]{Raw: recs[i]}
+	// decode decodes record i's data into *v, which must be zero.
+	decode := func(i int, v *T) error {
 		if ev.dataErrs != nil && ev.dataErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: ev.dataErrs[i]}
 		}
-		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, &r.Value); err != nil {
+		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, v); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
 		return nil
@@ -116,7 +116,8 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		items: items, payload: payload,
 		shell: func(i int) KinesisRecord[T] { return KinesisRecord[T]{Raw: recs[i]} },
 		record: func(i int) (r KinesisRecord[T], err error) {
-			return r, decode(i, &r)
+			r.Raw = recs[i]
+			return r, decode(i, &r.Value)
 		},
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i]
@@ -126,19 +127,26 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 			e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
 		},
 	})
-	scratch := make([]KinesisRecord[T], workers)
+	// As in SQSHandler.Invoke: a value per worker, the record put together
+	// on the way to the function.
+	scratch := make([]T, workers)
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			r := &scratch[w]
-			if err := decode(i, r); err != nil {
+			v := &scratch[w]
+			var zero T
+			*v = zero
+			if err := decode(i, v); err != nil {
 				return err
 			}
-			return h.chain.Handle(ctx, *r)
+			return h.chain.Handle(ctx, KinesisRecord[T]{Value: *v, Raw: recs[i]})
 		})
 	})
 	report, err := h.cfg.outcome(ctx, "kinesis", kinesisShardOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}
-	return appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID }), nil
+	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
+	kinesisRecords.put(recs)
+	engineItems.put(items)
+	return out, nil
 }

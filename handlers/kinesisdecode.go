@@ -364,12 +364,16 @@ func (e *epochSeconds) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// kinesisRecords keeps the slice of one Kinesis invocation's records for
+// the next (KinesisHandler.Invoke puts it back).
+var kinesisRecords slicePool[events.KinesisEventRecord]
+
 // scanKinesisEvent is the fast path of decodeKinesisEvent; ok is false when
 // the input needs the reference decoder.
 func scanKinesisEvent(payload []byte) (ev kinesisEvent, ok bool) {
 	s := &scanner{b: payload}
 	a := &arena{chunk: 4096}
-	ev.records, ok = scanRecords(s, a, func(r, prev *events.KinesisEventRecord) bool { return s.record(a, r, prev) })
+	ev.records, ok = scanRecords(s, a, kinesisRecords.get(), func(r, prev *events.KinesisEventRecord) bool { return s.record(a, r, prev) })
 	return ev, ok
 }
 
@@ -380,7 +384,7 @@ func scanKinesisEvent(payload []byte) (ev kinesisEvent, ok bool) {
 // second: the records of one source are alike, a few percent over beats
 // copying 10,000 records to grow, and the second record shows what a record
 // costs once repeated fields are interned. ok is false for any other shape.
-func scanRecords[E any](s *scanner, a *arena, rec func(r, prev *E) bool) (recs []E, ok bool) {
+func scanRecords[E any](s *scanner, a *arena, into []E, rec func(r, prev *E) bool) (recs []E, ok bool) {
 	if !s.tok('{') {
 		return nil, false
 	}
@@ -392,12 +396,18 @@ func scanRecords[E any](s *scanner, a *arena, rec func(r, prev *E) bool) (recs [
 				return nil, false
 			}
 			seen = true
-			recs = make([]E, 0, 1)
+			if recs = into[:0]; recs == nil {
+				recs = make([]E, 0, 1)
+			}
 			if !s.tok(']') {
 				for {
 					start, used := s.i, len(a.buf)
-					var zero E
-					recs = append(recs, zero)
+					if len(recs) < cap(recs) {
+						recs = recs[:len(recs)+1] // zero: new, or cleared by slices.put
+					} else {
+						var zero E
+						recs = append(recs, zero)
+					}
 					n := len(recs)
 					var prev *E
 					if n > 1 {
@@ -409,7 +419,7 @@ func scanRecords[E any](s *scanner, a *arena, rec func(r, prev *E) bool) (recs [
 					if n <= 2 && s.i > start {
 						est := (len(s.b)-start)/(s.i-start) + n
 						est += est / 16
-						if n == 1 {
+						if n == 1 && cap(recs) < est {
 							grown := make([]E, 1, est)
 							grown[0] = recs[0]
 							recs = grown

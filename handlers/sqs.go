@@ -131,7 +131,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 	}
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
-	items := make([]engine.Item, len(recs))
+	items := engineItems.make(len(recs))
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceSQS && src != "" {
 			return nil, h.x.mismatch(src)
@@ -153,12 +153,12 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			}
 		}
 	}
-	decode := func(i int, r *SQSRecord[T]) error {
-		*r = SQSRecord[T]{Raw: recs[i]}
+	// decode decodes message i's body into *v, which must be zero.
+	decode := func(i int, v *T) error {
 		if decErrs != nil && decErrs[i] != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
 		}
-		if err := decodeStringValue(h.cfg.codec, recs[i].Body, &r.Value); err != nil {
+		if err := decodeStringValue(h.cfg.codec, recs[i].Body, v); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
 		return nil
@@ -167,7 +167,8 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		items: items, payload: payload,
 		shell: func(i int) SQSRecord[T] { return SQSRecord[T]{Raw: recs[i]} },
 		record: func(i int) (r SQSRecord[T], err error) {
-			return r, decode(i, &r)
+			r.Raw = recs[i]
+			return r, decode(i, &r.Value)
 		},
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i]
@@ -179,19 +180,28 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
 		},
 	})
-	scratch := make([]SQSRecord[T], max(workers, 1))
+	// Each worker decodes into a value of its own, and the record is put
+	// together on the way to the function: the message is not copied into
+	// the heap once more.
+	scratch := make([]T, max(workers, 1))
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			r := &scratch[w]
-			if err := decode(i, r); err != nil {
+			v := &scratch[w]
+			var zero T
+			*v = zero
+			if err := decode(i, v); err != nil {
 				return err
 			}
-			return h.chain.Handle(ctx, *r)
+			return h.chain.Handle(ctx, SQSRecord[T]{Value: *v, Raw: recs[i]})
 		})
 	})
 	report, err := h.cfg.outcome(ctx, source, sqsQueueOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}
-	return appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID }), nil
+	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	// Invoke is done with both: nothing it started still runs.
+	sqsMessages.put(recs)
+	engineItems.put(items)
+	return out, nil
 }

@@ -26,12 +26,16 @@ func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
 	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
 }
 
+// sqsMessages keeps the slice of one SQS invocation's messages for the
+// next (SQSHandler.Invoke puts it back).
+var sqsMessages slicePool[events.SQSMessage]
+
 // scanSQSEvent is the fast path of decodeSQSEvent; ok is false when the
 // input needs the general decoder.
 func scanSQSEvent(payload []byte) (recs []events.SQSMessage, ok bool) {
 	s := &scanner{b: payload}
 	a := &arena{chunk: 4096, most: 32 << 10}
-	return scanRecords(s, a, func(m, prev *events.SQSMessage) bool { return s.sqsMessage(a, m, prev) })
+	return scanRecords(s, a, sqsMessages.get(), func(m, prev *events.SQSMessage) bool { return s.sqsMessage(a, m, prev) })
 }
 
 // sqsMessage scans one message into m; prev lends repeated strings. A key
