@@ -1,6 +1,11 @@
 package handlers
 
-import "encoding/binary"
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
+)
 
 // b64DecodeTab maps each input byte to its 6-bit value, pre-shifted for its
 // position in a 4-character quantum: b64DecodeTab[i][c] is v<<(18-6*i) for
@@ -38,21 +43,23 @@ func decodeStdBase64(dst, src []byte) (n int, ok bool) {
 	// every other non-alphabet byte but \r and \n, which we reject too.
 	body := src[:len(src)-4]
 	var bad uint32
-	// 16 characters (4 quanta, 12 bytes) per iteration, written as two
-	// overlapping 8-byte stores of which the first 6 bytes are kept.
-	for len(body) >= 16 && len(dst)-n >= 14 {
-		s := body[:16]
-		d := dst[n : n+14]
-		x0 := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
-		x1 := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
-		x2 := t0[s[8]] | t1[s[9]] | t2[s[10]] | t3[s[11]]
-		x3 := t0[s[12]] | t1[s[13]] | t2[s[14]] | t3[s[15]]
+	// 16 characters (4 quanta, 12 bytes) per iteration, written as two overlapping 8-byte big-endian stores of which the
+	// first 6 bytes are kept; the loop's bounds leave every load and store
+	// in range, so they need no check of their own.
+	sp, dp := unsafe.Pointer(unsafe.SliceData(src)), unsafe.Pointer(unsafe.SliceData(dst))
+	i := 0
+	for lb, ld := len(body)-16, len(dst)-14; i <= lb && n <= ld; i += 16 {
+		c := (*[16]byte)(unsafe.Add(sp, i))
+		x0 := t0[c[0]] | t1[c[1]] | t2[c[2]] | t3[c[3]]
+		x1 := t0[c[4]] | t1[c[5]] | t2[c[6]] | t3[c[7]]
+		x2 := t0[c[8]] | t1[c[9]] | t2[c[10]] | t3[c[11]]
+		x3 := t0[c[12]] | t1[c[13]] | t2[c[14]] | t3[c[15]]
 		bad |= x0 | x1 | x2 | x3
-		binary.BigEndian.PutUint64(d[0:], uint64(x0)<<40|uint64(x1)<<16)
-		binary.BigEndian.PutUint64(d[6:], uint64(x2)<<40|uint64(x3)<<16)
+		jsonplan.Store64(dp, n, bits.ReverseBytes64(uint64(x0)<<40|uint64(x1)<<16))
+		jsonplan.Store64(dp, n+6, bits.ReverseBytes64(uint64(x2)<<40|uint64(x3)<<16))
 		n += 12
-		body = body[16:]
 	}
+	body = body[i:]
 	for len(body) >= 4 {
 		x := t0[body[0]] | t1[body[1]] | t2[body[2]] | t3[body[3]]
 		bad |= x
