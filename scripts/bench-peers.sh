@@ -10,9 +10,9 @@
 #   bench/coldstart       start -> first Runtime API /next, against bare aws-lambda-go
 #
 # Steps: generate the events, npm ci the peer, run the Go benchmarks
-# (median of GO_COUNT samples) and the Node ones (median of ITER iterations
-# after WARMUP), time the cold starts (COLD_COUNT interleaved pairs per
-# source), then print ns per record and the ratios of this run.
+# (median of GO_COUNT samples, Sluice's and the hand loop's alternating)
+# and the Node ones (median of ITER iterations after WARMUP), time the
+# cold starts (COLD_COUNT interleaved pairs per source), then print ns per record and the ratios of this run.
 # Then idempotency: start DynamoDB Local (go run ./bench/dynamodblocal, the
 # server internal/servers installs for the tests), run Sluice's
 # BenchmarkSQS1kIdempotent (idempotency/dynamodbstore) and
@@ -61,10 +61,20 @@ go_bench() {
 	local sluice="$1" hand="$2" bench="$3" regex="$4" benchtime="$5"
 	shift 5
 	local raw="$out/go-$hand-$bench-$stamp.txt"
-	env "$@" SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
-		SLUICE_BENCH_DYNAMODB="$out/dynamodb-10k.json" SLUICE_BENCH_KAFKA="$out/kafka-10k.json" \
-		go test -run '^$' -bench "$regex" -benchtime "$benchtime" -count "${GO_COUNT:-5}" ./handlers >"$raw" 2>>"$log" ||
-		{ echo "bench-peers: go test failed; see $raw and $log" >&2; exit 1; }
+	# One binary, run GO_COUNT times: each run times Sluice and then the
+	# hand loop, so the samples of the two alternate and a machine that
+	# slows down for a minute weighs on both (go test -count would take all
+	# of one benchmark's samples first).
+	local bin="$out/handlers-$hand.test"
+	env "$@" go test -c -o "$bin" ./handlers >>"$log" 2>&1 ||
+		{ echo "bench-peers: go test -c failed; see $log" >&2; exit 1; }
+	: >"$raw"
+	for _ in $(seq 1 "${GO_COUNT:-5}"); do
+		env "$@" SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+			SLUICE_BENCH_DYNAMODB="$out/dynamodb-10k.json" SLUICE_BENCH_KAFKA="$out/kafka-10k.json" \
+			"$bin" -test.run '^$' -test.bench "$regex" -test.benchtime "$benchtime" -test.count 1 >>"$raw" 2>>"$log" ||
+			{ echo "bench-peers: the benchmark binary failed; see $raw and $log" >&2; exit 1; }
+	done
 	awk -v sluice="$sluice" -v hand="$hand" -v bench="$bench" '
 		/^Benchmark/ {
 			name = $1; sub(/-[0-9]+$/, "", name)
