@@ -40,44 +40,69 @@ type poolBody struct {
 	Tags []string `json:"tags"`
 }
 
+// poolBodies are the bodies of records from to from+n-1.
+func poolBodies(from, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf(`{"n":%d,"tags":["t%d","u%d"]}`, from+i, from+i, from+i))
+	}
+	return out
+}
+
+// checkKeptRecords runs batches of 3, 5, 2 and 5 records (numbered from 1,
+// 100, 200 and 100) through a handler whose function keeps every record,
+// with one payload buffer as the Lambda runtime does, and checks that the
+// first batch's records come through unchanged: their raw part equal to
+// what the decoder gave for it on its own, and their values. event makes
+// the batch and that decoder result; newHandler the handler, its function
+// calling keep; parts splits a record into raw part and value.
+func checkKeptRecords[R, E any](t *testing.T, event func(from, n int) ([]byte, []E),
+	newHandler func(keep func(R)) (interface {
+		Invoke(context.Context, []byte) ([]byte, error)
+	}, error), parts func(R) (E, poolBody)) {
+	t.Helper()
+	var kept []R
+	h, err := newHandler(func(r R) { kept = append(kept, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, want := event(1, 3)
+	later := [][]byte{first}
+	for _, b := range [][2]int{{100, 5}, {200, 2}, {100, 5}} {
+		ev, _ := event(b[0], b[1])
+		later = append(later, ev)
+	}
+	buf := make([]byte, 0, 1<<16)
+	for _, ev := range later {
+		buf = append(buf[:0], ev...)
+		out, err := h.Invoke(context.Background(), buf)
+		if err != nil || string(out) != `{"batchItemFailures":[]}` {
+			t.Fatalf("Invoke: %s %v", out, err)
+		}
+		clear(buf[:cap(buf)])
+	}
+	if len(kept) != 3+5+2+5 {
+		t.Fatalf("%d records kept", len(kept))
+	}
+	for i, w := range want {
+		raw, v := parts(kept[i])
+		if !reflect.DeepEqual(raw, w) {
+			t.Fatalf("kept record %d changed:\n got %+v\nwant %+v", i, raw, w)
+		}
+		if w := (poolBody{N: 1 + i, Tags: []string{fmt.Sprint("t", 1+i), fmt.Sprint("u", 1+i)}}); !reflect.DeepEqual(v, w) {
+			t.Fatalf("kept value %d is %+v, want %+v", i, v, w)
+		}
+	}
+}
+
 // The decoded records and items are reused from one invocation to the next,
 // and Lambda reuses the payload: records a function keeps from one batch
 // must come through the next batches unchanged.
 func TestKeptRecordsSurviveLaterInvocations(t *testing.T) {
-	bodies := func(from, n int) []string {
-		var out []string
-		for i := range n {
-			out = append(out, fmt.Sprintf(`{"n":%d,"tags":["t%d","u%d"]}`, from+i, from+i, from+i))
-		}
-		return out
-	}
-	want := func(t *testing.T, from int, got poolBody) {
-		t.Helper()
-		if w := (poolBody{N: from, Tags: []string{fmt.Sprint("t", from), fmt.Sprint("u", from)}}); !reflect.DeepEqual(got, w) {
-			t.Fatalf("kept value %+v, want %+v", got, w)
-		}
-	}
-	// invoke runs the events through h with one payload buffer, as the
-	// Lambda runtime does.
-	invoke := func(t *testing.T, h interface {
-		Invoke(context.Context, []byte) ([]byte, error)
-	}, evs ...[]byte) {
-		t.Helper()
-		buf := make([]byte, 0, 1<<16)
-		for _, ev := range evs {
-			buf = append(buf[:0], ev...)
-			out, err := h.Invoke(context.Background(), buf)
-			if err != nil || string(out) != `{"batchItemFailures":[]}` {
-				t.Fatalf("Invoke: %s %v", out, err)
-			}
-			clear(buf[:cap(buf)])
-		}
-	}
-
 	t.Run("sqs", func(t *testing.T) {
-		event := func(from, n int) ([]byte, []events.SQSMessage) {
+		checkKeptRecords(t, func(from, n int) ([]byte, []events.SQSMessage) {
 			b := &sevents.SQSBuilder{SenderID: fmt.Sprint("sender-", from)}
-			for _, body := range bodies(from, n) {
+			for _, body := range poolBodies(from, n) {
 				b.AddRedelivered(body, from)
 			}
 			raw, err := sevents.MarshalEvent(b.Event())
@@ -90,34 +115,17 @@ func TestKeptRecordsSurviveLaterInvocations(t *testing.T) {
 				t.Fatalf("decode: %d records, %v", len(recs), err)
 			}
 			return raw, recs
-		}
-		var kept []SQSRecord[poolBody]
-		h, err := NewSQS(func(_ context.Context, r SQSRecord[poolBody]) error {
-			kept = append(kept, r)
-			return nil
-		}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv), WithConcurrency(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, wantA := event(1, 3)
-		b, _ := event(100, 5)
-		c, _ := event(200, 2)
-		invoke(t, h, a, b, c, b)
-		if len(kept) != 3+5+2+5 {
-			t.Fatalf("%d records kept", len(kept))
-		}
-		for i, w := range wantA {
-			if got := kept[i].Raw; !reflect.DeepEqual(got, w) {
-				t.Fatalf("kept message %d changed:\n got %+v\nwant %+v", i, got, w)
-			}
-			want(t, 1+i, kept[i].Value)
-		}
+		}, func(keep func(SQSRecord[poolBody])) (interface {
+			Invoke(context.Context, []byte) ([]byte, error)
+		}, error) {
+			return NewSQS(func(_ context.Context, r SQSRecord[poolBody]) error { keep(r); return nil },
+				WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv), WithConcurrency(1))
+		}, func(r SQSRecord[poolBody]) (events.SQSMessage, poolBody) { return r.Raw, r.Value })
 	})
-
 	t.Run("kinesis", func(t *testing.T) {
-		event := func(from, n int) ([]byte, []events.KinesisEventRecord) {
+		checkKeptRecords(t, func(from, n int) ([]byte, []events.KinesisEventRecord) {
 			b := &sevents.KinesisBuilder{FirstSequence: uint64(from)}
-			for i, body := range bodies(from, n) {
+			for i, body := range poolBodies(from, n) {
 				b.Add(fmt.Sprint("pk-", from+i), []byte(body))
 			}
 			raw, err := sevents.MarshalEvent(b.Event())
@@ -129,28 +137,11 @@ func TestKeptRecordsSurviveLaterInvocations(t *testing.T) {
 				t.Fatalf("decode: %d records, %v", len(ev.records), err)
 			}
 			return raw, ev.records
-		}
-		var kept []KinesisRecord[poolBody]
-		h, err := NewKinesis(func(_ context.Context, r KinesisRecord[poolBody]) error {
-			kept = append(kept, r)
-			return nil
-		}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, wantA := event(1, 3)
-		b, _ := event(100, 5)
-		c, _ := event(200, 2)
-		invoke(t, h, a, b, c, b)
-		if len(kept) != 3+5+2+5 {
-			t.Fatalf("%d records kept", len(kept))
-		}
-		for i, w := range wantA {
-			got := kept[i].Raw
-			if !reflect.DeepEqual(got, w) {
-				t.Fatalf("kept record %d changed:\n got %+v\nwant %+v", i, got, w)
-			}
-			want(t, 1+i, kept[i].Value)
-		}
+		}, func(keep func(KinesisRecord[poolBody])) (interface {
+			Invoke(context.Context, []byte) ([]byte, error)
+		}, error) {
+			return NewKinesis(func(_ context.Context, r KinesisRecord[poolBody]) error { keep(r); return nil },
+				WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
+		}, func(r KinesisRecord[poolBody]) (events.KinesisEventRecord, poolBody) { return r.Raw, r.Value })
 	})
 }
