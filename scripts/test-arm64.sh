@@ -42,6 +42,13 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 for pkg in events batch handlers; do
 	GOARCH=arm64 go test -c -o "$out/$pkg.test" "./$pkg"
-	# Run from the package directory, as go test does (testdata paths).
-	(cd "$pkg" && qemu-aarch64 "$out/$pkg.test" -test.count=1 -test.run '.' | tail -1 | sed "s|^|arm64 $pkg: |")
+	# Run from the package directory, as go test does (testdata paths). On
+	# a failure, show what failed, not only the verdict.
+	if (cd "$pkg" && qemu-aarch64 "$out/$pkg.test" -test.count=1 -test.run '.' >"$out/$pkg.log" 2>&1); then
+		echo "arm64 $pkg: $(tail -1 "$out/$pkg.log")"
+	else
+		echo "arm64 $pkg: FAIL; the failures:" >&2
+		grep -v ' level=' "$out/$pkg.log" | grep -E -A25 -- '--- FAIL|^panic:|DATA RACE' | head -200 >&2 || tail -50 "$out/$pkg.log" >&2
+		exit 1
+	fi
 done
