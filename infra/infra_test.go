@@ -132,6 +132,7 @@ func stacks(t *testing.T) *fixture {
 		NewKafkaConsumer(s, jsii.String("SelfManaged"), &KafkaConsumerProps{
 			BootstrapServers: jsii.Strings("b1.example.com:9092", "b2.example.com:9092"), Topic: jsii.String("clicks"),
 			Secret: secret, MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(2)), MinimumPollers: jsii.Number(2), MaximumPollers: jsii.Number(4),
+			MappingMetrics: jsii.Bool(false),
 			SourceAccessConfigurations: &[]*awslambda.CfnEventSourceMapping_SourceAccessConfigurationProperty{
 				{Type: jsii.String("VPC_SUBNET"), Uri: jsii.String("subnet:subnet-0123")},
 				{Type: jsii.String("VPC_SECURITY_GROUP"), Uri: jsii.String("security_group:sg-0123")}},
@@ -288,6 +289,9 @@ func TestKinesisDefaults(t *testing.T) {
 	// write to every log group).
 	has(t, s, "AWS::IAM::Role", map[string]any{"ManagedPolicyArns": absent()})
 	has(t, s, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 30})
+	// No fan-out consumer: nothing may subscribe to shards.
+	hasNot(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": arrayWith("kinesis:SubscribeToShard")}))})})
 	// Three queues: dead letters, on-failure records; all encrypted, TLS only, 14 days.
 	count(t, s, "AWS::SQS::Queue", 2)
 	for id, q := range resources(t, s, "AWS::SQS::Queue") {
@@ -521,6 +525,7 @@ func TestKafka(t *testing.T) {
 		"SelfManagedEventSource":            map[string]any{"Endpoints": map[string]any{"KafkaBootstrapServers": []any{"b1.example.com:9092", "b2.example.com:9092"}}},
 		"SelfManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": anyValue()},
 		"MaximumBatchingWindowInSeconds":    2, "ProvisionedPollerConfig": map[string]any{"MinimumPollers": 2, "MaximumPollers": 4},
+		"MetricsConfig": absent(), "StartingPosition": "TRIM_HORIZON",
 		"SourceAccessConfigurations": []any{
 			map[string]any{"Type": "VPC_SUBNET", "URI": "subnet:subnet-0123"},
 			map[string]any{"Type": "VPC_SECURITY_GROUP", "URI": "security_group:sg-0123"},
