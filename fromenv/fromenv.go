@@ -22,6 +22,25 @@
 //	SLUICE_ATTEMPTS_TABLE     streams and Kafka: count attempts in this
 //	                          DynamoDB table (dlq/dynamodbattempts); in memory
 //	                          when unset, which cannot count a crash
+//	SLUICE_IDEMPOTENCY_KEY    the business idempotency key to claim records
+//	                          by: the name of a key the function registered
+//	                          with IdempotencyKey, or "record" for the
+//	                          record's stable id
+//	SLUICE_KAFKA_EVENT_RECORD_FORMAT
+//	                          Kafka: JSON or SOURCE, how the mapping delivers
+//	                          the records it validated against a schema
+//	                          registry (handlers.WithKafkaEventRecordFormat)
+//
+// A function that claims records by a business key (an order id, say)
+// registers it, and the deployment names the one to use (the consumer's
+// IdempotencyKey prop sets SLUICE_IDEMPOTENCY_KEY):
+//
+//	opts, err := fromenv.Options(ctx, fromenv.SQS,
+//		fromenv.IdempotencyKey("order-id", handlers.WithIdempotencyKey(
+//			func(r handlers.SQSRecord[Order]) string { return r.Value.ID })))
+//
+// A registered key with no SLUICE_IDEMPOTENCY_TABLE is an error at init,
+// not a handler that fails to build: the deployment forgot the table.
 //
 // SLUICE_REPORT_BATCH_ITEM_FAILURES and SLUICE_METRICS_NAMESPACE need no
 // option: package handlers reads them itself. AWS clients come from
@@ -32,6 +51,7 @@ package fromenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -70,19 +90,107 @@ const (
 	EnvDLQFile          = "SLUICE_DLQ_FILE"
 	EnvMaxAttempts      = "SLUICE_MAX_ATTEMPTS"
 	EnvAttemptsTable    = "SLUICE_ATTEMPTS_TABLE"
+	EnvIdempotencyKey   = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvKafkaEventRecordFormat is JSON or SOURCE.
+	EnvKafkaEventRecordFormat = "SLUICE_KAFKA_EVENT_RECORD_FORMAT"
 )
 
-// Options returns the handler options the environment asks for, for a
-// handler of source. An invalid value is an error naming the variable.
-func Options(ctx context.Context, source Source) ([]handlers.Option, error) {
-	return options(ctx, source, os.Getenv)
+// RecordKey is the SLUICE_IDEMPOTENCY_KEY value that claims records by
+// their stable id even when the function registered business keys.
+const RecordKey = "record"
+
+// A Setting is what the function offers Options beside the environment.
+type Setting func(*settings)
+
+type settings struct {
+	keys  map[string]handlers.Option
+	order []string
+	errs  []error
 }
 
-func options(ctx context.Context, source Source, getenv func(string) string) ([]handlers.Option, error) {
+// IdempotencyKey registers a business idempotency key under name: opt is
+// the handler's handlers.WithIdempotencyKey (for the handler's record
+// type). Options uses it when SLUICE_IDEMPOTENCY_KEY names it; it is an
+// error when that variable is unset or names another key (the deployment
+// and the function disagree about what makes two records the same), and
+// when SLUICE_IDEMPOTENCY_TABLE is unset (idempotency is off, so the key
+// would claim nothing).
+func IdempotencyKey(name string, opt handlers.Option) Setting {
+	return func(s *settings) {
+		switch {
+		case name == "" || name == RecordKey:
+			s.errs = append(s.errs, fmt.Errorf("fromenv: IdempotencyKey(%q): name the key (%q means the record's own id)", name, RecordKey))
+		case opt == nil:
+			s.errs = append(s.errs, fmt.Errorf("fromenv: IdempotencyKey(%q): the option is nil", name))
+		case s.keys[name] != nil:
+			s.errs = append(s.errs, fmt.Errorf("fromenv: IdempotencyKey(%q) registered twice", name))
+		default:
+			if s.keys == nil {
+				s.keys = map[string]handlers.Option{}
+			}
+			s.keys[name] = opt
+			s.order = append(s.order, name)
+		}
+	}
+}
+
+// idempotencyKey decides which registered key option the environment
+// asks for: none (the record's id), one, or an error saying what the
+// deployment and the function disagree on.
+func idempotencyKey(keys map[string]handlers.Option, order []string, table, key string) (handlers.Option, error) {
+	offered := fmt.Sprintf("%q", order)
+	switch {
+	case table == "" && key != "":
+		return nil, fmt.Errorf("fromenv: %s=%s but %s is unset: idempotency is off, so no key claims anything; "+
+			"deploy the function with an idempotency table (infra: IdempotencyTable prop)", EnvIdempotencyKey, key, EnvIdempotencyTable)
+	case table == "" && len(keys) > 0:
+		return nil, fmt.Errorf("fromenv: the function claims records by a business key (IdempotencyKey %s) but %s is unset: "+
+			"idempotency is off; deploy it with an idempotency table (infra: IdempotencyTable and IdempotencyKey props)", offered, EnvIdempotencyTable)
+	case table == "" || key == RecordKey || (key == "" && len(keys) == 0):
+		return nil, nil
+	case key == "":
+		return nil, fmt.Errorf("fromenv: the function registers idempotency keys %s but %s is unset: set it to the key the deployment uses "+
+			"(infra: the IdempotencyKey prop), or to %q for the record's id", offered, EnvIdempotencyKey, RecordKey)
+	case keys[key] == nil:
+		return nil, fmt.Errorf("fromenv: %s=%s, but the function registers no such key (it registers %s): "+
+			"register it with fromenv.IdempotencyKey(%q, handlers.WithIdempotencyKey(...)), or deploy with one it has", EnvIdempotencyKey, key, offered, key)
+	}
+	return keys[key], nil
+}
+
+// Options returns the handler options the environment asks for, for a
+// handler of source, with what the settings offer. An invalid value is an
+// error naming the variable.
+func Options(ctx context.Context, source Source, settings ...Setting) ([]handlers.Option, error) {
+	return options(ctx, source, os.Getenv, settings...)
+}
+
+func options(ctx context.Context, source Source, getenv func(string) string, with ...Setting) ([]handlers.Option, error) {
 	switch source {
 	case Kinesis, DynamoDB, SQS, Kafka:
 	default:
 		return nil, fmt.Errorf("fromenv: source %q: want kinesis, dynamodb, sqs or kafka", source)
+	}
+	var set settings
+	for _, s := range with {
+		s(&set)
+	}
+	if err := errors.Join(set.errs...); err != nil {
+		return nil, err
+	}
+	keyOpt, err := idempotencyKey(set.keys, set.order, getenv(EnvIdempotencyTable), getenv(EnvIdempotencyKey))
+	if err != nil {
+		return nil, err
+	}
+	var opts []handlers.Option
+	if v := getenv(EnvKafkaEventRecordFormat); v != "" {
+		switch {
+		case source != Kafka:
+			return nil, fmt.Errorf("fromenv: %s=%s is for Kafka handlers; this one is a %s handler", EnvKafkaEventRecordFormat, v, source)
+		case v != handlers.KafkaRecordFormatJSON && v != handlers.KafkaRecordFormatSource:
+			return nil, fmt.Errorf("fromenv: %s=%q: want %s or %s", EnvKafkaEventRecordFormat, v, handlers.KafkaRecordFormatJSON, handlers.KafkaRecordFormatSource)
+		}
+		opts = append(opts, handlers.WithKafkaEventRecordFormat(v))
 	}
 	var cfg *aws.Config
 	loadAWS := func(what string) (aws.Config, error) {
@@ -95,7 +203,6 @@ func options(ctx context.Context, source Source, getenv func(string) string) ([]
 		}
 		return *cfg, nil
 	}
-	var opts []handlers.Option
 	if table := getenv(EnvIdempotencyTable); table != "" {
 		var iopts []idempotency.Option
 		if v := getenv(EnvIdempotencyLease); v != "" {
@@ -114,6 +221,9 @@ func options(ctx context.Context, source Source, getenv func(string) string) ([]
 			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvIdempotencyTable, table, err)
 		}
 		opts = append(opts, handlers.WithIdempotency(store, iopts...))
+		if keyOpt != nil {
+			opts = append(opts, keyOpt)
+		}
 	} else if v := getenv(EnvIdempotencyLease); v != "" {
 		return nil, fmt.Errorf("fromenv: %s is set but %s is not", EnvIdempotencyLease, EnvIdempotencyTable)
 	}

@@ -61,3 +61,122 @@ func TestOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotencyKeyDecision: which registered key the environment picks,
+// and each disagreement between deployment and function is an error that
+// says which side to change.
+func TestIdempotencyKeyDecision(t *testing.T) {
+	opt := handlers.WithIdempotencyOptionalKey() // any option stands for a key here
+	one := map[string]handlers.Option{"order-id": opt}
+	for _, tc := range []struct {
+		name       string
+		keys       map[string]handlers.Option
+		table, key string
+		want       bool // the key option is returned
+		err        string
+	}{
+		{"nothing", nil, "", "", false, ""},
+		{"table, no keys: the record's id", nil, "idem", "", false, ""},
+		{"table, key named and registered", one, "idem", "order-id", true, ""},
+		{"table, record's id asked for", one, "idem", RecordKey, false, ""},
+		{"keys registered, no table", one, "", "", false, "SLUICE_IDEMPOTENCY_TABLE is unset"},
+		{"key named, no table", nil, "", "order-id", false, "SLUICE_IDEMPOTENCY_KEY=order-id but SLUICE_IDEMPOTENCY_TABLE is unset"},
+		{"keys registered, none named", one, "idem", "", false, `registers idempotency keys ["order-id"] but SLUICE_IDEMPOTENCY_KEY is unset`},
+		{"key named, not registered", one, "idem", "customer-id", false, `SLUICE_IDEMPOTENCY_KEY=customer-id, but the function registers no such key`},
+		{"key named, none registered", nil, "idem", "customer-id", false, "registers no such key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var order []string
+			for k := range tc.keys {
+				order = append(order, k)
+			}
+			got, err := idempotencyKey(tc.keys, order, tc.table, tc.key)
+			switch {
+			case tc.err != "":
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one containing %q", err, tc.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case (got != nil) != tc.want:
+				t.Fatalf("key option %v, want one: %v", got != nil, tc.want)
+			}
+		})
+	}
+}
+
+// TestOptionsIdempotencyKey: a registered business key reaches the handler
+// when the deployment names it (a key for another record type then fails
+// the build, which shows the option was passed), and a function that
+// registers a key but was deployed without a table gets an error at init
+// instead of a handler that cannot be built.
+func TestOptionsIdempotencyKey(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	ctx := context.Background()
+	sqsKey := IdempotencyKey("order-id", handlers.WithIdempotencyKey(func(r handlers.SQSRecord[order]) string { return r.Value.ID }))
+	kinesisKey := IdempotencyKey("order-id", handlers.WithIdempotencyKey(func(r handlers.KinesisRecord[order]) string { return r.Value.ID }))
+	build := func(opts []handlers.Option) error {
+		_, err := handlers.NewSQS(func(context.Context, handlers.SQSRecord[order]) error { return nil }, opts...)
+		return err
+	}
+	deployed := env(map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyKey: "order-id"})
+
+	opts, err := options(ctx, SQS, deployed, sqsKey)
+	if err != nil || len(opts) != 2 {
+		t.Fatalf("%d options, %v; want WithIdempotency and the key", len(opts), err)
+	}
+	if err := build(opts); err != nil {
+		t.Fatalf("the handler refuses its own key: %v", err)
+	}
+	opts, err = options(ctx, SQS, deployed, kinesisKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := build(opts); err == nil || !strings.Contains(err.Error(), "WithIdempotencyKey") {
+		t.Fatalf("a Kinesis key on an SQS handler built (%v): the key option did not reach the handler", err)
+	}
+
+	// Without the table: an error Options returns, so main can print it.
+	opts, err = options(ctx, SQS, env(nil), sqsKey)
+	if err == nil || !strings.Contains(err.Error(), EnvIdempotencyTable) {
+		t.Fatalf("options %d, err %v; want an error naming %s", len(opts), err, EnvIdempotencyTable)
+	}
+	// Registering two keys by one name, or a key without a name.
+	if _, err := options(ctx, SQS, deployed, sqsKey, sqsKey); err == nil || !strings.Contains(err.Error(), "registered twice") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := options(ctx, SQS, deployed, IdempotencyKey("", handlers.WithIdempotencyOptionalKey())); err == nil {
+		t.Fatal("an unnamed key was accepted")
+	}
+}
+
+// TestOptionsKafkaRecordFormat: the mapping's EventRecordFormat becomes
+// handlers.WithKafkaEventRecordFormat on a Kafka handler only.
+func TestOptionsKafkaRecordFormat(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		source  Source
+		value   string
+		options int
+		err     string
+	}{
+		{Kafka, "JSON", 1, ""},
+		{Kafka, "SOURCE", 1, ""},
+		{Kafka, "AVRO", 0, `SLUICE_KAFKA_EVENT_RECORD_FORMAT="AVRO": want JSON or SOURCE`},
+		{SQS, "JSON", 0, "is for Kafka handlers"},
+	} {
+		opts, err := options(ctx, tc.source, env(map[string]string{EnvKafkaEventRecordFormat: tc.value}))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s %s: err %v, want %q", tc.source, tc.value, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(opts) != tc.options {
+			t.Fatalf("%s %s: %d options, %v", tc.source, tc.value, len(opts), err)
+		}
+		if _, err := handlers.NewKafka(func(context.Context, handlers.KafkaRecord[order]) error { return nil }, opts...); err != nil {
+			t.Fatalf("the Kafka handler refuses the option: %v", err)
+		}
+	}
+}

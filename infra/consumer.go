@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -27,7 +28,9 @@ type Consumer struct {
 	// IdempotencyTable is the table given in the props, or nil.
 	IdempotencyTable *IdempotencyTable
 	// Alarms by name: Errors, Throttles, and as the source has them
-	// IteratorAge, OnFailureOldestMessage, RedriveOldestMessage.
+	// IteratorAge (streams), OffsetLag (Kafka), BacklogAge (SQS),
+	// DroppedEvents and OnFailureEvents (the mapping's metrics),
+	// OnFailureOldestMessage, RedriveOldestMessage.
 	Alarms map[string]awscloudwatch.Alarm
 }
 
@@ -40,15 +43,35 @@ type commonProps struct {
 	maxAttempts int
 	report      bool
 	alarms      *AlarmOptions
+	fifo        bool    // the quarantine queue must be FIFO
+	key         *string // IdempotencyKey
+	kafkaFormat string  // SchemaRegistry.EventRecordFormat
+}
+
+// keyProblems checks the IdempotencyKey prop: a name, and a table for it.
+func keyProblems(key *string, table *IdempotencyTable) []string {
+	switch {
+	case key == nil:
+		return nil
+	case *key == "":
+		return []string{"IdempotencyKey is empty: name the key the function registers (fromenv.IdempotencyKey), or leave it unset for the record's id"}
+	case table == nil:
+		return []string{fmt.Sprintf("IdempotencyKey %q needs IdempotencyTable: the key means nothing without a table to claim it in", *key)}
+	}
+	return nil
 }
 
 // build makes the function with the variables and grants the handler
 // needs, the dead-letter queue if none was given, and the function alarms.
 func (c *Consumer) build(p commonProps) *alarms {
 	if p.deadLetters == nil {
-		// A standard queue even for a FIFO source: each envelope carries its
-		// message group, and a redrive restores order by itself.
-		p.deadLetters = NewDeadLetterQueue(c.Construct, jsii.String("DeadLetters"), &DeadLetterQueueProps{Alarms: p.alarms})
+		// A FIFO source quarantines into a FIFO queue, so the order within
+		// a message group survives into the redrive.
+		var fifo *bool
+		if p.fifo {
+			fifo = jsii.Bool(true)
+		}
+		p.deadLetters = NewDeadLetterQueue(c.Construct, jsii.String("DeadLetters"), &DeadLetterQueueProps{Alarms: p.alarms, Fifo: fifo})
 	}
 	c.DeadLetters = p.deadLetters
 	c.IdempotencyTable = p.idempotency
@@ -62,6 +85,12 @@ func (c *Consumer) build(p commonProps) *alarms {
 	}
 	if p.attempts != nil {
 		env[EnvAttemptsTable] = *p.attempts.Table.TableName()
+	}
+	if p.key != nil {
+		env[EnvIdempotencyKey] = *p.key
+	}
+	if p.kafkaFormat != "" {
+		env[EnvKafkaEventRecordFormat] = p.kafkaFormat
 	}
 	f := newFunction(c.Construct, p.fn, env)
 	c.Function, c.Role, c.LogGroup = f.fn, f.role, f.logGroup

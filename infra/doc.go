@@ -9,12 +9,19 @@
 //	DeadLetterQueue  the SQS queue the quarantine middleware writes to
 //
 // Each consumer builds an arm64 provided.al2023 function from a directory
-// holding a compiled bootstrap, with its own role and log group, and sets
-// safe defaults (see Defaults in the README): partial batch responses on,
-// bounded retries and record age, bisection for streams, an on-failure
-// queue for streams and Kafka, redrive for SQS, a visibility timeout of six
-// times the function timeout, encryption at rest, least-privilege grants
-// and alarms. Whatever the handler depends on reaches it as an environment
+// holding a compiled bootstrap (synth reads its ELF header and stops when
+// it is built for another architecture), with its own role and log group,
+// and sets safe defaults (see Deploy in the README): partial batch
+// responses on, bounded retries and record age, bisection for streams, an
+// on-failure queue for streams and Kafka, redrive for SQS, a visibility
+// timeout of six times the function timeout, a FIFO quarantine queue for a
+// FIFO source, the mapping's EventCount metrics, encryption at rest,
+// least-privilege grants and alarms (function errors and throttles,
+// iterator age, SQS backlog age, Kafka offset lag, dropped and on-failure
+// records, dead-letter age). Sources may be existing ones: a queue, a
+// stream, a table, a Kinesis enhanced fan-out consumer. Durations are
+// awscdk.Duration and starting positions awslambda.StartingPosition, as in
+// aws-lambda-event-sources. Whatever the handler depends on reaches it as an environment
 // variable (the Env constants), so the handler checks at start-up that the
 // mapping is the one it expects.
 //

@@ -21,6 +21,15 @@ const (
 	// EnvMetricsNamespace is the CloudWatch namespace of the handler's
 	// embedded-metric-format lines; unset, the handler emits none.
 	EnvMetricsNamespace = "SLUICE_METRICS_NAMESPACE"
+	// EnvIdempotencyKey names the business idempotency key the function
+	// must use (the consumer's IdempotencyKey prop); package fromenv picks
+	// the handler option the function registered under that name, and
+	// fails at init when it registered none.
+	EnvIdempotencyKey = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvKafkaEventRecordFormat is the EventRecordFormat of a Kafka
+	// mapping's schema registry configuration (JSON or SOURCE): how the
+	// mapping delivers the records it validated.
+	EnvKafkaEventRecordFormat = "SLUICE_KAFKA_EVENT_RECORD_FORMAT"
 )
 
 // Table layout shared by the idempotency and attempts tables (see
@@ -34,5 +43,6 @@ const (
 // reservedEnv are the variables a construct sets itself from its props;
 // FunctionOptions.Environment may not set them.
 func reservedEnv() []string {
-	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace}
+	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace,
+		EnvIdempotencyKey, EnvKafkaEventRecordFormat}
 }

@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -55,6 +57,20 @@ type AlarmOptions struct {
 	// DeadLetterAge is the age of the oldest message in a dead-letter,
 	// on-failure or redrive queue that raises the alarm: default 1 hour.
 	DeadLetterAge awscdk.Duration
+	// BacklogAge is the age of the oldest message of a consumed SQS queue
+	// that raises the alarm: default 15 minutes.
+	BacklogAge awscdk.Duration
+	// OffsetLag of a Kafka mapping (records behind the topic) that raises
+	// the alarm: default 10,000.
+	OffsetLag *float64
+	// DroppedEvents and OnFailureEvents: the records in 5 minutes that
+	// Lambda dropped (past MaximumRetryAttempts or MaxRecordAge, or not
+	// delivered to the on-failure destination) or sent to the on-failure
+	// destination that raise the alarms on the mapping's own metrics
+	// (streams and Kafka in provisioned mode, with MappingMetrics on):
+	// default 1 each.
+	DroppedEvents   *float64
+	OnFailureEvents *float64
 }
 
 // function is what newFunction makes.
@@ -87,6 +103,14 @@ func functionProblems(o *FunctionOptions) []string {
 			*o.BootstrapDir, err, *o.BootstrapDir))
 	case !st.Mode().IsRegular():
 		p = append(p, fmt.Sprintf("Function.BootstrapDir %s: bootstrap is not a regular file", *o.BootstrapDir))
+	default:
+		arch := "arm64"
+		if o.Architecture != nil {
+			arch = *o.Architecture.Name()
+		}
+		if msg := bootstrapProblem(*o.BootstrapDir, arch); msg != "" {
+			p = append(p, msg)
+		}
 	}
 	if o.Environment != nil {
 		for _, k := range reservedEnv() {
@@ -96,6 +120,39 @@ func functionProblems(o *FunctionOptions) []string {
 		}
 	}
 	return p
+}
+
+// bootstrapProblem checks that dir/bootstrap runs on Lambda's arch
+// ("arm64" or "x86_64"): a Linux ELF executable for that machine, or a
+// script (a "#!" line), which any architecture runs. It returns "" when it
+// does, else what is wrong and the command that builds the right one.
+func bootstrapProblem(dir, arch string) string {
+	path := filepath.Join(dir, "bootstrap")
+	goarch := map[string]string{"arm64": "arm64", "x86_64": "amd64"}[arch]
+	build := fmt.Sprintf("GOOS=linux GOARCH=%s CGO_ENABLED=0 go build -tags lambda.norpc -o %s ./cmd/yourfunction", goarch, path)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("Function.BootstrapDir: %v", err)
+	}
+	defer f.Close()
+	head := make([]byte, 2)
+	if n, _ := f.Read(head); n == 2 && string(head) == "#!" {
+		return ""
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return fmt.Sprintf("Function.BootstrapDir: %s is not a Linux executable (%v); Lambda's provided.al2023 runs ELF binaries: build it with %s",
+			path, err, build)
+	}
+	machine := map[elf.Machine]string{elf.EM_AARCH64: "arm64", elf.EM_X86_64: "x86_64"}[ef.Machine]
+	switch {
+	case ef.Class != elf.ELFCLASS64 || machine == "":
+		return fmt.Sprintf("Function.BootstrapDir: %s is a %s %s binary, which Lambda does not run: build it with %s", path, ef.Class, ef.Machine, build)
+	case machine != arch:
+		return fmt.Sprintf("Function.BootstrapDir: %s is built for %s but the function's Architecture is %s, so Lambda could not start it: "+
+			"build it with %s (or set Function.Architecture to %s)", path, machine, arch, build, machine)
+	}
+	return ""
 }
 
 // newFunction makes the function with its own role and log group: the
@@ -162,6 +219,7 @@ type alarms struct {
 	opts   *AlarmOptions
 	all    map[string]awscloudwatch.Alarm
 	prefix string
+	fn     awslambda.Function
 }
 
 func newAlarms(scope constructs.Construct, o *AlarmOptions) *alarms {
@@ -188,6 +246,7 @@ func (a *alarms) add(id string, m awscloudwatch.IMetric, threshold float64, op a
 
 // function adds the alarms on function errors and throttles.
 func (a *alarms) function(fn awslambda.Function) {
+	a.fn = fn
 	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
 	a.add("Errors", fn.MetricErrors(five), 1, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 		"the function failed whole batches (a function error: a crash, a timeout, or no record made progress)")
@@ -221,4 +280,66 @@ func (a *alarms) deadLetterAge(id string, q interface {
 		Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum")})
 	a.add(id, m, age, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		what+" has held a message for more than "+strconv.Itoa(int(age))+" s: inspect and redrive it before the queue's retention deletes it")
+}
+
+// backlogAge adds the alarm on the oldest message of the queue the
+// function consumes: a small backlog of old messages can matter more than
+// a burst of new ones, and the message count would not show it.
+func (a *alarms) backlogAge(q awssqs.IQueue) {
+	age := float64(DefaultBacklogAgeAlarm)
+	if a.opts.BacklogAge != nil {
+		age = *a.opts.BacklogAge.ToSeconds(nil)
+	}
+	m := q.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{
+		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})
+	a.add("BacklogAge", m, age, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		"the source queue's oldest message waits longer than "+strconv.Itoa(int(age))+" s: the function falls behind, or fails and retries it")
+}
+
+// offsetLag adds the alarm on how far a Kafka mapping's consumer group is
+// behind the topic (Lambda's OffsetLag, the function's metric for Kafka
+// sources; IteratorAge is not emitted for them).
+func (a *alarms) offsetLag() {
+	lag := float64(DefaultOffsetLagAlarm)
+	if a.opts.OffsetLag != nil {
+		lag = *a.opts.OffsetLag
+	}
+	m := a.fn.Metric(jsii.String("OffsetLag"), &awscloudwatch.MetricOptions{
+		Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")})
+	a.add("OffsetLag", m, lag, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		"the consumer group is more than "+strconv.FormatFloat(lag, 'f', -1, 64)+" records behind the topic: a partition is blocked by a failing record, or the function is too slow")
+}
+
+// mappingMetrics adds the alarms on the mapping's own EventCount metrics
+// that mean a record left the mapping unprocessed: dropped (lost unless
+// the quarantine kept it) or sent to the on-failure destination.
+func (a *alarms) mappingMetrics(m awslambda.CfnEventSourceMapping) {
+	metric := func(name string) awscloudwatch.Metric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("AWS/Lambda"), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{"EventSourceMappingUUID": m.Ref()},
+			Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum"),
+		})
+	}
+	dropped, onFailure := float64(DefaultDroppedEventsAlarm), float64(DefaultOnFailureEventsAlarm)
+	if a.opts.DroppedEvents != nil {
+		dropped = *a.opts.DroppedEvents
+	}
+	if a.opts.OnFailureEvents != nil {
+		onFailure = *a.opts.OnFailureEvents
+	}
+	a.add("DroppedEvents", metric("DroppedEventCount"), dropped, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		"the mapping dropped records (past MaximumRetryAttempts or MaxRecordAge, and not delivered to the on-failure destination): "+
+			"what the quarantine did not keep is lost")
+	a.add("OnFailureEvents", metric("OnFailureDestinationDeliveredEventCount"), onFailure, awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		"the mapping gave up on records and sent their on-failure records: read them back with sluice fetch-failed and redrive them")
+}
+
+// metricsConfig is the mapping's MetricsConfig: EventCount unless off
+// (an untyped nil then, which jsii leaves out of the template).
+func metricsConfig(on bool) interface{} {
+	if !on {
+		return nil
+	}
+	return &awslambda.CfnEventSourceMapping_MetricsConfigProperty{Metrics: jsii.Strings("EventCount")}
 }

@@ -2,6 +2,7 @@ package infra
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -82,12 +83,19 @@ func stacks(t *testing.T) *fixture {
 			Function: FunctionOptions{BootstrapDir: jsii.String(fnDir), Timeout: awscdk.Duration_Seconds(jsii.Number(60)),
 				MemorySize: jsii.Number(1024), FunctionName: jsii.String("orders"), MetricsNamespace: jsii.String("Shop"),
 				Environment: &map[string]*string{"TZ": jsii.String("UTC")}, Architecture: awslambda.Architecture_X86_64()},
-			StartingPosition: jsii.String("LATEST"), BatchSize: jsii.Number(500), MaximumBatchingWindowInSeconds: jsii.Number(5),
+			StartingPosition: awslambda.StartingPosition_LATEST, BatchSize: jsii.Number(500), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(5)),
 			ParallelizationFactor: jsii.Number(4), BisectBatchOnFunctionError: jsii.Bool(false), MaximumRetryAttempts: jsii.Number(-1),
-			MaximumRecordAgeInSeconds: jsii.Number(-1), ReportBatchItemFailures: jsii.Bool(false), MaxAttempts: jsii.Number(7),
+			NoRecordAgeLimit: jsii.Bool(true), ReportBatchItemFailures: jsii.Bool(false), MaxAttempts: jsii.Number(7), MappingMetrics: jsii.Bool(false),
 			DeadLetters: dl, OnFailure: of,
 			AttemptsTable: NewAttemptsTable(s, jsii.String("Attempts"), &TableProps{TableName: jsii.String("attempts")}),
 			Alarms:        &AlarmOptions{Action: awscloudwatchactions.NewSnsAction(topic), IteratorAge: awscdk.Duration_Minutes(jsii.Number(30))}})
+		// Reading through an enhanced fan-out consumer, from AT_TIMESTAMP.
+		NewStreamConsumer(s, jsii.String("FanOut"), &StreamConsumerProps{
+			Stream:            awskinesis.Stream_FromStreamArn(s, jsii.String("Clicks"), jsii.String("arn:aws:kinesis:eu-west-1:123456789012:stream/clicks")),
+			StreamConsumerArn: jsii.String("arn:aws:kinesis:eu-west-1:123456789012:stream/clicks/consumer/sluice:1700000000"),
+			StartingPosition:  awslambda.StartingPosition_AT_TIMESTAMP, StartingPositionTimestamp: jsii.Number(1700000000),
+			MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1)), Function: fn(),
+			Alarms: &AlarmOptions{DroppedEvents: jsii.Number(5), OnFailureEvents: jsii.Number(10)}})
 
 		s = stack("DynamoDB")
 		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
@@ -102,10 +110,12 @@ func stacks(t *testing.T) *fixture {
 
 		s = stack("QueueOverrides")
 		NewQueueConsumer(s, jsii.String("Jobs"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String(fnDir),
-			Timeout: awscdk.Duration_Seconds(jsii.Number(20))}, BatchSize: jsii.Number(100), MaximumBatchingWindowInSeconds: jsii.Number(5),
+			Timeout: awscdk.Duration_Seconds(jsii.Number(20))}, BatchSize: jsii.Number(100), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(5)),
+			MinimumPollers: jsii.Number(2), MaximumPollers: jsii.Number(10), MappingMetrics: jsii.Bool(false),
+			Alarms:          &AlarmOptions{BacklogAge: awscdk.Duration_Minutes(jsii.Number(2))},
 			MaxReceiveCount: jsii.Number(10), MaxAttempts: jsii.Number(10), MaximumConcurrency: jsii.Number(5),
 			QueueName: jsii.String("jobs")})
-		NewQueueConsumer(s, jsii.String("Slow"), &QueueConsumerProps{Function: fn(), VisibilityTimeoutInSeconds: jsii.Number(900)})
+		NewQueueConsumer(s, jsii.String("Slow"), &QueueConsumerProps{Function: fn(), VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(15))})
 
 		s = stack("Fifo")
 		NewQueueConsumer(s, jsii.String("Ledger"), &QueueConsumerProps{Fifo: jsii.Bool(true), ContentBasedDeduplication: jsii.Bool(true), Function: fn()})
@@ -121,10 +131,35 @@ func stacks(t *testing.T) *fixture {
 			jsii.String("arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka-AbCdEf"))
 		NewKafkaConsumer(s, jsii.String("SelfManaged"), &KafkaConsumerProps{
 			BootstrapServers: jsii.Strings("b1.example.com:9092", "b2.example.com:9092"), Topic: jsii.String("clicks"),
-			Secret: secret, MaximumBatchingWindowInSeconds: jsii.Number(2), MinimumPollers: jsii.Number(2), MaximumPollers: jsii.Number(4),
+			Secret: secret, MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(2)), MinimumPollers: jsii.Number(2), MaximumPollers: jsii.Number(4),
+			MappingMetrics: jsii.Bool(false),
 			SourceAccessConfigurations: &[]*awslambda.CfnEventSourceMapping_SourceAccessConfigurationProperty{
 				{Type: jsii.String("VPC_SUBNET"), Uri: jsii.String("subnet:subnet-0123")},
 				{Type: jsii.String("VPC_SECURITY_GROUP"), Uri: jsii.String("security_group:sg-0123")}},
+			Function: fn()})
+
+		NewKafkaConsumer(s, jsii.String("Registry"), &KafkaConsumerProps{
+			ClusterArn: jsii.String("arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1"), Topic: jsii.String("payments"),
+			PollerGroupName: jsii.String("shop"), SystemLogLevel: MappingLogWarn, MaxRecordAge: awscdk.Duration_Hours(jsii.Number(2)),
+			StartingPosition: awslambda.StartingPosition_LATEST,
+			SchemaRegistry: &KafkaSchemaRegistry{Uri: jsii.String("arn:aws:glue:eu-west-1:123456789012:registry/shop"),
+				EventRecordFormat: KafkaRecordFormatSource, Validate: []KafkaSchemaAttribute{KafkaSchemaKey, KafkaSchemaValue}},
+			Alarms: &AlarmOptions{OffsetLag: jsii.Number(500)}, Function: fn()})
+		NewKafkaConsumer(s, jsii.String("Shares"), &KafkaConsumerProps{
+			BootstrapServers: jsii.Strings("b1.example.com:9092"), Topic: jsii.String("jobs"), ConsumptionMode: KafkaConsumptionQueue,
+			SchemaRegistry: &KafkaSchemaRegistry{Uri: jsii.String("https://registry.example.com"), EventRecordFormat: KafkaRecordFormatJSON,
+				Secret: secret},
+			Function: fn()})
+
+		// Existing resources: a FIFO queue, a stream and a table of other stacks.
+		s = stack("Existing")
+		NewQueueConsumer(s, jsii.String("Payments"), &QueueConsumerProps{
+			Queue:    awssqs.Queue_FromQueueArn(s, jsii.String("Live"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments.fifo")),
+			Function: fn(), IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), IdempotencyKey: jsii.String("payment-id")})
+		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
+			Table: awsdynamodb.Table_FromTableAttributes(s, jsii.String("Live"+"Table"), &awsdynamodb.TableAttributes{
+				TableArn:       jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts"),
+				TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000")}),
 			Function: fn()})
 
 		// The template sluice run --template reads in localtest's tests.
@@ -213,7 +248,8 @@ func TestContractWithRuntime(t *testing.T) {
 	for mine, theirs := range map[string]string{
 		EnvIdempotencyTable: fromenv.EnvIdempotencyTable, EnvDLQURL: fromenv.EnvDLQURL,
 		EnvMaxAttempts: fromenv.EnvMaxAttempts, EnvAttemptsTable: fromenv.EnvAttemptsTable,
-		EnvMetricsNamespace: handlers.EnvMetricsNamespace,
+		EnvMetricsNamespace: handlers.EnvMetricsNamespace, EnvIdempotencyKey: fromenv.EnvIdempotencyKey,
+		EnvKafkaEventRecordFormat: fromenv.EnvKafkaEventRecordFormat,
 	} {
 		if mine != theirs {
 			t.Errorf("the constructs set %q, the runtime reads %q", mine, theirs)
@@ -237,6 +273,7 @@ func TestKinesisDefaults(t *testing.T) {
 		"BisectBatchOnFunctionError": true, "MaximumRetryAttempts": 5, "MaximumRecordAgeInSeconds": 21600,
 		"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{anyValue(), "Arn"}}}},
+		"MetricsConfig":         map[string]any{"Metrics": []any{"EventCount"}}, "StartingPositionTimestamp": absent(),
 	})
 	has(t, s, "AWS::Lambda::Function", map[string]any{
 		"Runtime": "provided.al2023", "Architectures": []any{"arm64"}, "Handler": "bootstrap", "Timeout": 30, "MemorySize": 256,
@@ -244,6 +281,7 @@ func TestKinesisDefaults(t *testing.T) {
 			"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3",
 			"SLUICE_DLQ_URL": like(map[string]any{"Ref": anyValue()}), "SLUICE_IDEMPOTENCY_TABLE": like(map[string]any{"Ref": anyValue()}),
 			"SLUICE_ATTEMPTS_TABLE": like(map[string]any{"Ref": anyValue()}), "SLUICE_METRICS_NAMESPACE": absent(),
+			"SLUICE_IDEMPOTENCY_KEY": absent(), "SLUICE_KAFKA_EVENT_RECORD_FORMAT": absent(),
 		}},
 		"LoggingConfig": map[string]any{"LogGroup": like(map[string]any{"Ref": anyValue()})},
 	})
@@ -251,6 +289,9 @@ func TestKinesisDefaults(t *testing.T) {
 	// write to every log group).
 	has(t, s, "AWS::IAM::Role", map[string]any{"ManagedPolicyArns": absent()})
 	has(t, s, "AWS::Logs::LogGroup", map[string]any{"RetentionInDays": 30})
+	// No fan-out consumer: nothing may subscribe to shards.
+	hasNot(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": arrayWith("kinesis:SubscribeToShard")}))})})
 	// Three queues: dead letters, on-failure records; all encrypted, TLS only, 14 days.
 	count(t, s, "AWS::SQS::Queue", 2)
 	for id, q := range resources(t, s, "AWS::SQS::Queue") {
@@ -274,8 +315,14 @@ func TestKinesisDefaults(t *testing.T) {
 			}
 		}
 	}
-	// Alarms: errors, throttles, iterator age, the two queues' oldest message.
-	count(t, s, "AWS::CloudWatch::Alarm", 5)
+	// Alarms: errors, throttles, iterator age, the two queues' oldest
+	// message, and the mapping's dropped and on-failure records.
+	count(t, s, "AWS::CloudWatch::Alarm", 7)
+	for _, name := range []string{"DroppedEventCount", "OnFailureDestinationDeliveredEventCount"} {
+		has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": name, "Namespace": "AWS/Lambda", "Threshold": 1, "Statistic": "Sum",
+			"Period": 300, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+			"Dimensions": []any{map[string]any{"Name": "EventSourceMappingUUID", "Value": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersMapping"))}}}})
+	}
 	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge", "Namespace": "AWS/Lambda", "Threshold": 300000,
 		"Statistic": "Maximum", "ComparisonOperator": "GreaterThanThreshold", "AlarmActions": absent()})
 	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "Errors", "Threshold": 1})
@@ -303,7 +350,13 @@ func TestLeastPrivilege(t *testing.T) {
 						t.Errorf("%s: policy %s grants %s", s, id, actions)
 					}
 				}
-				if res, _ := json.Marshal(st.Resource); strings.Contains(string(res), `*`) {
+				res, _ := json.Marshal(st.Resource)
+				// A Glue registry's schemas, which producers name: its own only.
+				if strings.Contains(string(actions), "glue:") && strings.Contains(string(res), `:schema/shop/*"`) &&
+					!strings.Contains(string(res), `"*"`) {
+					continue
+				}
+				if strings.Contains(string(res), `*`) {
 					var as []string
 					if json.Unmarshal(actions, &as) != nil {
 						as = []string{strings.Trim(string(actions), `"`)}
@@ -340,9 +393,27 @@ func TestKinesisOverrides(t *testing.T) {
 	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
 		"StartingPosition": "LATEST", "BatchSize": 500, "MaximumBatchingWindowInSeconds": 5, "ParallelizationFactor": 4,
 		"BisectBatchOnFunctionError": false, "MaximumRetryAttempts": -1, "MaximumRecordAgeInSeconds": -1,
-		"FunctionResponseTypes": absent(),
-		"DestinationConfig":     map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^MyOnFailure")), "Arn"}}}},
+		"FunctionResponseTypes": absent(), "MetricsConfig": absent(),
+		"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^MyOnFailure")), "Arn"}}}},
 	})
+	// MappingMetrics off: no alarms on the mapping's metrics for Orders.
+	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount",
+		"Dimensions": []any{map[string]any{"Name": "EventSourceMappingUUID", "Value": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersMapping"))}}}})
+	// The fan-out consumer: its ARN is the source, it may subscribe to it,
+	// and reads from a timestamp, with its own thresholds.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn":   "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks/consumer/sluice:1700000000",
+		"StartingPosition": "AT_TIMESTAMP", "StartingPositionTimestamp": 1700000000, "MaximumRecordAgeInSeconds": 3600,
+		"MetricsConfig": map[string]any{"Metrics": []any{"EventCount"}},
+	})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+			"kinesis:GetShardIterator", "kinesis:ListShards"}, "Resource": "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks"}),
+		like(map[string]any{"Action": []any{"kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer"},
+			"Resource": "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks/consumer/sluice:1700000000"}),
+	)})})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount", "Threshold": 5})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "OnFailureDestinationDeliveredEventCount", "Threshold": 10})
 	has(t, s, "AWS::Lambda::Function", map[string]any{
 		"FunctionName": "orders", "Timeout": 60, "MemorySize": 1024, "Architectures": []any{"x86_64"},
 		"Environment": map[string]any{"Variables": map[string]any{
@@ -352,9 +423,10 @@ func TestKinesisOverrides(t *testing.T) {
 			"SLUICE_IDEMPOTENCY_TABLE": absent(),
 		}},
 	})
-	// Given queues and table: none of its own.
-	count(t, s, "AWS::SQS::Queue", 2)
-	count(t, s, "AWS::DynamoDB::Table", 1)
+	// Given queues and table: none of its own (the fan-out consumer has
+	// its own three queues and attempts table).
+	count(t, s, "AWS::SQS::Queue", 2+2)
+	count(t, s, "AWS::DynamoDB::Table", 1+1)
 	has(t, s, "AWS::SQS::Queue", map[string]any{"QueueName": "shared-dlq"})
 	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge", "Threshold": 1800000,
 		"AlarmActions": []any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^Pager"))}}})
@@ -380,7 +452,7 @@ func TestQueueDefaults(t *testing.T) {
 	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
 		"BatchSize": 10, "MaximumBatchingWindowInSeconds": 0, "FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		"BisectBatchOnFunctionError": absent(), "MaximumRetryAttempts": absent(), "StartingPosition": absent(), "DestinationConfig": absent(),
-		"ScalingConfig": absent(),
+		"ScalingConfig": absent(), "ProvisionedPollerConfig": absent(), "MetricsConfig": map[string]any{"Metrics": []any{"EventCount"}},
 	})
 	// Visibility: 6 x 30 s + 0 s window; redrive after 5 receives; 4 days.
 	has(t, s, "AWS::SQS::Queue", map[string]any{"VisibilityTimeout": 180, "MessageRetentionPeriod": 4 * 24 * 3600,
@@ -389,16 +461,25 @@ func TestQueueDefaults(t *testing.T) {
 		"SLUICE_MAX_ATTEMPTS": "3", "SLUICE_ATTEMPTS_TABLE": absent(), "SLUICE_REPORT_BATCH_ITEM_FAILURES": "true"}}})
 	count(t, s, "AWS::SQS::Queue", 3) // source, redrive, dead letters
 	count(t, s, "AWS::DynamoDB::Table", 0)
-	count(t, s, "AWS::CloudWatch::Alarm", 4) // errors, throttles, two queues' age
+	count(t, s, "AWS::CloudWatch::Alarm", 5) // errors, throttles, the dead-letter and redrive queues' age, the source's backlog
 	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage",
 		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^JobsRedrive")), "QueueName"}}}}})
+	// The backlog of the consumed queue itself: 15 minutes.
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 900, "Period": 60,
+		"Statistic": "Maximum", "ComparisonOperator": "GreaterThanThreshold",
+		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^JobsQueue")), "QueueName"}}}}})
 	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge"})
+	// SQS mappings publish no dropped or on-failure counts: no alarm on them.
+	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount"})
 }
 
 func TestQueueOverrides(t *testing.T) {
 	const s = "QueueOverrides"
 	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"BatchSize": 100, "MaximumBatchingWindowInSeconds": 5,
-		"ScalingConfig": map[string]any{"MaximumConcurrency": 5}})
+		"ScalingConfig": map[string]any{"MaximumConcurrency": 5}, "ProvisionedPollerConfig": map[string]any{"MinimumPollers": 2, "MaximumPollers": 10},
+		"MetricsConfig": absent()})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 120,
+		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^JobsQueue")), "QueueName"}}}}})
 	has(t, s, "AWS::SQS::Queue", map[string]any{"QueueName": "jobs", "VisibilityTimeout": 6*20 + 5,
 		"RedrivePolicy": like(map[string]any{"maxReceiveCount": 10})})
 	has(t, s, "AWS::SQS::Queue", map[string]any{"VisibilityTimeout": 900})
@@ -410,17 +491,18 @@ func TestFifo(t *testing.T) {
 		"FunctionResponseTypes": []any{"ReportBatchItemFailures"}})
 	has(t, s, "AWS::SQS::Queue", map[string]any{"FifoQueue": true, "ContentBasedDeduplication": true, "VisibilityTimeout": 180,
 		"RedrivePolicy": like(map[string]any{"maxReceiveCount": 5})})
-	// The redrive queue of a FIFO queue is FIFO; the dead letters are not.
+	// The redrive and quarantine queues of a FIFO queue are FIFO: order in
+	// a message group survives into a redrive.
 	count(t, s, "AWS::SQS::Queue", 3)
-	fifo := 0
-	for _, q := range resources(t, s, "AWS::SQS::Queue") {
-		if q["Properties"].(map[string]any)["FifoQueue"] == true {
-			fifo++
+	for id, q := range resources(t, s, "AWS::SQS::Queue") {
+		if q["Properties"].(map[string]any)["FifoQueue"] != true {
+			t.Errorf("queue %s is not FIFO", id)
 		}
 	}
-	if fifo != 2 {
-		t.Errorf("%d FIFO queues, want 2 (source and redrive)", fifo)
-	}
+	has(t, s, "AWS::SQS::Queue", map[string]any{"FifoQueue": true, "MessageRetentionPeriod": 14 * 24 * 3600, "RedrivePolicy": absent(),
+		"ContentBasedDeduplication": absent()})
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_DLQ_URL": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^LedgerDeadLettersQueue"))}})}})
 }
 
 func TestKafka(t *testing.T) {
@@ -443,6 +525,7 @@ func TestKafka(t *testing.T) {
 		"SelfManagedEventSource":            map[string]any{"Endpoints": map[string]any{"KafkaBootstrapServers": []any{"b1.example.com:9092", "b2.example.com:9092"}}},
 		"SelfManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": anyValue()},
 		"MaximumBatchingWindowInSeconds":    2, "ProvisionedPollerConfig": map[string]any{"MinimumPollers": 2, "MaximumPollers": 4},
+		"MetricsConfig": absent(), "StartingPosition": "TRIM_HORIZON",
 		"SourceAccessConfigurations": []any{
 			map[string]any{"Type": "VPC_SUBNET", "URI": "subnet:subnet-0123"},
 			map[string]any{"Type": "VPC_SECURITY_GROUP", "URI": "security_group:sg-0123"},
@@ -457,6 +540,80 @@ func TestKafka(t *testing.T) {
 	)})})
 	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
 		like(map[string]any{"Action": []any{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}}))})})
+
+	// Kafka's lag is OffsetLag (IteratorAge is not emitted for Kafka):
+	// one per consumer, default 10,000 records.
+	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "IteratorAge"})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "OffsetLag", "Namespace": "AWS/Lambda", "Threshold": 10000,
+		"Statistic": "Maximum", "ComparisonOperator": "GreaterThanThreshold"})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "OffsetLag", "Threshold": 500})
+	// Provisioned mode: EventCount metrics and the alarms on them; on-demand: neither.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"orders"}, "MetricsConfig": map[string]any{"Metrics": []any{"EventCount"}},
+		"LoggingConfig": absent(), "AmazonManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": "orders-consumer"}})
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"audit"}, "MetricsConfig": absent()})
+	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount",
+		"Dimensions": []any{map[string]any{"Name": "EventSourceMappingUUID", "Value": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OnDemandMapping"))}}}})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount",
+		"Dimensions": []any{map[string]any{"Name": "EventSourceMappingUUID", "Value": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^MskMapping"))}}}})
+
+	// A Glue schema registry, a poller group, poller logs.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"Topics": []any{"payments"}, "StartingPosition": "LATEST", "MaximumRecordAgeInSeconds": 7200,
+		"ProvisionedPollerConfig": map[string]any{"MinimumPollers": 1, "PollerGroupName": "shop"},
+		"LoggingConfig":           map[string]any{"SystemLogLevel": "WARN"},
+		"AmazonManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": anyValue(), "SchemaRegistryConfig": map[string]any{
+			"SchemaRegistryURI": "arn:aws:glue:eu-west-1:123456789012:registry/shop", "EventRecordFormat": "SOURCE",
+			"SchemaValidationConfigs": []any{map[string]any{"Attribute": "KEY"}, map[string]any{"Attribute": "VALUE"}},
+			"AccessConfigs":           absent()}},
+	})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"glue:GetRegistry", "glue:GetSchemaVersion"},
+			"Resource": []any{"arn:aws:glue:eu-west-1:123456789012:registry/shop", "arn:aws:glue:eu-west-1:123456789012:schema/shop/*"}}))})})
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_KAFKA_EVENT_RECORD_FORMAT": "SOURCE"})}})
+	// Queue mode (share groups): no starting position; a Confluent registry
+	// with its secret, which the role may read.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"Topics": []any{"jobs"}, "StartingPosition": absent(), "MaximumBatchingWindowInSeconds": absent(),
+		"SelfManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": anyValue(), "ConsumptionMode": "Queue", "SchemaRegistryConfig": map[string]any{
+			"SchemaRegistryURI": "https://registry.example.com", "EventRecordFormat": "JSON",
+			"SchemaValidationConfigs": []any{map[string]any{"Attribute": "VALUE"}},
+			"AccessConfigs":           []any{map[string]any{"Type": "BASIC_AUTH", "URI": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:kafka-AbCdEf"}}}},
+	})
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_KAFKA_EVENT_RECORD_FORMAT": "JSON"})}})
+	hasNot(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"orders"}, "SelfManagedKafkaEventSourceConfig": anyValue()})
+}
+
+// TestExisting: consumers of resources the construct did not make.
+func TestExisting(t *testing.T) {
+	const s = "Existing"
+	// A given FIFO queue: consumed as it is (no queue, redrive queue or
+	// policy of the construct's own), with a FIFO quarantine queue.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"EventSourceArn": "arn:aws:sqs:eu-west-1:123456789012:payments.fifo",
+		"BatchSize": 10, "MaximumBatchingWindowInSeconds": absent()})
+	count(t, s, "AWS::SQS::Queue", 1+2) // the FIFO quarantine; the table consumer's dead letters and on-failure queue
+	has(t, s, "AWS::SQS::Queue", map[string]any{"FifoQueue": true, "RedrivePolicy": absent()})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": arrayWith("sqs:ReceiveMessage", "sqs:DeleteMessage"),
+			"Resource": "arn:aws:sqs:eu-west-1:123456789012:payments.fifo"}))})})
+	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "ApproximateAgeOfOldestMessage", "Threshold": 900,
+		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": "payments.fifo"}}})
+	// The business key reaches the function.
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_IDEMPOTENCY_KEY": "payment-id", "SLUICE_IDEMPOTENCY_TABLE": map[string]any{"Ref": anyValue()}})}})
+	// The construct cannot check the given queue: synth says what to check.
+	warns := assertions.Annotations_FromStack(stacks(t).stacks[s]).FindWarning(jsii.String("*"),
+		assertions.Match_StringLikeRegexp(jsii.String("the source queue is given.*visibility timeout of at least 180 s")))
+	if len(*warns) != 1 {
+		t.Errorf("%d warnings about the given queue, want 1", len(*warns))
+	}
+	// A table of another stack, by its stream's ARN.
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
+		"EventSourceArn": "arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000", "StartingPosition": "TRIM_HORIZON"})
+	has(t, s, "AWS::IAM::Policy", map[string]any{"PolicyDocument": like(map[string]any{"Statement": arrayWith(
+		like(map[string]any{"Action": []any{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"},
+			"Resource": "arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000"}))})})
 }
 
 // TestNag: the AwsSolutions pack finds no error left unsuppressed in any
@@ -507,25 +664,31 @@ func TestNagSees(t *testing.T) {
 // TestRejected: invalid props panic in the constructor with a message
 // naming the prop and what to do.
 func TestRejected(t *testing.T) {
+	arm, x86 := t.TempDir(), t.TempDir()
+	for dir, m := range map[string]elf.Machine{arm: elf.EM_AARCH64, x86: elf.EM_X86_64} {
+		if err := os.WriteFile(filepath.Join(dir, "bootstrap"), elfHeader(t, elf.ELFCLASS64, m), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		name  string
 		build func(s awscdk.Stack)
 		want  string
 	}{
 		{"fifo window", func(s awscdk.Stack) {
-			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), MaximumBatchingWindowInSeconds: jsii.Number(1), Function: fn()})
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(1)), Function: fn()})
 		}, "no batching window for FIFO"},
 		{"fifo batch size", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), BatchSize: jsii.Number(11), Function: fn()})
 		}, "BatchSize 11: a FIFO queue's mapping takes 1..10"},
 		{"record age 30", func(s awscdk.Stack) {
 			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
-				MaximumRecordAgeInSeconds: jsii.Number(30), Function: fn()})
-		}, "MaximumRecordAgeInSeconds 30: Lambda accepts -1 (no limit) or 60..604800"},
+				MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30)), Function: fn()})
+		}, "MaxRecordAge 30 s: Lambda accepts 60 s..7 days (or no limit: NoRecordAgeLimit)"},
 		{"kafka record age 59", func(s awscdk.Stack) {
 			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
-				MaximumRecordAgeInSeconds: jsii.Number(59), Function: fn()})
-		}, "MaximumRecordAgeInSeconds 59"},
+				MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(59)), Function: fn()})
+		}, "MaxRecordAge 59 s"},
 		{"no bootstrap", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String("testdata")}})
 		}, "Function.BootstrapDir testdata holds no file named bootstrap"},
@@ -542,16 +705,74 @@ func TestRejected(t *testing.T) {
 			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Table: tb, Function: fn()})
 		}, "has no stream"},
 		{"visibility below timeout", func(s awscdk.Stack) {
-			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{VisibilityTimeoutInSeconds: jsii.Number(10), Function: fn()})
-		}, "VisibilityTimeoutInSeconds 10 is below the function timeout 30 s"},
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(10)), Function: fn()})
+		}, "VisibilityTimeout 10 s is below the function timeout 30 s"},
 		{"on-demand kafka retries", func(s awscdk.Stack) {
 			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
 				OnDemand: jsii.Bool(true), MaximumRetryAttempts: jsii.Number(2), Function: fn()})
 		}, "MaximumRetryAttempts needs provisioned mode"},
 		{"all problems at once", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), BatchSize: jsii.Number(20),
-				MaximumBatchingWindowInSeconds: jsii.Number(3), Function: fn()})
-		}, "Default/C: invalid props:\n  - BatchSize 20: a FIFO queue's mapping takes 1..10 messages per batch\n  - MaximumBatchingWindowInSeconds 3"},
+				MaxBatchingWindow: awscdk.Duration_Seconds(jsii.Number(3)), Function: fn()})
+		}, "Default/C: invalid props:\n  - BatchSize 20: a FIFO queue's mapping takes 1..10 messages per batch\n  - MaxBatchingWindow 3 s"},
+		{"x86-64 bootstrap on arm64", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String(x86)}})
+		}, "is built for x86_64 but the function's Architecture is arm64, so Lambda could not start it: build it with GOOS=linux GOARCH=arm64"},
+		{"arm64 bootstrap on x86-64", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
+				Function: FunctionOptions{BootstrapDir: jsii.String(arm), Architecture: awslambda.Architecture_X86_64()}})
+		}, "is built for arm64 but the function's Architecture is x86_64"},
+		{"window in milliseconds", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{MaxBatchingWindow: awscdk.Duration_Millis(jsii.Number(500)), Function: fn()})
+		}, "MaxBatchingWindow 500 millis is not a whole number of seconds"},
+		{"record age both ways", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
+				MaxRecordAge: awscdk.Duration_Hours(jsii.Number(1)), NoRecordAgeLimit: jsii.Bool(true), Function: fn()})
+		}, "MaxRecordAge and NoRecordAgeLimit: set one"},
+		{"at timestamp without one", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
+				StartingPosition: awslambda.StartingPosition_AT_TIMESTAMP, Function: fn()})
+		}, "StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP"},
+		{"fan-out on a table", func(s awscdk.Stack) {
+			tb := awsdynamodb.NewTable(s, jsii.String("T"), &awsdynamodb.TableProps{Stream: awsdynamodb.StreamViewType_NEW_IMAGE,
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Table: tb, StreamConsumerArn: jsii.String("arn:x"), Function: fn()})
+		}, "DynamoDB Streams have none"},
+		{"key without a table", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{IdempotencyKey: jsii.String("order-id"), Function: fn()})
+		}, `IdempotencyKey "order-id" needs IdempotencyTable`},
+		{"given queue and its shape", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{
+				Queue:    awssqs.Queue_FromQueueArn(s, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:jobs")),
+				Function: fn(), QueueName: jsii.String("jobs"), MaxReceiveCount: jsii.Number(9)})
+		}, "QueueName shapes the queue the construct makes; with Queue given, set it on that queue instead"},
+		{"fifo with a standard quarantine", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), Function: fn(),
+				DeadLetters: NewDeadLetterQueue(s, jsii.String("D"), nil)})
+		}, "DeadLetters is a standard queue but the source is FIFO"},
+		{"sqs pollers", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{MinimumPollers: jsii.Number(1), Function: fn()})
+		}, "MinimumPollers 1: sqs takes at least 2"},
+		{"queue mode on msk", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{ClusterArn: jsii.String("arn:aws:kafka:eu-west-1:1:cluster/a/b"), Topic: jsii.String("t"),
+				ConsumptionMode: KafkaConsumptionQueue, Function: fn()})
+		}, "ConsumptionMode applies to self-managed Kafka only"},
+		{"queue mode with a starting position", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				ConsumptionMode: KafkaConsumptionQueue, StartingPosition: awslambda.StartingPosition_LATEST, Function: fn()})
+		}, "StartingPosition and MaxBatchingWindow do not apply in ConsumptionMode Queue"},
+		{"schema registry on demand", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"), OnDemand: jsii.Bool(true),
+				SchemaRegistry: &KafkaSchemaRegistry{Uri: jsii.String("https://r"), EventRecordFormat: KafkaRecordFormatJSON}, Function: fn()})
+		}, "SchemaRegistry needs provisioned mode"},
+		{"schema registry format", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				SchemaRegistry: &KafkaSchemaRegistry{Uri: jsii.String("https://r"), EventRecordFormat: "AVRO"}, Function: fn()})
+		}, `SchemaRegistry.EventRecordFormat "AVRO": use KafkaRecordFormatJSON or KafkaRecordFormatSource`},
+		{"log level", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				SystemLogLevel: "TRACE", Function: fn()})
+		}, `SystemLogLevel "TRACE"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

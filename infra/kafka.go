@@ -1,6 +1,9 @@
 package infra
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -8,6 +11,74 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+)
+
+// KafkaRecordFormat is how a mapping that validates records against a
+// schema registry delivers them (SchemaRegistryConfig.EventRecordFormat).
+type KafkaRecordFormat string
+
+// The record formats.
+const (
+	// KafkaRecordFormatJSON delivers each validated key or value as a JSON
+	// document.
+	KafkaRecordFormatJSON KafkaRecordFormat = "JSON"
+	// KafkaRecordFormatSource delivers it in its own encoding (Avro,
+	// Protobuf, JSON Schema) without the wire header.
+	KafkaRecordFormatSource KafkaRecordFormat = "SOURCE"
+)
+
+// KafkaSchemaAttribute is a part of a record the mapping validates.
+type KafkaSchemaAttribute string
+
+// The parts.
+const (
+	KafkaSchemaKey   KafkaSchemaAttribute = "KEY"
+	KafkaSchemaValue KafkaSchemaAttribute = "VALUE"
+)
+
+// KafkaSchemaRegistry is the schema registry a provisioned Kafka mapping
+// validates records against (SchemaRegistryConfig). The function learns
+// the format as SLUICE_KAFKA_EVENT_RECORD_FORMAT, which fromenv turns into
+// handlers.WithKafkaEventRecordFormat.
+type KafkaSchemaRegistry struct {
+	// Uri of a Confluent-compatible registry (https://...), or the ARN of
+	// an AWS Glue registry. Required.
+	Uri *string
+	// EventRecordFormat: required.
+	EventRecordFormat KafkaRecordFormat
+	// Validate names the parts validated: default the value only.
+	Validate []KafkaSchemaAttribute
+	// Secret holds a Confluent registry's credentials; AuthType is how
+	// (BASIC_AUTH by default, CLIENT_CERTIFICATE_TLS_AUTH,
+	// SERVER_ROOT_CA_CERTIFICATE). A Glue registry takes none: the role is
+	// granted glue:GetRegistry and glue:GetSchemaVersion.
+	Secret   awssecretsmanager.ISecret
+	AuthType *string
+}
+
+// KafkaConsumptionMode is how a self-managed Kafka mapping reads its topic.
+type KafkaConsumptionMode string
+
+// The consumption modes.
+const (
+	// KafkaConsumptionStream reads through a consumer group, in order per
+	// partition (Lambda's default).
+	KafkaConsumptionStream KafkaConsumptionMode = "Stream"
+	// KafkaConsumptionQueue reads through a share group (Kafka 4.2 or
+	// later): several pollers read one partition at once, and order is
+	// not kept. No StartingPosition or MaxBatchingWindow.
+	KafkaConsumptionQueue KafkaConsumptionMode = "Queue"
+)
+
+// MappingLogLevel is the level of the system logs a Kafka mapping's
+// pollers write (LoggingConfig.SystemLogLevel).
+type MappingLogLevel string
+
+// The levels, DEBUG the most detailed.
+const (
+	MappingLogDebug MappingLogLevel = "DEBUG"
+	MappingLogInfo  MappingLogLevel = "INFO"
+	MappingLogWarn  MappingLogLevel = "WARN"
 )
 
 // KafkaConsumerProps configure a KafkaConsumer. Set exactly one of
@@ -41,21 +112,42 @@ type KafkaConsumerProps struct {
 	// Lambda's default.
 	MinimumPollers *float64
 	MaximumPollers *float64
+	// PollerGroupName lets mappings in the same VPC share their pollers'
+	// capacity (provisioned mode): default none.
+	PollerGroupName *string
+	// ConsumptionMode of a self-managed cluster: Lambda's Stream unless
+	// set. Queue (share groups) keeps no order per partition.
+	ConsumptionMode KafkaConsumptionMode
+	// SchemaRegistry validates records before delivery (provisioned mode):
+	// default none.
+	SchemaRegistry *KafkaSchemaRegistry
+	// SystemLogLevel of the mapping's pollers (LoggingConfig): default
+	// none (Lambda writes no poller logs).
+	SystemLogLevel MappingLogLevel
+	// MappingMetrics turns on the mapping's EventCount metrics
+	// (MetricsConfig, provisioned mode) and the alarms on them: default
+	// true in provisioned mode.
+	MappingMetrics *bool
 
-	StartingPosition               *string  // TRIM_HORIZON
-	BatchSize                      *float64 // 100
-	MaximumBatchingWindowInSeconds *float64 // Lambda's 0.5 s when unset
-	BisectBatchOnFunctionError     *bool    // true (provisioned)
-	MaximumRetryAttempts           *float64 // 5 (provisioned)
-	MaximumRecordAgeInSeconds      *float64 // 21600 (provisioned)
-	ReportBatchItemFailures        *bool    // true (provisioned)
+	StartingPosition           awslambda.StartingPosition // TRIM_HORIZON
+	BatchSize                  *float64                   // 100
+	MaxBatchingWindow          awscdk.Duration            // Lambda's 0.5 s when unset
+	BisectBatchOnFunctionError *bool                      // true (provisioned)
+	MaximumRetryAttempts       *float64                   // 5 (provisioned)
+	MaxRecordAge               awscdk.Duration            // 6 h (provisioned)
+	NoRecordAgeLimit           *bool                      // (provisioned)
+	ReportBatchItemFailures    *bool                      // true (provisioned)
 
 	MaxAttempts      *float64 // 3; at most MaximumRetryAttempts+1
 	DeadLetters      *DeadLetterQueue
 	OnFailure        awssqs.IQueue
 	IdempotencyTable *IdempotencyTable
-	AttemptsTable    *AttemptsTable
-	Alarms           *AlarmOptions
+	// IdempotencyKey names the business key the function registered with
+	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default
+	// "<topic>-<partition>-<offset>". Needs IdempotencyTable.
+	IdempotencyKey *string
+	AttemptsTable  *AttemptsTable
+	Alarms         *AlarmOptions
 }
 
 // KafkaConsumer deploys a function consuming a Kafka topic.
@@ -72,25 +164,59 @@ func kafkaSettings(props *KafkaConsumerProps, timeout int) (mappingSettings, []s
 		timeout:          timeout,
 		onDemand:         boolOr(props.OnDemand, false),
 		batchSize:        whole("BatchSize", props.BatchSize, DefaultStreamBatchSize, &p),
-		window:           whole("MaximumBatchingWindowInSeconds", props.MaximumBatchingWindowInSeconds, 0, &p),
+		window:           seconds("MaxBatchingWindow", props.MaxBatchingWindow, 0, &p),
 		bisect:           boolOr(props.BisectBatchOnFunctionError, true),
 		retries:          whole("MaximumRetryAttempts", props.MaximumRetryAttempts, DefaultMaximumRetryAttempts, &p),
-		maxAge:           whole("MaximumRecordAgeInSeconds", props.MaximumRecordAgeInSeconds, DefaultMaximumRecordAge, &p),
+		maxAge:           recordAge(props.MaxRecordAge, props.NoRecordAgeLimit, &p),
 		report:           boolOr(props.ReportBatchItemFailures, true),
 		maxAttempts:      whole("MaxAttempts", props.MaxAttempts, DefaultMaxAttempts, &p),
-		startingPosition: DefaultStartingPosition,
+		startingPosition: startingPosition(props.StartingPosition),
+		minPollers:       whole("MinimumPollers", props.MinimumPollers, 0, &p),
+		maxPollers:       whole("MaximumPollers", props.MaximumPollers, 0, &p),
+		queueMode:        props.ConsumptionMode == KafkaConsumptionQueue,
 	}
-	if props.StartingPosition != nil {
-		s.startingPosition = *props.StartingPosition
+	switch props.ConsumptionMode {
+	case "", KafkaConsumptionStream, KafkaConsumptionQueue:
+	default:
+		p = append(p, fmt.Sprintf("ConsumptionMode %q: use KafkaConsumptionStream or KafkaConsumptionQueue", props.ConsumptionMode))
+	}
+	if props.ConsumptionMode != "" && props.ClusterArn != nil {
+		p = append(p, "ConsumptionMode applies to self-managed Kafka only (BootstrapServers); Amazon MSK reads through a consumer group")
+	}
+	if s.queueMode {
+		if props.StartingPosition != "" || props.MaxBatchingWindow != nil {
+			p = append(p, "StartingPosition and MaxBatchingWindow do not apply in ConsumptionMode Queue (Lambda rejects them): leave them unset")
+		}
+	}
+	switch props.SystemLogLevel {
+	case "", MappingLogDebug, MappingLogInfo, MappingLogWarn:
+	default:
+		p = append(p, fmt.Sprintf("SystemLogLevel %q: use MappingLogDebug, MappingLogInfo or MappingLogWarn", props.SystemLogLevel))
+	}
+	if r := props.SchemaRegistry; r != nil {
+		if r.Uri == nil || *r.Uri == "" {
+			p = append(p, "SchemaRegistry.Uri is required: a Confluent registry's URL or an AWS Glue registry's ARN")
+		}
+		if r.EventRecordFormat != KafkaRecordFormatJSON && r.EventRecordFormat != KafkaRecordFormatSource {
+			p = append(p, fmt.Sprintf("SchemaRegistry.EventRecordFormat %q: use KafkaRecordFormatJSON or KafkaRecordFormatSource", r.EventRecordFormat))
+		}
+		for _, a := range r.Validate {
+			if a != KafkaSchemaKey && a != KafkaSchemaValue {
+				p = append(p, fmt.Sprintf("SchemaRegistry.Validate %q: use KafkaSchemaKey or KafkaSchemaValue", a))
+			}
+		}
 	}
 	if s.onDemand {
 		for name, set := range map[string]bool{
 			"BisectBatchOnFunctionError": props.BisectBatchOnFunctionError != nil,
 			"MaximumRetryAttempts":       props.MaximumRetryAttempts != nil,
-			"MaximumRecordAgeInSeconds":  props.MaximumRecordAgeInSeconds != nil,
+			"MaxRecordAge":               props.MaxRecordAge != nil || props.NoRecordAgeLimit != nil,
 			"ReportBatchItemFailures":    props.ReportBatchItemFailures != nil,
 			"MinimumPollers":             props.MinimumPollers != nil,
 			"MaximumPollers":             props.MaximumPollers != nil,
+			"PollerGroupName":            props.PollerGroupName != nil,
+			"SchemaRegistry":             props.SchemaRegistry != nil,
+			"MappingMetrics":             props.MappingMetrics != nil && *props.MappingMetrics,
 		} {
 			if set {
 				p = append(p, name+" needs provisioned mode: leave OnDemand unset or false")
@@ -120,6 +246,7 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 		problems = append(problems, "Topic is required")
 	}
 	problems = append(problems, functionProblems(&props.Function)...)
+	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	s, sp := kafkaSettings(props, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
 
@@ -127,24 +254,38 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	if c.AttemptsTable == nil {
 		c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
 	}
+	var format string
+	if props.SchemaRegistry != nil {
+		format = string(props.SchemaRegistry.EventRecordFormat)
+	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey,
+		kafkaFormat: format})
 	if !s.onDemand {
 		c.OnFailure = c.onFailureQueue(props.OnFailure, a)
 	}
-	a.iteratorAge(c.Function)
+	a.offsetLag()
 
 	group := props.ConsumerGroupId
 	if group == nil {
 		group = awscdk.Names_UniqueId(c.Construct)
 	}
 	mp := &awslambda.CfnEventSourceMappingProps{
-		Topics:           &[]*string{props.Topic},
-		StartingPosition: jsii.String(s.startingPosition),
-		BatchSize:        jsii.Number(s.batchSize),
+		Topics:    &[]*string{props.Topic},
+		BatchSize: jsii.Number(s.batchSize),
 	}
-	if props.MaximumBatchingWindowInSeconds != nil {
+	if !s.queueMode {
+		mp.StartingPosition = jsii.String(s.startingPosition)
+	}
+	if props.MaxBatchingWindow != nil {
 		mp.MaximumBatchingWindowInSeconds = jsii.Number(s.window)
+	}
+	if props.SystemLogLevel != "" {
+		mp.LoggingConfig = &awslambda.CfnEventSourceMapping_LoggingConfigProperty{SystemLogLevel: jsii.String(string(props.SystemLogLevel))}
+	}
+	var registry interface{} // untyped nil unless set: jsii would send a typed nil
+	if props.SchemaRegistry != nil {
+		registry = c.schemaRegistry(props.SchemaRegistry)
 	}
 	var access []interface{}
 	if props.SourceAccessConfigurations != nil {
@@ -165,13 +306,18 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	}
 	if msk {
 		mp.EventSourceArn = props.ClusterArn
-		mp.AmazonManagedKafkaEventSourceConfig = &awslambda.CfnEventSourceMapping_AmazonManagedKafkaEventSourceConfigProperty{ConsumerGroupId: group}
+		mp.AmazonManagedKafkaEventSourceConfig = &awslambda.CfnEventSourceMapping_AmazonManagedKafkaEventSourceConfigProperty{
+			ConsumerGroupId: group, SchemaRegistryConfig: registry}
 		c.grantMSK(*props.ClusterArn, *props.Topic, *group, props.Secret == nil)
 	} else {
 		mp.SelfManagedEventSource = &awslambda.CfnEventSourceMapping_SelfManagedEventSourceProperty{
 			Endpoints: &awslambda.CfnEventSourceMapping_EndpointsProperty{KafkaBootstrapServers: props.BootstrapServers},
 		}
-		mp.SelfManagedKafkaEventSourceConfig = &awslambda.CfnEventSourceMapping_SelfManagedKafkaEventSourceConfigProperty{ConsumerGroupId: group}
+		cfg := &awslambda.CfnEventSourceMapping_SelfManagedKafkaEventSourceConfigProperty{ConsumerGroupId: group, SchemaRegistryConfig: registry}
+		if props.ConsumptionMode != "" {
+			cfg.ConsumptionMode = jsii.String(string(props.ConsumptionMode))
+		}
+		mp.SelfManagedKafkaEventSourceConfig = cfg
 		if props.SourceAccessConfigurations != nil {
 			for _, sa := range *props.SourceAccessConfigurations {
 				if sa.Type != nil && (*sa.Type == "VPC_SUBNET" || *sa.Type == "VPC_SECURITY_GROUP") {
@@ -183,8 +329,9 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	}
 	if !s.onDemand {
 		mp.ProvisionedPollerConfig = &awslambda.CfnEventSourceMapping_ProvisionedPollerConfigProperty{
-			MinimumPollers: orNumber(props.MinimumPollers, 1),
-			MaximumPollers: props.MaximumPollers,
+			MinimumPollers:  orNumber(props.MinimumPollers, 1),
+			MaximumPollers:  props.MaximumPollers,
+			PollerGroupName: props.PollerGroupName,
 		}
 		mp.BisectBatchOnFunctionError = jsii.Bool(s.bisect)
 		mp.MaximumRetryAttempts = jsii.Number(s.retries)
@@ -194,8 +341,50 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: c.OnFailure.QueueArn()},
 		}
 	}
+	metrics := !s.onDemand && boolOr(props.MappingMetrics, true)
+	mp.MetricsConfig = metricsConfig(metrics)
 	c.mapping(mp)
+	if metrics {
+		a.mappingMetrics(c.Mapping)
+	}
 	return c
+}
+
+// schemaRegistry makes the mapping's SchemaRegistryConfig and grants what
+// Lambda needs to read the registry: the secret of a Confluent registry,
+// the registry and its schemas for Glue.
+func (c *KafkaConsumer) schemaRegistry(r *KafkaSchemaRegistry) *awslambda.CfnEventSourceMapping_SchemaRegistryConfigProperty {
+	cfg := &awslambda.CfnEventSourceMapping_SchemaRegistryConfigProperty{
+		SchemaRegistryUri: r.Uri, EventRecordFormat: jsii.String(string(r.EventRecordFormat)),
+	}
+	validate := r.Validate
+	if len(validate) == 0 {
+		validate = []KafkaSchemaAttribute{KafkaSchemaValue}
+	}
+	var vs []interface{}
+	for _, a := range validate {
+		vs = append(vs, &awslambda.CfnEventSourceMapping_SchemaValidationConfigProperty{Attribute: jsii.String(string(a))})
+	}
+	cfg.SchemaValidationConfigs = &vs
+	if r.Secret != nil {
+		t := r.AuthType
+		if t == nil {
+			t = jsii.String("BASIC_AUTH")
+		}
+		cfg.AccessConfigs = &[]interface{}{&awslambda.CfnEventSourceMapping_SchemaRegistryAccessConfigProperty{Type: t, Uri: r.Secret.SecretArn()}}
+		r.Secret.GrantRead(c.Role, nil)
+	}
+	if uri := *r.Uri; strings.HasPrefix(uri, "arn:") && strings.Contains(uri, ":registry/") {
+		// arn:PARTITION:glue:REGION:ACCOUNT:registry/NAME -> schema/NAME/*
+		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("glue:GetRegistry", "glue:GetSchemaVersion"),
+			Resources: jsii.Strings(uri, strings.Replace(uri, ":registry/", ":schema/", 1)+"/*"),
+		}))
+		suppress(c.Role, "AwsSolutions-IAM5",
+			"Lambda reads the writer's schema of each record from the Glue registry: its schemas are named by the producers, so the grant covers the registry's schemas (schema/NAME/*) and no other registry's.",
+			"Resource::"+strings.Replace(uri, ":registry/", ":schema/", 1)+"/*")
+	}
+	return cfg
 }
 
 // grantMSK lets the role read the cluster's topic as Lambda's MSK poller

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
 // Defaults the constructs apply when a prop is left unset. The README's
@@ -22,6 +24,21 @@ const (
 	DefaultIteratorAgeAlarm       = 5 * 60  // seconds
 	DefaultDeadLetterAgeAlarm     = 60 * 60 // seconds
 	DefaultDeadLetterRetention    = 14      // days: SQS's maximum
+	// DefaultBacklogAgeAlarm is the age of the oldest message of a
+	// consumed SQS queue that raises its alarm, in seconds: above the 6 min
+	// a message the defaults retry takes to be quarantined (MaxAttempts 3
+	// at a visibility timeout of 180 s), so it fires on a queue that falls
+	// behind, not on one record being retried.
+	DefaultBacklogAgeAlarm = 15 * 60
+	// DefaultOffsetLagAlarm is the Kafka offset lag (records the consumer
+	// group has not committed, the highest partition's) that raises the
+	// alarm: 100 batches at the default BatchSize.
+	DefaultOffsetLagAlarm = 10000
+	// DefaultDroppedEventsAlarm and DefaultOnFailureEventsAlarm: one record
+	// in 5 minutes that Lambda dropped, or sent to the on-failure
+	// destination, raises the alarm.
+	DefaultDroppedEventsAlarm   = 1
+	DefaultOnFailureEventsAlarm = 1
 	// VisibilityTimeoutFactor: an SQS source queue's visibility timeout is
 	// at least this many function timeouts plus the batching window.
 	VisibilityTimeoutFactor = 6
@@ -54,7 +71,11 @@ type mappingSettings struct {
 	visibility       int // SQS source queue visibility timeout, seconds
 	maxReceive       int // SQS redrive maxReceiveCount
 	onDemand         bool
-	maxConcurrency   int // SQS ScalingConfig.MaximumConcurrency; 0 unset
+	maxConcurrency   int  // SQS ScalingConfig.MaximumConcurrency; 0 unset
+	timestamp        bool // StartingPositionTimestamp set
+	queueMode        bool // Kafka ConsumptionMode Queue
+	minPollers       int  // ProvisionedPollerConfig; 0 unset
+	maxPollers       int
 }
 
 func (s mappingSettings) stream() bool {
@@ -79,7 +100,7 @@ func (s mappingSettings) validate() []string {
 		}
 	}
 	in("Function.Timeout (seconds)", s.timeout, 1, 900)
-	in("MaximumBatchingWindowInSeconds", s.window, 0, 300)
+	in("MaxBatchingWindow (seconds)", s.window, 0, 300)
 	if s.maxAttempts < 1 {
 		bad("MaxAttempts %d: the attempt limit must be at least 1", s.maxAttempts)
 	}
@@ -91,7 +112,7 @@ func (s mappingSettings) validate() []string {
 		}
 		in("MaximumRetryAttempts", s.retries, -1, 10000)
 		if s.maxAge != -1 && (s.maxAge < 60 || s.maxAge > 604800) {
-			bad("MaximumRecordAgeInSeconds %d: Lambda accepts -1 (no limit) or 60..604800; 1-59 is rejected", s.maxAge)
+			bad("MaxRecordAge %d s: Lambda accepts 60 s..7 days (or no limit: NoRecordAgeLimit); 1-59 s is rejected", s.maxAge)
 		}
 		// A record fails at most MaximumRetryAttempts+1 times as the head
 		// of its batch before Lambda sends the on-failure record and moves on:
@@ -107,8 +128,16 @@ func (s mappingSettings) validate() []string {
 		if s.source != sourceKinesis {
 			valid = valid[:2]
 		}
-		if !slices.Contains(valid, s.startingPosition) {
+		switch {
+		case s.queueMode:
+			// Queue mode (share groups) has no starting position.
+		case !slices.Contains(valid, s.startingPosition):
 			bad("StartingPosition %q is not valid for %s: use one of %s", s.startingPosition, s.source, strings.Join(valid, ", "))
+		case (s.startingPosition == "AT_TIMESTAMP") != s.timestamp:
+			bad("StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP, and only with it (StartingPosition %s)", s.startingPosition)
+		}
+		if s.source == sourceKafka {
+			s.pollers(1, &p)
 		}
 	case s.sqs():
 		if s.source == sourceSQSFIFO {
@@ -116,12 +145,12 @@ func (s mappingSettings) validate() []string {
 				bad("BatchSize %d: a FIFO queue's mapping takes 1..10 messages per batch", s.batchSize)
 			}
 			if s.window > 0 {
-				bad("MaximumBatchingWindowInSeconds %d: Lambda has no batching window for FIFO queues; leave it unset or 0", s.window)
+				bad("MaxBatchingWindow %d s: Lambda has no batching window for FIFO queues; leave it unset or 0", s.window)
 			}
 		} else {
 			in("BatchSize", s.batchSize, 1, 10000)
 			if s.batchSize > 10 && s.window < 1 {
-				bad("BatchSize %d needs MaximumBatchingWindowInSeconds of at least 1 (Lambda: maximum batch window must be greater than 0 if maximum batch size is greater than 10)", s.batchSize)
+				bad("BatchSize %d needs a MaxBatchingWindow of at least 1 s (Lambda: maximum batch window must be greater than 0 if maximum batch size is greater than 10)", s.batchSize)
 			}
 		}
 		in("MaxReceiveCount", s.maxReceive, 1, 1000)
@@ -129,16 +158,46 @@ func (s mappingSettings) validate() []string {
 			bad("MaxAttempts %d exceeds MaxReceiveCount %d: the queue moves the message to its redrive queue before it is quarantined; "+
 				"lower MaxAttempts or raise MaxReceiveCount", s.maxAttempts, s.maxReceive)
 		}
-		in("VisibilityTimeoutInSeconds", s.visibility, 0, 43200)
+		in("VisibilityTimeout (seconds)", s.visibility, 0, 43200)
 		if s.visibility < s.timeout+s.window {
-			bad("VisibilityTimeoutInSeconds %d is below the function timeout %d s plus the batching window %d s: a message would be handed out again while it is processed; "+
+			bad("VisibilityTimeout %d s is below the function timeout %d s plus the batching window %d s: a message would be handed out again while it is processed; "+
 				"leave it unset for %d s (6 x timeout + window)", s.visibility, s.timeout, s.window, minVisibility(s.timeout, s.window))
 		}
 		if s.maxConcurrency != 0 {
 			in("MaximumConcurrency", s.maxConcurrency, 2, 1000)
 		}
+		s.pollers(2, &p)
 	}
 	return p
+}
+
+// pollers checks ProvisionedPollerConfig: Lambda's smallest poller count
+// is least (SQS 2, Kafka 1), and the minimum may not exceed the maximum.
+func (s mappingSettings) pollers(least int, p *[]string) {
+	if s.minPollers != 0 && s.minPollers < least {
+		*p = append(*p, fmt.Sprintf("MinimumPollers %d: %s takes at least %d", s.minPollers, s.source, least))
+	}
+	if s.maxPollers != 0 && s.maxPollers < least {
+		*p = append(*p, fmt.Sprintf("MaximumPollers %d: %s takes at least %d", s.maxPollers, s.source, least))
+	}
+	if s.minPollers != 0 && s.maxPollers != 0 && s.minPollers > s.maxPollers {
+		*p = append(*p, fmt.Sprintf("MinimumPollers %d exceeds MaximumPollers %d", s.minPollers, s.maxPollers))
+	}
+}
+
+// seconds reads an optional duration prop in whole seconds, def when
+// unset; a fraction of a second is a problem (Lambda and SQS take whole
+// seconds).
+func seconds(name string, d awscdk.Duration, def int, problems *[]string) int {
+	if d == nil {
+		return def
+	}
+	ms := *d.ToMilliseconds(nil)
+	if math.Mod(ms, 1000) != 0 {
+		*problems = append(*problems, fmt.Sprintf("%s %s is not a whole number of seconds", name, *d.ToHumanString()))
+		return def
+	}
+	return int(ms / 1000)
 }
 
 // whole reads an optional whole-number prop, def when unset; a fraction is

@@ -1,6 +1,8 @@
 package infra
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -8,11 +10,20 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// QueueConsumerProps configure a QueueConsumer. The construct makes the
-// source queue, so that it can give it the redrive policy and visibility
-// timeout the function needs.
+// QueueConsumerProps configure a QueueConsumer. Unless Queue is given, the
+// construct makes the source queue, so that it can give it the redrive
+// policy and visibility timeout the function needs.
 type QueueConsumerProps struct {
-	// Fifo makes a FIFO source queue (and redrive queue). Default false.
+	// Queue is an existing source queue (awssqs.Queue_FromQueueArn, or a
+	// queue of the app) to consume instead of one of the construct's own:
+	// for a live pipeline moving to Sluice. The construct cannot change
+	// it, so the props that shape the queue (Fifo, ContentBasedDeduplication,
+	// QueueName, RetentionPeriod, VisibilityTimeout, MaxReceiveCount) are
+	// refused with it; give it a visibility timeout of at least 6 x the
+	// function timeout and a redrive policy of its own (synth warns).
+	Queue awssqs.IQueue
+	// Fifo makes a FIFO source queue (and redrive and quarantine queues).
+	// Default false.
 	Fifo *bool
 	// ContentBasedDeduplication of a FIFO queue. Default false.
 	ContentBasedDeduplication *bool
@@ -24,25 +35,40 @@ type QueueConsumerProps struct {
 
 	Function FunctionOptions
 
-	BatchSize                      *float64 // 10; FIFO at most 10
-	MaximumBatchingWindowInSeconds *float64 // 0; FIFO must leave it 0
-	MaximumConcurrency             *float64 // unset: Lambda's own scaling
-	ReportBatchItemFailures        *bool    // true
+	BatchSize *float64 // 10; FIFO at most 10
+	// MaxBatchingWindow: 0; FIFO must leave it 0. Whole seconds.
+	MaxBatchingWindow       awscdk.Duration
+	MaximumConcurrency      *float64 // unset: Lambda's own scaling
+	ReportBatchItemFailures *bool    // true
+	// MinimumPollers and MaximumPollers turn on provisioned mode
+	// (ProvisionedPollerConfig: pollers kept ready for bursts, billed
+	// while they run); unset, the mapping scales on demand. Lambda takes at
+	// least 2 of each.
+	MinimumPollers *float64
+	MaximumPollers *float64
+	// MappingMetrics turns on the mapping's EventCount metrics
+	// (MetricsConfig): default true.
+	MappingMetrics *bool
 	// MaxReceiveCount of the redrive policy: 5.
 	MaxReceiveCount *float64
-	// VisibilityTimeoutInSeconds of the source queue: 6 x the function
-	// timeout + the batching window; never below timeout + window.
-	VisibilityTimeoutInSeconds *float64
+	// VisibilityTimeout of the source queue: 6 x the function timeout +
+	// the batching window; never below timeout + window.
+	VisibilityTimeout awscdk.Duration
 
 	// MaxAttempts is the attempt limit after which the handler quarantines
 	// a message (SLUICE_MAX_ATTEMPTS, counted by ApproximateReceiveCount):
 	// 3; at most MaxReceiveCount.
 	MaxAttempts *float64
-	// DeadLetters is the quarantine queue: default one of its own.
+	// DeadLetters is the quarantine queue: default one of its own (FIFO for
+	// a FIFO source; a given one must be FIFO too).
 	DeadLetters *DeadLetterQueue
 	// IdempotencyTable turns idempotency on: default off.
 	IdempotencyTable *IdempotencyTable
-	Alarms           *AlarmOptions
+	// IdempotencyKey names the business key the function registered with
+	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default the
+	// message id. Needs IdempotencyTable.
+	IdempotencyKey *string
+	Alarms         *AlarmOptions
 }
 
 // QueueConsumer deploys a function consuming an SQS queue, standard or
@@ -50,10 +76,10 @@ type QueueConsumerProps struct {
 type QueueConsumer struct {
 	Consumer
 	// Queue is the source queue.
-	Queue awssqs.Queue
+	Queue awssqs.IQueue
 	// Redrive is the source queue's dead-letter queue (redrive policy):
 	// messages the function failed MaxReceiveCount times and the
-	// quarantine could not take.
+	// quarantine could not take. Nil when the props gave the queue.
 	Redrive awssqs.Queue
 }
 
@@ -63,22 +89,46 @@ func queueSettings(props *QueueConsumerProps, timeout int) (mappingSettings, []s
 		source:         sourceSQS,
 		timeout:        timeout,
 		batchSize:      whole("BatchSize", props.BatchSize, DefaultQueueBatchSize, &p),
-		window:         whole("MaximumBatchingWindowInSeconds", props.MaximumBatchingWindowInSeconds, 0, &p),
+		window:         seconds("MaxBatchingWindow", props.MaxBatchingWindow, 0, &p),
 		report:         boolOr(props.ReportBatchItemFailures, true),
 		maxAttempts:    whole("MaxAttempts", props.MaxAttempts, DefaultMaxAttempts, &p),
 		maxReceive:     whole("MaxReceiveCount", props.MaxReceiveCount, DefaultMaxReceiveCount, &p),
 		maxConcurrency: whole("MaximumConcurrency", props.MaximumConcurrency, 0, &p),
+		minPollers:     whole("MinimumPollers", props.MinimumPollers, 0, &p),
+		maxPollers:     whole("MaximumPollers", props.MaximumPollers, 0, &p),
 	}
-	if boolOr(props.Fifo, false) {
+	fifo := boolOr(props.Fifo, false)
+	if props.Queue != nil {
+		for name, set := range map[string]bool{
+			"Fifo": props.Fifo != nil, "ContentBasedDeduplication": props.ContentBasedDeduplication != nil,
+			"QueueName": props.QueueName != nil, "RetentionPeriod": props.RetentionPeriod != nil,
+			"VisibilityTimeout": props.VisibilityTimeout != nil, "MaxReceiveCount": props.MaxReceiveCount != nil,
+		} {
+			if set {
+				p = append(p, name+" shapes the queue the construct makes; with Queue given, set it on that queue instead")
+			}
+		}
+		fifo = props.Queue.Fifo() != nil && *props.Queue.Fifo()
+		// The given queue's redrive policy is not the construct's to check.
+		s.maxReceive = max(s.maxAttempts, 1)
+	}
+	if fifo {
 		s.source = sourceSQSFIFO
 	}
-	s.visibility = whole("VisibilityTimeoutInSeconds", props.VisibilityTimeoutInSeconds, minVisibility(s.timeout, s.window), &p)
+	s.visibility = seconds("VisibilityTimeout", props.VisibilityTimeout, minVisibility(s.timeout, s.window), &p)
+	if props.Queue != nil {
+		s.visibility = minVisibility(s.timeout, s.window)
+	}
+	if fifo && props.DeadLetters != nil && (props.DeadLetters.Queue.Fifo() == nil || !*props.DeadLetters.Queue.Fifo()) {
+		p = append(p, "DeadLetters is a standard queue but the source is FIFO: order within a message group would not survive into a redrive; "+
+			"pass a DeadLetterQueue with Fifo true")
+	}
 	return s, append(p, s.validate()...)
 }
 
-// NewQueueConsumer makes the source queue with its redrive queue, the
-// function, its event source mapping and dead-letter queue, the grants and
-// the alarms.
+// NewQueueConsumer makes the source queue with its redrive queue (unless
+// given one), the function, its event source mapping and dead-letter
+// queue, the grants and the alarms.
 func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsumerProps) *QueueConsumer {
 	c := &QueueConsumer{}
 	c.Construct = constructs.NewConstruct(scope, id)
@@ -88,37 +138,54 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 	}
 	problems := functionProblems(&props.Function)
 	s, sp := queueSettings(props, functionTimeout(&props.Function))
+	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	invalid(path, append(problems, sp...))
 
 	fifo := s.source == sourceSQSFIFO
-	var fifoProp *bool
-	if fifo {
-		fifoProp = jsii.Bool(true)
+	if props.Queue != nil {
+		c.Queue = props.Queue
+		awscdk.Annotations_Of(c.Construct).AddWarningV2(jsii.String("sluice:GivenQueue"), jsii.String(fmt.Sprintf(
+			"the source queue is given, so the construct cannot check it: give it a visibility timeout of at least %d s "+
+				"(6 x the function timeout + the batching window) and a redrive policy with maxReceiveCount of at least MaxAttempts (%d)",
+			s.visibility, s.maxAttempts)), nil)
+	} else {
+		var fifoProp *bool
+		if fifo {
+			fifoProp = jsii.Bool(true)
+		}
+		c.Redrive = newSafeQueue(c.Construct, "Redrive", &awssqs.QueueProps{Fifo: fifoProp})
+		c.Queue = newSafeQueue(c.Construct, "Queue", &awssqs.QueueProps{
+			Fifo:                      fifoProp,
+			ContentBasedDeduplication: props.ContentBasedDeduplication,
+			QueueName:                 props.QueueName,
+			RetentionPeriod:           orDuration(props.RetentionPeriod, awscdk.Duration_Days(jsii.Number(4))),
+			VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(s.visibility)),
+			DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: c.Redrive, MaxReceiveCount: jsii.Number(s.maxReceive)},
+		})
 	}
-	c.Redrive = newSafeQueue(c.Construct, "Redrive", &awssqs.QueueProps{Fifo: fifoProp})
-	c.Queue = newSafeQueue(c.Construct, "Queue", &awssqs.QueueProps{
-		Fifo:                      fifoProp,
-		ContentBasedDeduplication: props.ContentBasedDeduplication,
-		QueueName:                 props.QueueName,
-		RetentionPeriod:           orDuration(props.RetentionPeriod, awscdk.Duration_Days(jsii.Number(4))),
-		VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(s.visibility)),
-		DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: c.Redrive, MaxReceiveCount: jsii.Number(s.maxReceive)},
-	})
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms})
-	a.deadLetterAge("RedriveOldestMessage", c.Redrive, "the source queue's redrive queue")
+		maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, fifo: fifo, key: props.IdempotencyKey})
+	if c.Redrive != nil {
+		a.deadLetterAge("RedriveOldestMessage", c.Redrive, "the source queue's redrive queue")
+	}
+	a.backlogAge(c.Queue)
 	c.Queue.GrantConsumeMessages(c.Role)
 
 	mp := &awslambda.CfnEventSourceMappingProps{
 		EventSourceArn:        c.Queue.QueueArn(),
 		BatchSize:             jsii.Number(s.batchSize),
 		FunctionResponseTypes: responseTypes(s.report),
+		MetricsConfig:         metricsConfig(boolOr(props.MappingMetrics, true)),
 	}
 	if !fifo {
 		mp.MaximumBatchingWindowInSeconds = jsii.Number(s.window)
 	}
 	if s.maxConcurrency > 0 {
 		mp.ScalingConfig = &awslambda.CfnEventSourceMapping_ScalingConfigProperty{MaximumConcurrency: jsii.Number(s.maxConcurrency)}
+	}
+	if s.minPollers > 0 || s.maxPollers > 0 {
+		mp.ProvisionedPollerConfig = &awslambda.CfnEventSourceMapping_ProvisionedPollerConfigProperty{
+			MinimumPollers: props.MinimumPollers, MaximumPollers: props.MaximumPollers}
 	}
 	c.mapping(mp)
 	return c

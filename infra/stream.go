@@ -3,6 +3,7 @@ package infra
 import (
 	"fmt"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
@@ -13,24 +14,39 @@ import (
 )
 
 // StreamConsumerProps configure a StreamConsumer. Set exactly one of Stream
-// and Table. Mapping settings carry their CreateEventSourceMapping names;
-// unset, each takes the default in parentheses.
+// and Table; both may be existing ones (awskinesis.Stream_FromStreamArn,
+// awsdynamodb.Table_FromTableAttributes with TableStreamArn). Unset, each
+// setting takes the default in parentheses.
 type StreamConsumerProps struct {
 	// Stream is a Kinesis data stream.
 	Stream awskinesis.IStream
+	// StreamConsumerArn is an enhanced fan-out consumer of Stream
+	// (arn:...:stream/NAME/consumer/CONSUMER:TIMESTAMP) to read through:
+	// dedicated throughput per shard instead of sharing the stream's reads.
+	// Default none.
+	StreamConsumerArn *string
 	// Table is a DynamoDB table with a stream (TableProps.Stream set).
 	Table awsdynamodb.ITable
 
 	Function FunctionOptions
 
-	StartingPosition               *string  // TRIM_HORIZON: nothing written before the first deploy is skipped
-	BatchSize                      *float64 // 100
-	MaximumBatchingWindowInSeconds *float64 // 0
-	ParallelizationFactor          *float64 // 1
-	BisectBatchOnFunctionError     *bool    // true
-	MaximumRetryAttempts           *float64 // 5; -1 retries until the record expires
-	MaximumRecordAgeInSeconds      *float64 // 21600 (6 h); -1 none
-	ReportBatchItemFailures        *bool    // true
+	// StartingPosition (TRIM_HORIZON): nothing written before the first
+	// deploy is skipped. AT_TIMESTAMP (Kinesis) takes
+	// StartingPositionTimestamp, in Unix seconds.
+	StartingPosition           awslambda.StartingPosition
+	StartingPositionTimestamp  *float64
+	BatchSize                  *float64        // 100
+	MaxBatchingWindow          awscdk.Duration // 0; whole seconds
+	ParallelizationFactor      *float64        // 1
+	BisectBatchOnFunctionError *bool           // true
+	MaximumRetryAttempts       *float64        // 5; -1 retries until the record expires
+	// MaxRecordAge (6 h); NoRecordAgeLimit true removes the limit (-1).
+	MaxRecordAge            awscdk.Duration
+	NoRecordAgeLimit        *bool
+	ReportBatchItemFailures *bool // true
+	// MappingMetrics turns on the mapping's EventCount metrics
+	// (MetricsConfig) and the alarms on them: default true.
+	MappingMetrics *bool
 
 	// MaxAttempts is the attempt limit after which the handler quarantines
 	// a record (SLUICE_MAX_ATTEMPTS): 3; at most MaximumRetryAttempts+1.
@@ -42,6 +58,10 @@ type StreamConsumerProps struct {
 	OnFailure awssqs.IQueue
 	// IdempotencyTable turns idempotency on: default off.
 	IdempotencyTable *IdempotencyTable
+	// IdempotencyKey names the business key the function registered with
+	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default the
+	// record's event id. Needs IdempotencyTable.
+	IdempotencyKey *string
 	// AttemptsTable counts attempts: default a table of its own.
 	AttemptsTable *AttemptsTable
 	Alarms        *AlarmOptions
@@ -56,6 +76,24 @@ type StreamConsumer struct {
 	AttemptsTable *AttemptsTable
 }
 
+// recordAge reads MaxRecordAge and NoRecordAgeLimit.
+func recordAge(age awscdk.Duration, none *bool, p *[]string) int {
+	if boolOr(none, false) {
+		if age != nil {
+			*p = append(*p, "MaxRecordAge and NoRecordAgeLimit: set one")
+		}
+		return -1
+	}
+	return seconds("MaxRecordAge", age, DefaultMaximumRecordAge, p)
+}
+
+func startingPosition(pos awslambda.StartingPosition) string {
+	if pos == "" {
+		return DefaultStartingPosition
+	}
+	return string(pos)
+}
+
 // streamSettings applies the defaults to props.
 func streamSettings(props *StreamConsumerProps, source string, timeout int) (mappingSettings, []string) {
 	var p []string
@@ -63,17 +101,15 @@ func streamSettings(props *StreamConsumerProps, source string, timeout int) (map
 		source:           source,
 		timeout:          timeout,
 		batchSize:        whole("BatchSize", props.BatchSize, DefaultStreamBatchSize, &p),
-		window:           whole("MaximumBatchingWindowInSeconds", props.MaximumBatchingWindowInSeconds, 0, &p),
+		window:           seconds("MaxBatchingWindow", props.MaxBatchingWindow, 0, &p),
 		parallelization:  whole("ParallelizationFactor", props.ParallelizationFactor, 1, &p),
 		bisect:           boolOr(props.BisectBatchOnFunctionError, true),
 		retries:          whole("MaximumRetryAttempts", props.MaximumRetryAttempts, DefaultMaximumRetryAttempts, &p),
-		maxAge:           whole("MaximumRecordAgeInSeconds", props.MaximumRecordAgeInSeconds, DefaultMaximumRecordAge, &p),
+		maxAge:           recordAge(props.MaxRecordAge, props.NoRecordAgeLimit, &p),
 		report:           boolOr(props.ReportBatchItemFailures, true),
 		maxAttempts:      whole("MaxAttempts", props.MaxAttempts, DefaultMaxAttempts, &p),
-		startingPosition: DefaultStartingPosition,
-	}
-	if props.StartingPosition != nil {
-		s.startingPosition = *props.StartingPosition
+		startingPosition: startingPosition(props.StartingPosition),
+		timestamp:        props.StartingPositionTimestamp != nil,
 	}
 	return s, append(p, s.validate()...)
 }
@@ -98,8 +134,12 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		if props.Table.TableStreamArn() == nil {
 			problems = append(problems, fmt.Sprintf("Table %s has no stream: set Stream (a StreamViewType such as NEW_AND_OLD_IMAGES) on the table", *props.Table.Node().Path()))
 		}
+		if props.StreamConsumerArn != nil {
+			problems = append(problems, "StreamConsumerArn is a Kinesis enhanced fan-out consumer; DynamoDB Streams have none")
+		}
 	}
 	problems = append(problems, functionProblems(&props.Function)...)
+	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	s, sp := streamSettings(props, source, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
 
@@ -108,7 +148,7 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey})
 	c.OnFailure = c.onFailureQueue(props.OnFailure, a)
 	a.iteratorAge(c.Function)
 
@@ -120,6 +160,13 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 				"kinesis:GetShardIterator", "kinesis:ListShards"),
 			Resources: jsii.Strings(*arn),
 		}))
+		if props.StreamConsumerArn != nil {
+			arn = props.StreamConsumerArn
+			c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings("kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer"),
+				Resources: jsii.Strings(*arn),
+			}))
+		}
 		if k := props.Stream.EncryptionKey(); k != nil {
 			k.GrantDecrypt(c.Role)
 		}
@@ -140,9 +187,11 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 			k.GrantDecrypt(c.Role)
 		}
 	}
+	metrics := boolOr(props.MappingMetrics, true)
 	c.mapping(&awslambda.CfnEventSourceMappingProps{
 		EventSourceArn:                 arn,
 		StartingPosition:               jsii.String(s.startingPosition),
+		StartingPositionTimestamp:      props.StartingPositionTimestamp,
 		BatchSize:                      jsii.Number(s.batchSize),
 		MaximumBatchingWindowInSeconds: jsii.Number(s.window),
 		ParallelizationFactor:          jsii.Number(s.parallelization),
@@ -153,6 +202,10 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		DestinationConfig: &awslambda.CfnEventSourceMapping_DestinationConfigProperty{
 			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: c.OnFailure.QueueArn()},
 		},
+		MetricsConfig: metricsConfig(metrics),
 	})
+	if metrics {
+		a.mappingMetrics(c.Mapping)
+	}
 	return c
 }

@@ -1,15 +1,19 @@
 // Command app is a CDK app that deploys the example handler
-// (examples/conformance) twice: as the consumer of a Kinesis orders stream
-// with idempotency and a dead-letter queue, and as the consumer of an SQS
-// FIFO queue. It builds the arm64 bootstrap itself, applies the cdk-nag
-// AwsSolutions checks, and exits 1 when a check reports an error, so both
-// `make synth` and `cdk deploy` stop there.
+// (examples/conformance) once per source: a Kinesis orders stream with
+// idempotency, a DynamoDB table's stream, an SQS standard queue and an SQS
+// FIFO queue (stack SluiceExample), and an Amazon MSK topic (stack
+// SluiceExampleKafka, for a cluster of yours: -c kafkaClusterArn=ARN). It
+// builds the arm64 bootstrap itself, applies the cdk-nag AwsSolutions
+// checks, and exits 1 when a check reports an error, so both `make synth`
+// and `cdk deploy` stop there.
 //
 //	make synth                    templates in cdk.out/, no AWS credentials needed
-//	cd infra/examples/app && cdk deploy --all
+//	cd infra/examples/app && cdk deploy SluiceExample
+//	cdk deploy SluiceExampleKafka -c kafkaClusterArn=arn:aws:kafka:...
 //
 // The templates are what `sluice run --template cdk.out/SluiceExample.template.json
-// --mapping sluice-example-orders` runs locally.
+// --mapping sluice-example-orders` runs locally (one mapping per function
+// name: sluice-example-orders, -changes, -jobs, -ledger, -payments).
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"path/filepath"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/jsii-runtime-go"
@@ -49,8 +54,15 @@ func run() error {
 	app := awscdk.NewApp(nil)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	stack := awscdk.NewStack(app, jsii.String("SluiceExample"), &awscdk.StackProps{
-		Description: jsii.String("Sluice example: a Kinesis orders consumer with idempotency and a dead-letter queue, and an SQS FIFO consumer"),
+		Description: jsii.String("Sluice example: consumers of a Kinesis stream (with idempotency), a DynamoDB table's stream, an SQS queue and an SQS FIFO queue"),
 	})
+	function := func(name, source string) infra.FunctionOptions {
+		return infra.FunctionOptions{
+			BootstrapDir: jsii.String(bootstrap),
+			FunctionName: jsii.String("sluice-example-" + name),
+			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String(source)},
+		}
+	}
 
 	orders := awskinesis.NewStream(stack, jsii.String("OrdersStream"), &awskinesis.StreamProps{
 		Encryption: awskinesis.StreamEncryption_MANAGED, ShardCount: jsii.Number(2),
@@ -58,19 +70,45 @@ func run() error {
 	infra.NewStreamConsumer(stack, jsii.String("Orders"), &infra.StreamConsumerProps{
 		Stream:           orders,
 		IdempotencyTable: infra.NewIdempotencyTable(stack, jsii.String("Idempotency"), nil),
-		Function: infra.FunctionOptions{
-			BootstrapDir: jsii.String(bootstrap),
-			FunctionName: jsii.String("sluice-example-orders"),
-			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String("kinesis")},
+		Function:         function("orders", "kinesis"),
+	})
+	accounts := awsdynamodb.NewTable(stack, jsii.String("Accounts"), &awsdynamodb.TableProps{
+		PartitionKey:  &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:   awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		Stream:        awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
 	})
+	infra.NewStreamConsumer(stack, jsii.String("Changes"), &infra.StreamConsumerProps{
+		Table:    accounts,
+		Function: function("changes", "dynamodb"),
+	})
+	infra.NewQueueConsumer(stack, jsii.String("Jobs"), &infra.QueueConsumerProps{
+		Function: function("jobs", "sqs"),
+	})
 	infra.NewQueueConsumer(stack, jsii.String("Ledger"), &infra.QueueConsumerProps{
-		Fifo: jsii.Bool(true),
-		Function: infra.FunctionOptions{
-			BootstrapDir: jsii.String(bootstrap),
-			FunctionName: jsii.String("sluice-example-ledger"),
-			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String("sqs-fifo")},
-		},
+		Fifo:     jsii.Bool(true),
+		Function: function("ledger", "sqs-fifo"),
+	})
+
+	// Kafka needs a cluster: an MSK cluster of yours, read with IAM
+	// authentication. Without -c kafkaClusterArn=... the stack synthesizes
+	// against a placeholder ARN, for make synth and sluice run only.
+	clusterArn := "arn:aws:kafka:us-east-1:111111111111:cluster/example/00000000-0000-0000-0000-000000000000-1"
+	if v, ok := app.Node().TryGetContext(jsii.String("kafkaClusterArn")).(string); ok && v != "" {
+		clusterArn = v
+	}
+	kafka := awscdk.NewStack(app, jsii.String("SluiceExampleKafka"), &awscdk.StackProps{
+		Description: jsii.String("Sluice example: a consumer of an Amazon MSK topic, in provisioned mode"),
+	})
+	infra.NewKafkaConsumer(kafka, jsii.String("Payments"), &infra.KafkaConsumerProps{
+		ClusterArn:      jsii.String(clusterArn),
+		Topic:           jsii.String("payments"),
+		ConsumerGroupId: jsii.String("sluice-example-payments"),
+		Function:        function("payments", "kafka"),
 	})
 
 	asm := app.Synth(nil)
