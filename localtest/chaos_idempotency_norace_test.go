@@ -8,3 +8,11 @@ import "testing"
 // race detector makes it ten times slower, so a race build runs 10,000
 // (chaos_idempotency_race_test.go).
 func TestChaosIdempotency(t *testing.T) { chaosIdempotency(t, 100000) }
+
+// chaosCrashMessages is how many messages TestChaosCrashIdempotency runs
+// (every one makes two DynamoDB Local writes, and each injected timeout
+// waits out the function's timeout).
+const chaosCrashMessages = 3000
+
+// chaosRecordsRun is how many records TestChaos runs.
+const chaosRecordsRun = 100000
