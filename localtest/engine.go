@@ -164,16 +164,38 @@ type runner struct {
 	initOK                                        bool
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
-	// recent are the durations of the last invocations the function
-	// answered (a ring of recentKept), from which mid-batch kill moments
-	// are drawn.
-	recent  []time.Duration
+	// recent are the durations and payload sizes of the last invocations
+	// the function answered (a ring of recentKept), from which mid-batch
+	// kill moments are drawn.
+	recent  []pace
 	recentN int
 }
 
 // recentKept is how many answered invocations' durations a mid-batch kill
 // moment is drawn over.
 const recentKept = 8
+
+// pace is how long an answered invocation took for its payload's size.
+type pace struct {
+	d     time.Duration
+	bytes int
+}
+
+// expectedDuration is how long an invocation of size payload bytes is
+// expected to take at the pace of recent: their total duration over their
+// total size, times size (0 when nothing is known), at most limit.
+func expectedDuration(recent []pace, size int, limit time.Duration) time.Duration {
+	var d time.Duration
+	b := 0
+	for _, p := range recent {
+		d += p.d
+		b += p.bytes
+	}
+	if b == 0 {
+		return 0
+	}
+	return min(time.Duration(float64(d)*float64(size)/float64(b)), limit)
+}
 
 // errKillFaults is the error for crash or timeout faults with an invoker
 // that cannot kill the function's process.
@@ -204,14 +226,9 @@ const (
 // planKill turns two uniform draws in [0,1) into an injected crash
 // (timeout false) or timeout: u picks the point (a timeout is always
 // frozen at a moment, which may come after the function answered), v the
-// moment, uniform over the mean of recent, the durations of the last
-// invocations the function answered (none: at once after the hand-over).
-func planKill(timeout bool, u, v float64, recent []time.Duration) *Kill {
-	var mean time.Duration
-	for _, d := range recent {
-		mean += d / time.Duration(len(recent))
-	}
-	after := time.Duration(v * float64(mean))
+// moment, uniform over expected, the invocation's expected duration.
+func planKill(timeout bool, u, v float64, expected time.Duration) *Kill {
+	after := time.Duration(v * float64(expected))
 	switch {
 	case timeout:
 		return &Kill{Point: KillMidBatch, After: after, Timeout: true}
@@ -406,11 +423,12 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 			Payload: errorDocument("injected function error", "Injected.Error")}
 		return c, nil
 	}
+	expected := func() time.Duration { return expectedDuration(r.recent, len(payload), r.opts.FunctionTimeout) }
 	switch {
 	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
-		c.inv.Kill = planKill(false, r.rnd.Float64(), r.rnd.Float64(), r.recent)
+		c.inv.Kill = planKill(false, r.rnd.Float64(), r.rnd.Float64(), expected())
 	case f.TimeoutRate > 0 && r.rnd.Float64() < f.TimeoutRate:
-		c.inv.Kill = planKill(true, r.rnd.Float64(), r.rnd.Float64(), r.recent)
+		c.inv.Kill = planKill(true, r.rnd.Float64(), r.rnd.Float64(), expected())
 	}
 	return c, nil
 }
@@ -454,10 +472,11 @@ func (r *runner) endInvoke(c *pendingInvoke) (Response, string, error) {
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
 			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killWords(k, c.inv.Timeout, -1)})
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
+		p := pace{d: resp.Duration, bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {
-			r.recent = append(r.recent, resp.Duration)
+			r.recent = append(r.recent, p)
 		} else {
-			r.recent[r.recentN%recentKept] = resp.Duration
+			r.recent[r.recentN%recentKept] = p
 		}
 		r.recentN++
 	}

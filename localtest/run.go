@@ -74,10 +74,11 @@ type Faults struct {
 	// runtime error) kills it on Lambda: at the hand-over (before the first
 	// record, one in five), mid-batch (three in five) or after the
 	// function's last effect, before its answer reaches the runner (one in
-	// five). A mid-batch moment is drawn uniformly over the mean duration
-	// of the last 8 invocations the function answered (none yet: at once
-	// after the hand-over); one that comes after the function answered
-	// lands before the answer. Lambda sees Runtime.ExitError ("signal:
+	// five). A mid-batch moment is drawn uniformly over the invocation's
+	// expected duration: its payload's size at the pace (time per byte) of
+	// the last 8 invocations the function answered, at most the timeout
+	// (none answered yet: at once after the hand-over); one that comes
+	// after the function answered lands before the answer. Lambda sees Runtime.ExitError ("signal:
 	// killed"); the next invocation starts a new process (a new init, the
 	// function's memory gone). Effects done before the kill stay, claims
 	// the function took stay in progress.
