@@ -92,9 +92,10 @@ func TestRuntimeAPIKill(t *testing.T) {
 		{"mid-batch moment after the answer", localtest.Kill{Point: localtest.KillMidBatch, After: 5 * time.Second}, 10 * time.Second,
 			[]string{"ok"}, 1, localtest.KillBeforeAnswer},
 		// Frozen while record 1 sleeps: without the freeze records 1 and 2
-		// would take effect long before the deadline.
-		{"timeout", localtest.Kill{Point: localtest.KillMidBatch, After: 300 * time.Millisecond, Timeout: true}, 3 * time.Second,
-			[]string{"ok", "sleep:1200", "ok"}, 1, localtest.KillMidBatch},
+		// would take effect (at 2 s) before the deadline (3 s; the handler
+		// starts no record in its last 500 ms).
+		{"timeout", localtest.Kill{Point: localtest.KillMidBatch, After: 600 * time.Millisecond, Timeout: true}, 3 * time.Second,
+			[]string{"ok", "sleep:2000", "ok"}, 1, localtest.KillMidBatch},
 		{"timeout after the answer", localtest.Kill{Point: localtest.KillMidBatch, After: 5 * time.Second, Timeout: true}, 2 * time.Second,
 			[]string{"ok"}, 1, localtest.KillBeforeAnswer},
 	}
