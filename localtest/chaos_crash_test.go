@@ -72,8 +72,10 @@ func chaosCrashIdempotency(t *testing.T, n int, lease string) {
 	}
 	start := time.Now()
 	rep, err := localtest.Run(context.Background(), localtest.Options{
-		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 3 * time.Second, Seed: 42,
-		Faults:      localtest.Faults{ErrorRate: 0.02, CrashRate: 0.15, TimeoutRate: 0.03, DuplicateRate: 0.05},
+		// Each injected timeout waits out the function's timeout (2 s, well
+		// above a batch's few hundred milliseconds).
+		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 2 * time.Second, Seed: 42,
+		Faults:      localtest.Faults{ErrorRate: 0.02, CrashRate: 0.15, TimeoutRate: 0.05, DuplicateRate: 0.05},
 		Effects:     func() ([]localtest.Effect, error) { return localtest.ReadEffects(effects, "") },
 		ExactlyOnce: true,
 	})
@@ -144,4 +146,4 @@ func (c *lineCounter) count() int {
 }
 
 // TestChaosCrashIdempotency: see chaosCrashIdempotency.
-func TestChaosCrashIdempotency(t *testing.T) { chaosCrashIdempotency(t, chaosCrashMessages, "") }
+func TestChaosCrashIdempotency(t *testing.T) { chaosCrashIdempotency(t, 3000, "") }

@@ -8,10 +8,10 @@ import "testing"
 // 100,000 of the issue run without it (chaos_idempotency_norace_test.go).
 func TestChaosIdempotency(t *testing.T) { chaosIdempotency(t, 10000) }
 
-// chaosCrashMessages is how many messages TestChaosCrashIdempotency runs
-// under the race detector.
-const chaosCrashMessages = 1000
-
 // chaosRecordsRun is how many records TestChaos runs under the race
-// detector (the 100,000 run without it).
-const chaosRecordsRun = 20000
+// detector (the 100,000 run without it), and chaosTimeoutRate its share of
+// injected timeouts (about 15, as many as a rare fault needs to fire).
+const (
+	chaosRecordsRun  = 20000
+	chaosTimeoutRate = 0.005
+)

@@ -83,7 +83,7 @@ func TestChaos(t *testing.T) {
 		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: time.Second, Seed: 42,
 		// Timeouts are rarer than the other faults: each waits out the
 		// function's timeout.
-		Faults:  localtest.Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.002, DuplicateRate: 0.02},
+		Faults:  localtest.Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: chaosTimeoutRate, DuplicateRate: 0.02},
 		Effects: func() ([]localtest.Effect, error) { return localtest.ReadEffects(effects, "") },
 	})
 	if err != nil {
