@@ -26,11 +26,9 @@ import (
 // point, timeouts frozen mid-batch and killed at the deadline), fails and
 // duplicates invocations: a killed process leaves effects done and claims
 // in progress behind, and its memory is gone. Every message must still end
-// processed, with exactly one effect.
-//
-// lease is the function's SLUICE_IDEMPOTENCY_LEASE ("" for the default:
-// the invocation's deadline).
-func chaosCrashIdempotency(t *testing.T, n int, lease string) {
+// processed, with exactly one effect. The claims' lease is the default, as
+// deployed: the invocation's deadline.
+func chaosCrashIdempotency(t *testing.T, n int) {
 	bin := rie.BuildHandler(t, "github.com/sluicehq/sluice/examples/conformance")
 	srv := servers.DynamoDB(t)
 	db := dynamodb.NewFromConfig(srv.AWSConfig())
@@ -57,9 +55,6 @@ func chaosCrashIdempotency(t *testing.T, n int, lease string) {
 		"SLUICE_IDEMPOTENCY_TABLE=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint, "AWS_REGION=" + servers.Region,
 		"AWS_ACCESS_KEY_ID=" + servers.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + servers.SecretAccessKey,
 		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
-	if lease != "" {
-		env = append(env, "SLUICE_IDEMPOTENCY_LEASE="+lease)
-	}
 	stalls := &lineCounter{word: []byte("is claimed by another invocation")}
 	inv, err := invoke.RuntimeAPI(bin, env, invoke.RuntimeAPILogs(stalls))
 	if err != nil {
@@ -146,4 +141,4 @@ func (c *lineCounter) count() int {
 }
 
 // TestChaosCrashIdempotency: see chaosCrashIdempotency.
-func TestChaosCrashIdempotency(t *testing.T) { chaosCrashIdempotency(t, 3000, "") }
+func TestChaosCrashIdempotency(t *testing.T) { chaosCrashIdempotency(t, 3000) }
