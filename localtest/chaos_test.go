@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,11 +47,13 @@ func chaosRecords(n int, rnd *rand.Rand, shape func(i int, payload json.RawMessa
 
 // TestChaos runs the conformance function, as a Lambda bootstrap behind the
 // runner's Runtime API, over 100,000 Kinesis records with every fault on:
-// failing records, injected function errors, crashes, timeouts and
-// duplicate deliveries. Whatever happens, no record may be lost and the
-// first effects of each partition key must keep the stream's order.
+// failing records, injected function errors, crashes (the process killed
+// at the hand-over, mid-batch or before its answer), timeouts (the process
+// frozen mid-batch and killed at the deadline) and duplicate deliveries.
+// Whatever happens, no record may be lost and the first effects of each
+// partition key must keep the stream's order.
 func TestChaos(t *testing.T) {
-	n := 100000
+	n := chaosRecordsRun
 	if testing.Short() {
 		n = 10000
 	}
@@ -74,8 +78,12 @@ func TestChaos(t *testing.T) {
 	}
 	start := time.Now()
 	rep, err := localtest.Run(context.Background(), localtest.Options{
-		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: 10 * time.Second, Seed: 42,
-		Faults:  localtest.Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: 0.01, DuplicateRate: 0.02},
+		// Each injected timeout waits out the function's timeout: 1 s keeps
+		// the run short, and is still far longer than a batch takes.
+		Mapping: m, Records: recs, Invoker: inv, FunctionTimeout: time.Second, Seed: 42,
+		// Timeouts are rarer than the other faults: each waits out the
+		// function's timeout.
+		Faults:  localtest.Faults{ErrorRate: 0.01, CrashRate: 0.01, TimeoutRate: chaosTimeoutRate, DuplicateRate: 0.02},
 		Effects: func() ([]localtest.Effect, error) { return localtest.ReadEffects(effects, "") },
 	})
 	if err != nil {
@@ -83,6 +91,7 @@ func TestChaos(t *testing.T) {
 	}
 	tt := rep.Totals
 	t.Logf("%d records in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
+	checkKills(t, rep, effects)
 	for _, inv := range rep.Invariants {
 		if inv.Status != localtest.StatusHeld {
 			t.Errorf("invariant %s %s: %s %v", inv.Name, inv.Status, inv.Reason, inv.Violations)
@@ -97,6 +106,58 @@ func TestChaos(t *testing.T) {
 	// Every kind of event happened, or the test proves less than it claims.
 	if tt.FunctionErrors == 0 || tt.Timeouts == 0 || tt.Duplicates == 0 || tt.PartialFailures == 0 || tt.Bisections == 0 || tt.OnFailure == 0 {
 		t.Fatalf("a fault never fired: %+v", tt)
+	}
+}
+
+// checkKills checks that the run's injected crashes and timeouts really
+// killed the function's process: at every kill point, the effects each
+// killed invocation left behind counted, and each kill followed by a new
+// process (effects from more than one process, and from no more than the
+// kills allow).
+func checkKills(t *testing.T, rep *localtest.Report, effects string) {
+	t.Helper()
+	points := map[localtest.KillPoint]int{}
+	timeouts, left := 0, 0
+	for _, k := range rep.Kills {
+		if k.Timeout {
+			timeouts++
+		} else {
+			points[k.Point]++
+		}
+		if k.Effects < 0 {
+			t.Fatalf("kill %+v: its effects were not counted (the conformance function names its invocations)", k)
+		}
+		left += k.Effects
+	}
+	t.Logf("kills: %d crashes %v, %d timeouts, leaving %d effects", rep.Totals.Crashes, points, timeouts, left)
+	if rep.Totals.Crashes == 0 || points[localtest.KillAtHandOver] == 0 || points[localtest.KillMidBatch] == 0 ||
+		points[localtest.KillBeforeAnswer] == 0 || timeouts == 0 || timeouts > rep.Totals.Timeouts {
+		t.Fatalf("want crashes at every kill point and timeouts: %v, %d timeouts, totals %+v", points, timeouts, rep.Totals)
+	}
+	if left == 0 {
+		t.Fatal("no killed invocation left an effect behind: the kills all landed before any work")
+	}
+	all, err := localtest.ReadEffects(effects, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[int]bool{}
+	lines, err := os.ReadFile(effects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var e struct{ PID int }
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.PID == 0 {
+			t.Fatalf("effects line %q: no pid (%v)", l, err)
+		}
+		pids[e.PID] = true
+	}
+	t.Logf("%d effects from %d processes", len(all), len(pids))
+	// A process ends only when it is killed: by an injected kill, or at a
+	// real timeout (counted in Timeouts with the injected ones).
+	if ends := rep.Totals.Crashes + rep.Totals.Timeouts; len(pids) < 2 || len(pids) > ends+1 {
+		t.Fatalf("effects from %d processes after %d kills: want a new process after each kill, and no other", len(pids), ends)
 	}
 }
 

@@ -32,6 +32,11 @@
 //	localtest/destination  on-failure destinations on SQS, S3 and Kafka
 //	localtest/invoke       the Runtime API and Invoke API invokers
 //
+// Faults: injected function errors and duplicate deliveries work with every
+// invoker; injected crashes and timeouts kill the function's process inside
+// an invocation (see Faults), so they need an invoker that can (a Killer:
+// localtest/invoke.RuntimeAPI), and Run refuses them for another.
+//
 // Time: sources read from files or memory run on a virtual clock that
 // skips waits (visibility timeouts, retry back-off, batching windows), so a
 // run that spans hours of Lambda time takes seconds; sources on real

@@ -67,6 +67,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Invoker == nil {
 		return nil, errors.New("localtest: Options.Invoker is required")
 	}
+	if err := checkKillFaults(opts.Faults, opts.Invoker); err != nil {
+		return nil, err
+	}
 	s, err := opts.Mapping.settings()
 	if err != nil {
 		return nil, err
@@ -161,6 +164,130 @@ type runner struct {
 	initOK                                        bool
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
+	// recent are the durations and payload sizes of the last invocations
+	// the function answered (a ring of recentKept), from which mid-batch
+	// kill moments are drawn.
+	recent  []pace
+	recentN int
+}
+
+// recentKept is how many answered invocations' durations a mid-batch kill
+// moment is drawn over.
+const recentKept = 8
+
+// pace is how long an answered invocation took for its payload's size.
+type pace struct {
+	d     time.Duration
+	bytes int
+}
+
+// expectedDuration is how long an invocation of size payload bytes is
+// expected to take at the pace of recent: their total duration over their
+// total size, times size (0 when nothing is known), at most limit.
+func expectedDuration(recent []pace, size int, limit time.Duration) time.Duration {
+	var d time.Duration
+	b := 0
+	for _, p := range recent {
+		d += p.d
+		b += p.bytes
+	}
+	if b == 0 {
+		return 0
+	}
+	return min(time.Duration(float64(d)*float64(size)/float64(b)), limit)
+}
+
+// errKillFaults is the error for crash or timeout faults with an invoker
+// that cannot kill the function's process.
+var errKillFaults = errors.New("localtest: crash and timeout faults need a process to kill: run the function as a bootstrap " +
+	"(sluice run --handler ./bootstrap, or localtest/invoke.RuntimeAPI). This invoker cannot kill the function inside an invocation " +
+	"(in process, a goroutine cannot be stopped mid-effect and the handler's memory would survive; behind an Invoke API endpoint the " +
+	"process is not the runner's), and a crash that leaves the function running is not a crash")
+
+// checkKillFaults refuses crash and timeout faults for an invoker that is
+// not a Killer that can kill.
+func checkKillFaults(f Faults, inv Invoker) error {
+	if f.CrashRate <= 0 && f.TimeoutRate <= 0 {
+		return nil
+	}
+	if k, ok := inv.(Killer); ok && k.CanKill() {
+		return nil
+	}
+	return fmt.Errorf("%w (Faults.CrashRate %g, TimeoutRate %g)", errKillFaults, f.CrashRate, f.TimeoutRate)
+}
+
+// Shares of injected crashes at each kill point: at the hand-over, mid-batch
+// (the rest), before the answer.
+const (
+	killShareHandOver     = 0.2
+	killShareBeforeAnswer = 0.2
+)
+
+// planKill turns two uniform draws in [0,1) into an injected crash
+// (timeout false) or timeout: u picks the point (a timeout is always
+// frozen at a moment, which may come after the function answered), v the
+// moment, uniform over expected, the invocation's expected duration.
+func planKill(timeout bool, u, v float64, expected time.Duration) *Kill {
+	after := time.Duration(v * float64(expected))
+	switch {
+	case timeout:
+		return &Kill{Point: KillMidBatch, After: after, Timeout: true}
+	case u < killShareHandOver:
+		return &Kill{Point: KillAtHandOver}
+	case u >= 1-killShareBeforeAnswer:
+		return &Kill{Point: KillBeforeAnswer}
+	}
+	return &Kill{Point: KillMidBatch, After: after}
+}
+
+// KilledInvocation is an invocation whose process the runner killed, as an
+// injected crash or timeout.
+type KilledInvocation struct {
+	N         int       `json:"n"`
+	RequestID string    `json:"requestId"`
+	Point     KillPoint `json:"point"`
+	Timeout   bool      `json:"timeout,omitempty"`
+	// AfterMs is when the kill (a timeout's freeze) landed, after the
+	// hand-over.
+	AfterMs int64 `json:"afterMs"`
+	// Effects is how many effects the invocation left behind, when the
+	// effects name their invocation (Effect.Request); -1 when unknown.
+	Effects int `json:"effects"`
+	// What says it in words.
+	What  string        `json:"what"`
+	after time.Duration // AfterMs, unrounded
+}
+
+// killWords says in plain words what an injected kill did; effects is the
+// number of effects the killed invocation left behind, or -1 when unknown.
+func killWords(k *Kill, timeout time.Duration, effects int) string {
+	var s string
+	switch {
+	case k.Timeout && k.Point == KillBeforeAnswer:
+		s = fmt.Sprintf("timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (%v)", timeout)
+	case k.Timeout:
+		s = fmt.Sprintf("timed out: the process was frozen mid-batch %v after the hand-over and killed at the deadline (%v)", roundMs(k.After), timeout)
+	case k.Point == KillAtHandOver:
+		s = "crashed: the process was killed at the hand-over, before the first record"
+	case k.Point == KillBeforeAnswer:
+		s = "crashed: the process was killed after the function's last effect, before its answer reached Lambda"
+	default:
+		s = fmt.Sprintf("crashed: the process was killed mid-batch, %v after the hand-over", roundMs(k.After))
+	}
+	switch {
+	case effects == 1:
+		s += ", after 1 effect"
+	case effects >= 0:
+		s += fmt.Sprintf(", after %d effects", effects)
+	}
+	return s + "; the next invocation starts a new process"
+}
+
+func roundMs(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func (r *runner) setSource() error {
@@ -275,8 +402,8 @@ type pendingInvoke struct {
 	err      error
 }
 
-// beginInvoke counts an invocation and draws its injected error, in the
-// order invocations are made, so that runs repeat.
+// beginInvoke counts an invocation and draws its injected error, crash or
+// timeout, in the order invocations are made, so that runs repeat.
 func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 	if r.report.Failure != nil {
 		return nil, errStop
@@ -289,10 +416,19 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 	r.report.Totals.Invocations++
 	c := &pendingInvoke{n: r.n, reqID: fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)}
 	c.inv = Invocation{RequestID: c.reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
-	if f := r.opts.Faults; f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
+	f := r.opts.Faults
+	if f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
 		c.injected = true
 		c.resp = Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
 			Payload: errorDocument("injected function error", "Injected.Error")}
+		return c, nil
+	}
+	expected := func() time.Duration { return expectedDuration(r.recent, len(payload), r.opts.FunctionTimeout) }
+	switch {
+	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
+		c.inv.Kill = planKill(false, r.rnd.Float64(), r.rnd.Float64(), expected())
+	case f.TimeoutRate > 0 && r.rnd.Float64() < f.TimeoutRate:
+		c.inv.Kill = planKill(true, r.rnd.Float64(), r.rnd.Float64(), expected())
 	}
 	return c, nil
 }
@@ -315,8 +451,9 @@ func (r *runner) doInvoke(ctx context.Context, c *pendingInvoke) {
 	}
 }
 
-// endInvoke takes note of the answer and applies the injected crash or
-// timeout, in the order invocations were made.
+// endInvoke takes note of the answer, in the order invocations were made.
+// An injected crash or timeout is in the answer already: the invoker
+// killed the process inside the invocation (Response.Killed).
 func (r *runner) endInvoke(c *pendingInvoke) (Response, string, error) {
 	r.reqID = c.reqID
 	if c.injected {
@@ -327,14 +464,21 @@ func (r *runner) endInvoke(c *pendingInvoke) (Response, string, error) {
 	}
 	r.observe(c.resp, c.reqID, c.n)
 	resp := c.resp
-	f := r.opts.Faults
-	switch {
-	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
-		resp = Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: resp.Duration,
-			Payload: errorDocument("injected crash: Runtime exited with error: signal: killed", "Runtime.ExitError")}
-	case f.TimeoutRate > 0 && r.rnd.Float64() < f.TimeoutRate:
-		resp = Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: resp.Duration,
-			Payload: errorDocument("injected timeout", "Sandbox.Timedout")}
+	switch k := resp.Killed; {
+	case k != nil:
+		if !k.Timeout {
+			r.report.Totals.Crashes++
+		}
+		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
+			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killWords(k, c.inv.Timeout, -1)})
+	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
+		p := pace{d: resp.Duration, bytes: len(c.inv.Payload)}
+		if len(r.recent) < recentKept {
+			r.recent = append(r.recent, p)
+		} else {
+			r.recent[r.recentN%recentKept] = p
+		}
+		r.recentN++
 	}
 	return resp, c.reqID, nil
 }
@@ -417,6 +561,9 @@ func (r *runner) trace(e TraceEntry, resp Response) {
 	}
 	if resp.Failed() {
 		e.ErrorType, e.ErrorMessage = errorFields(resp)
+	}
+	if resp.Killed != nil && e.Killed == "" {
+		e.Killed = killWords(resp.Killed, r.opts.FunctionTimeout, -1)
 	}
 	switch e.Result {
 	case ResultSuccess:
@@ -545,6 +692,9 @@ func (r *runner) finish(ctx context.Context) error {
 		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()
+		if in.err == nil {
+			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
+		}
 	}
 	r.report.Invariants = checkInvariants(in)
 	// Records that were never tried are not lost, but they were not tested
@@ -564,6 +714,31 @@ func (r *runner) finish(ctx context.Context) error {
 	return nil
 }
 
+// countKillEffects counts, for each killed invocation, the effects it left
+// behind, when the effects name their invocation (Effect.Request), and
+// says so in its words.
+func countKillEffects(kills []KilledInvocation, effects []Effect, timeout time.Duration) {
+	if len(kills) == 0 {
+		return
+	}
+	by := map[string]int{}
+	named := false
+	for _, e := range effects {
+		if e.Request != "" {
+			named = true
+			by[e.Request]++
+		}
+	}
+	if !named {
+		return
+	}
+	for i := range kills {
+		k := &kills[i]
+		k.Effects = by[k.RequestID]
+		k.What = killWords(&Kill{Point: k.Point, Timeout: k.Timeout, After: k.after}, timeout, k.Effects)
+	}
+}
+
 // records lists every record the run knows of, in input order.
 func (r *runner) records() []inputRef {
 	if r.refs != nil {
@@ -574,7 +749,8 @@ func (r *runner) records() []inputRef {
 
 // ReadEffects reads an effects file: one JSON object per line, as the
 // conformance function writes to SLUICE_EFFECTS_FILE:
-// {"record": <record id>, "id": <payload id>, "key": <ordering key>}.
+// {"record": <record id>, "id": <payload id>, "key": <ordering key>,
+// "request": <the invocation's request id>}.
 // With key set (Options.EffectsKey), Effect.ID is read from the line's field
 // of that name instead (a string, or any other JSON value's text). A
 // missing file is no effects.
@@ -603,7 +779,8 @@ func ReadEffects(path, key string) ([]Effect, error) {
 		if key != "" {
 			idField = key
 		}
-		out = append(out, Effect{Record: jsonText(fields["record"]), ID: jsonText(fields[idField]), Key: jsonText(fields["key"])})
+		out = append(out, Effect{Record: jsonText(fields["record"]), ID: jsonText(fields[idField]), Key: jsonText(fields["key"]),
+			Request: jsonText(fields["request"])})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -36,6 +36,60 @@ type Invocation struct {
 	// N is the invocation's number in the run (1, 2, ...), for log prefixes;
 	// 0 when there is none.
 	N int
+	// Kill, when set, asks the invoker to end this invocation as a crash or
+	// a timeout ends one on Lambda: by killing the function's process
+	// inside it. Run sets it (Faults.CrashRate, TimeoutRate) only for an
+	// invoker that is a Killer; other invokers ignore it.
+	Kill *Kill
+}
+
+// KillPoint is where inside an invocation an injected crash or timeout
+// lands.
+type KillPoint string
+
+// Kill points.
+const (
+	// KillAtHandOver: the process asked for the invocation and is killed
+	// instead of being handed it: it dies before its first record.
+	KillAtHandOver KillPoint = "hand-over"
+	// KillMidBatch: the process is killed (or, for a timeout, frozen)
+	// Kill.After after the hand-over, wherever it is in the batch then:
+	// between two records, inside an effect, between a claim and its
+	// completion.
+	KillMidBatch KillPoint = "mid-batch"
+	// KillBeforeAnswer: the function finished the batch (its last effect
+	// done) and posted its answer; the process is killed and the answer
+	// never reaches Lambda. A KillMidBatch whose moment comes after the
+	// function answered lands here.
+	KillBeforeAnswer KillPoint = "before-answer"
+)
+
+// Kill is an injected crash or timeout, or, in Response.Killed, what the
+// invoker did.
+type Kill struct {
+	Point KillPoint
+	// After is, for KillMidBatch and for a timeout, how long after the
+	// hand-over the kill (a timeout's freeze) lands; in Response.Killed,
+	// when it did.
+	After time.Duration
+	// Timeout makes it a timeout: the process is frozen (SIGSTOP, on Unix)
+	// at Point, as a function stuck in a call that never returns, and
+	// killed (SIGKILL) when the invocation's deadline passes; the answer
+	// is Sandbox.Timedout. Without it, a crash: the process is killed
+	// (SIGKILL) at Point, and the answer is Runtime.ExitError ("signal:
+	// killed").
+	Timeout bool
+}
+
+// A Killer is an Invoker that can kill the function's process in the
+// middle of an invocation and honours Invocation.Kill; the next invocation
+// then starts a new process (a new init: the function's memory is gone).
+// Run refuses crash and timeout faults for an invoker that is not one, or
+// whose CanKill is false: a fault that leaves the process alive would not
+// be a crash.
+type Killer interface {
+	Invoker
+	CanKill() bool
 }
 
 // Response is how an invocation ended.
@@ -61,6 +115,11 @@ type Response struct {
 	// when the invoker sees them.
 	Logs     []string
 	Duration time.Duration
+	// Killed is set when the invoker killed the process as Invocation.Kill
+	// asked: where the kill landed and when, after the hand-over. It is
+	// nil when the process ended otherwise first (it exited by itself, or
+	// its init failed).
+	Killed *Kill
 }
 
 // Failed reports whether the invocation is a function error.
@@ -76,6 +135,11 @@ type BytesHandler interface {
 // whose deadline is the invocation's timeout. A returned error or a panic
 // is a function error; a call that outlives its deadline is a timeout (its
 // goroutine is abandoned, as Lambda would freeze the sandbox).
+//
+// It is not a Killer: a goroutine cannot be stopped in the middle of an
+// effect, and the handler's memory would survive, so Run refuses crash
+// and timeout faults with it. Run the function as a bootstrap
+// (localtest/invoke.RuntimeAPI, sluice run --handler) to inject them.
 func InProcess(h BytesHandler) Invoker { return &inProcess{h: h} }
 
 type inProcess struct{ h BytesHandler }

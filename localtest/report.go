@@ -50,7 +50,11 @@ type TraceEntry struct {
 	// invocation failed.
 	ErrorType    string `json:"errorType,omitempty"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
-	Ms           int64  `json:"ms"` // wall-clock duration of the invocation
+	// Killed says, for an injected crash or timeout, how the runner killed
+	// the function's process and where ("crashed: the process was killed
+	// mid-batch, 14ms after the hand-over; ...").
+	Killed string `json:"killed,omitempty"`
+	Ms     int64  `json:"ms"` // wall-clock duration of the invocation
 }
 
 // Totals counts what a run did.
@@ -61,6 +65,10 @@ type Totals struct {
 	PartialFailures int `json:"partialFailures"`
 	FunctionErrors  int `json:"functionErrors"`
 	Timeouts        int `json:"timeouts"`
+	// Crashes counts injected crashes: invocations whose process the
+	// runner killed (they count as function errors too). Injected
+	// timeouts count in Timeouts. Report.Kills lists both.
+	Crashes int `json:"crashes"`
 	// InitFailures counts invocations that failed because the function
 	// could not start (its process exited, posted /runtime/init/error or
 	// timed out before asking for its first invocation).
@@ -100,6 +108,9 @@ type Report struct {
 	// LastFailedInvocation is the last invocation the function failed,
 	// with what it said (its error document and its last output lines).
 	LastFailedInvocation *FailedInvocation `json:"lastFailedInvocation,omitempty"`
+	// Kills lists the invocations whose process the runner killed as an
+	// injected crash or timeout, in order.
+	Kills []KilledInvocation `json:"kills,omitempty"`
 	// OnFailureRecords are the on-failure records sent, exactly in AWS's
 	// shape.
 	OnFailureRecords []sevents.OnFailureRecord `json:"onFailureRecords"`

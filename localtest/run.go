@@ -61,17 +61,39 @@ type Options struct {
 	KafkaOnePartitionPerBatch bool
 }
 
-// Faults are injected by the runner around the invoker.
+// Faults are injected by the runner around the invoker. Which invocations
+// get a fault, and where inside it a crash or a timeout lands, are drawn
+// from Options.Seed in invocation order, so a run repeats; where in a
+// batch a mid-batch kill falls depends on how fast the function runs.
 type Faults struct {
 	// ErrorRate is the share of invocations that fail with a function error
-	// before the function runs.
+	// before the function runs (Injected.Error).
 	ErrorRate float64
-	// CrashRate is the share of invocations after which the function's
-	// answer is lost as if its process had crashed (Runtime.ExitError): the
-	// function ran, its effects stay, Lambda sees a function error.
+	// CrashRate is the share of invocations whose process is killed
+	// (SIGKILL) inside the invocation, as a crash (out of memory, a fatal
+	// runtime error) kills it on Lambda: at the hand-over (before the first
+	// record, one in five), mid-batch (three in five) or after the
+	// function's last effect, before its answer reaches the runner (one in
+	// five). A mid-batch moment is drawn uniformly over the invocation's
+	// expected duration: its payload's size at the pace (time per byte) of
+	// the last 8 invocations the function answered, at most the timeout
+	// (none answered yet: at once after the hand-over); one that comes
+	// after the function answered lands before the answer. Lambda sees Runtime.ExitError ("signal:
+	// killed"); the next invocation starts a new process (a new init, the
+	// function's memory gone). Effects done before the kill stay, claims
+	// the function took stay in progress.
+	//
+	// Crash and timeout faults need an invoker that can kill the
+	// function's process (a Killer: localtest/invoke.RuntimeAPI); Run
+	// refuses them for another.
 	CrashRate float64
-	// TimeoutRate is the share of invocations that run into the timeout:
-	// the function ran (and is killed, for a process), Lambda sees a timeout.
+	// TimeoutRate is the share of invocations that time out: the process
+	// is frozen (SIGSTOP) at a moment drawn as a mid-batch crash's, as a
+	// function stuck in a call that never returns, and killed (SIGKILL)
+	// when the invocation's deadline (Options.FunctionTimeout) passes, as
+	// Lambda kills it. Lambda sees Sandbox.Timedout; the next invocation
+	// starts a new process. Each one takes the function's timeout in wall
+	// time.
 	TimeoutRate float64
 	// DuplicateRate is the share of successful batches delivered again.
 	DuplicateRate float64
@@ -87,6 +109,10 @@ type Faults struct {
 // records).
 type Effect struct {
 	Record string `json:"record,omitempty"`
-	ID     string `json:"id,omitempty"`
-	Key    string `json:"key,omitempty"`
+	// Request is the request id of the invocation that did the effect,
+	// when the function writes it (the conformance function does): the
+	// report then counts the effects a killed invocation left behind.
+	Request string `json:"request,omitempty"`
+	ID      string `json:"id,omitempty"`
+	Key     string `json:"key,omitempty"`
 }

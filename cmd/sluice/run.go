@@ -55,7 +55,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		"on by itself when the function's environment sets SLUICE_IDEMPOTENCY_TABLE; needs --effects")
 	timeout := fs.Duration("timeout", 3*time.Second, "the function's timeout")
 	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start (Lambda's init limit)")
-	faults := fs.String("faults", "", "injected faults: error=RATE,crash=RATE,timeout=RATE,duplicate=RATE")
+	faults := fs.String("faults", "", "injected faults: error=RATE,crash=RATE,timeout=RATE,duplicate=RATE; "+
+		"crash kills the bootstrap's process (SIGKILL) inside the invocation, timeout freezes it and kills it at --timeout (both need a bootstrap --handler)")
 	seed := fs.Uint64("seed", 1, "seed for injected faults")
 	maxInv := fs.Int("max-invocations", 0, "stop after this many invocations (default 100,000 + 10 per record)")
 	wall := fs.Bool("wall-clock", false, "really wait out visibility timeouts and retry delays instead of skipping them")
@@ -211,6 +212,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs, *effectsKey) }
 		// A function with idempotency on promises each effect once: check it.
 		opts.ExactlyOnce = *exactlyOnce || envValue(fenv, "SLUICE_IDEMPOTENCY_TABLE") != ""
+	}
+	if isAPI && (fl.CrashRate > 0 || fl.TimeoutRate > 0) {
+		return usage("--faults crash and timeout kill the function's process inside an invocation: they need a bootstrap --handler "+
+			"(the process behind %s is not sluice's to kill)", *handler)
 	}
 	if isAPI {
 		opts.Invoker, err = openInvokeAPI(context.Background(), target)
@@ -393,6 +398,23 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	}
 	fmt.Fprintln(tw)
 	tw.Flush()
+	if len(rep.Kills) > 0 {
+		points := map[localtest.KillPoint]int{}
+		for _, k := range rep.Kills {
+			if !k.Timeout {
+				points[k.Point]++
+			}
+		}
+		fmt.Fprintf(w, "  process killed %d times: %d crashes (%d at the hand-over, %d mid-batch, %d before answering), %d timeouts (frozen, killed at the deadline); each time a new process started (a new init)\n",
+			len(rep.Kills), t.Crashes, points[localtest.KillAtHandOver], points[localtest.KillMidBatch], points[localtest.KillBeforeAnswer], len(rep.Kills)-t.Crashes)
+		for i, k := range rep.Kills {
+			if i == 3 {
+				fmt.Fprintf(w, "    ... and %d more (see --report kills)\n", len(rep.Kills)-3)
+				break
+			}
+			fmt.Fprintf(w, "    #%d %s\n", k.N, k.What)
+		}
+	}
 	if t.IgnoredResponses > 0 {
 		why := "the mapping's FunctionResponseTypes lacks ReportBatchItemFailures"
 		if m.ReportsBatchItemFailures() {

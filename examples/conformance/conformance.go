@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/handlers"
@@ -30,6 +32,13 @@ type Effect struct {
 	Record string `json:"record"`
 	ID     string `json:"id,omitempty"`
 	Key    string `json:"key"`
+	// Request is the invocation's request id; PID the process's id and
+	// Invocation how many invocations this process has served, this one
+	// included, as counted in its memory (1 in a fresh process): a crash
+	// that kills the process shows as a new PID and a count back at 1.
+	Request    string `json:"request,omitempty"`
+	PID        int    `json:"pid"`
+	Invocation int64  `json:"invocation"`
 }
 
 // ddbItem is the DynamoDB item shape: the command travels in "payload".
@@ -44,6 +53,19 @@ type function struct {
 
 	mu    sync.Mutex
 	calls map[string]int // per id, for transient:<n>
+
+	invocations atomic.Int64 // served by this process, in memory
+}
+
+// counting counts the invocations a handler serves.
+type counting struct {
+	h lambda.Handler
+	n *atomic.Int64
+}
+
+func (c counting) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	c.n.Add(1)
+	return c.h.Invoke(ctx, payload)
 }
 
 // Sources lists the values SLUICE_SOURCE accepts.
@@ -51,6 +73,14 @@ var Sources = []string{"kinesis", "dynamodb", "sqs", "sqs-fifo", "kafka"}
 
 func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler, error) {
 	f := &function{effects: effects, calls: map[string]int{}}
+	h, err := f.handler(source, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return counting{h: h, n: &f.invocations}, nil
+}
+
+func (f *function) handler(source string, opts ...handlers.Option) (lambda.Handler, error) {
 	switch source {
 	case "kinesis":
 		return handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[Command]) error {
@@ -100,7 +130,10 @@ func keyOf(r handlers.DynamoDBRecord[ddbItem]) string {
 // the record's identity in its source; a payload without an id is named by
 // it in messages and transient counts.
 func (f *function) run(ctx context.Context, c Command, record, key string) error {
-	e := Effect{Record: record, ID: c.ID, Key: key}
+	e := Effect{Record: record, ID: c.ID, Key: key, PID: os.Getpid(), Invocation: f.invocations.Load()}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		e.Request = lc.AwsRequestID
+	}
 	if c.ID == "" {
 		c.ID = record
 	}

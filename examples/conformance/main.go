@@ -14,7 +14,11 @@
 //	                     record is the record's identity in its source (SQS
 //	                     messageId, Kinesis or DynamoDB sequence number, Kafka
 //	                     "<topic>-<partition>@<offset>"), id the payload's id
-//	                     (left out when it has none), key its ordering key
+//	                     (left out when it has none), key its ordering key;
+//	                     request the invocation's request id, pid the
+//	                     process id, invocation the number of invocations
+//	                     this process has served (counted in memory: 1 in a
+//	                     new process)
 //	SLUICE_RETRY_BACKOFF if set (a Go duration such as 5ms), the base of the
 //	                     in-process retry back-off instead of 50ms, so tests
 //	                     with many transient failures run fast
@@ -46,6 +50,12 @@
 //	                     with SLUICE_IDEMPOTENCY_TABLE, a fixed in-progress lease
 //	                     (a Go duration such as 1s) instead of the invocation's
 //	                     deadline, so tests can let a claim expire mid-record
+//	CONFORMANCE_IDEMPOTENCY
+//	                     memory: idempotency on, keyed by each record's
+//	                     default key, in this process's memory
+//	                     (idempotency.NewMemoryStore): the store a crash
+//	                     loses, for tests that show why a deployed function
+//	                     needs SLUICE_IDEMPOTENCY_TABLE
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
 //	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
@@ -82,6 +92,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency"
 )
 
 func main() {
@@ -117,6 +128,14 @@ func main() {
 			os.Exit(2)
 		}
 		opts = append(opts, o...)
+	}
+	switch v := os.Getenv("CONFORMANCE_IDEMPOTENCY"); v {
+	case "":
+	case "memory":
+		opts = append(opts, handlers.WithIdempotency(idempotency.NewMemoryStore()))
+	default:
+		fmt.Fprintf(os.Stderr, "conformance: CONFORMANCE_IDEMPOTENCY=%q: want memory\n", v)
+		os.Exit(2)
 	}
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {

@@ -4,7 +4,9 @@
 //   - RuntimeAPI starts a compiled handler (a Lambda bootstrap) and serves
 //     it the Lambda Runtime API: cold and warm starts, the init limit,
 //     deadlines that kill the whole process group, crashes, log capture
-//     with per-invocation prefixes.
+//     with per-invocation prefixes. It is a localtest.Killer: the runner's
+//     injected crashes and timeouts kill its process inside the invocation
+//     (localtest.Invocation.Kill).
 //   - InvokeAPI calls any Lambda Invoke API endpoint (SAM start-lambda, the
 //     Runtime Interface Emulator, LocalStack, AWS), signed with SigV4 when
 //     asked (InvokeAPISigV4).

@@ -80,6 +80,20 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //     the next Invoke starts a fresh process.
 //   - If ctx ends during an invocation the process is killed too (an
 //     invocation cannot be withdrawn) and Invoke returns ctx's error.
+//   - An injected crash (Invocation.Kill, set by localtest.Run for
+//     Faults.CrashRate) kills the process group with SIGKILL inside the
+//     invocation: instead of handing it the invocation (KillAtHandOver),
+//     Kill.After after the hand-over (KillMidBatch), or when it posts its
+//     answer, which is held and never delivered (KillBeforeAnswer; a
+//     mid-batch moment that comes after the answer lands here too). The
+//     answer is Runtime.ExitError ("signal: killed"), with Response.Killed
+//     saying where the kill landed; the next Invoke starts a fresh process.
+//   - An injected timeout (Kill.Timeout) freezes the process group with
+//     SIGSTOP at Kill.After (or when it answers, holding the answer), as a
+//     function stuck in a call, and kills it with SIGKILL when the
+//     invocation's deadline passes: Sandbox.Timedout, then a fresh process.
+//     (Where SIGSTOP does not exist the process runs on until the
+//     deadline.)
 //
 // The process gets the environment given to RuntimeAPI plus Lambda's
 // reserved variables. On Linux it is also killed if this process dies.
@@ -103,7 +117,11 @@ type RuntimeAPIInvoker struct {
 	closed bool
 }
 
-var _ localtest.Invoker = (*RuntimeAPIInvoker)(nil)
+var _ localtest.Killer = (*RuntimeAPIInvoker)(nil)
+
+// CanKill reports that the invoker can kill the function's process inside
+// an invocation (Invocation.Kill): always, since the process is its child.
+func (r *RuntimeAPIInvoker) CanKill() bool { return true }
 
 // RuntimeAPI returns a *RuntimeAPIInvoker for the bootstrap binary (built
 // with CGO_ENABLED=0 go build -tags lambda.norpc). env is the function's
@@ -354,9 +372,14 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 
 	sb.out.drain() // what init wrote is init's
 	r.out.handOver()
+	plan := inv.Kill
+	if plan != nil && !plan.Timeout && plan.Point == localtest.KillAtHandOver {
+		r.timer.Stop()
+		return r.killed(ctx, sb, id, start, timeout, localtest.Kill{Point: localtest.KillAtHandOver})
+	}
 	c := &sb.call
 	sb.mu.Lock()
-	c.id, c.payload, c.deadline, c.active = id, inv.Payload, deadline, true
+	c.id, c.payload, c.deadline, c.active, c.hold = id, inv.Payload, deadline, true, plan != nil
 	sb.mu.Unlock()
 	// Answer the GET /next from this goroutine, and only then let its
 	// connection read on: no goroutine hand-off on the way to the function.
@@ -367,11 +390,26 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	nc.c.SetWriteDeadline(time.Time{})
 	sb.written <- struct{}{}
 
+	var killC <-chan time.Time // the moment of an injected mid-batch kill
+	if plan != nil && (plan.Timeout || plan.Point == localtest.KillMidBatch) {
+		kt := time.NewTimer(plan.After)
+		defer kt.Stop()
+		killC = kt.C
+	}
 	var res result
 	select {
 	case res = <-sb.done:
+		if plan != nil { // the answer is held: it never reaches Lambda
+			return r.killed(ctx, sb, id, start, timeout, localtest.Kill{Point: localtest.KillBeforeAnswer, Timeout: plan.Timeout})
+		}
 		r.timer.Stop()
 		sb.out.drain() // what it wrote before answering is this invocation's
+	case <-killC:
+		k := localtest.Kill{Point: localtest.KillMidBatch, Timeout: plan.Timeout}
+		if _, ok := sb.takeResult(); ok {
+			k.Point = localtest.KillBeforeAnswer
+		}
+		return r.killed(ctx, sb, id, start, timeout, k)
 	case <-sb.exited:
 		r.timer.Stop()
 		if res, ok := sb.takeResult(); ok {
@@ -394,6 +432,47 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	c.active, c.payload = false, nil
 	sb.mu.Unlock()
 	return res.response(time.Since(start)), nil
+}
+
+// killed carries out an injected crash or timeout on sb, the invocation
+// id having started (been handed over, or about to be) at start: a crash
+// kills the process group now; a timeout freezes it now and kills it when
+// the deadline timer fires. The answer says where the kill landed.
+func (r *RuntimeAPIInvoker) killed(ctx context.Context, sb *sandbox, id string, start time.Time, timeout time.Duration, k localtest.Kill) (localtest.Response, error) {
+	k.After = time.Since(start)
+	where := map[localtest.KillPoint]string{
+		localtest.KillAtHandOver:   "at the hand-over, before the first record",
+		localtest.KillMidBatch:     fmt.Sprintf("mid-batch, %v after the hand-over", k.After.Round(time.Microsecond)),
+		localtest.KillBeforeAnswer: "after the function's last effect, holding its answer",
+	}[k.Point]
+	if !k.Timeout {
+		r.timer.Stop()
+		r.kill(sb, fmt.Sprintf("injected crash: request %s killed %s", id, where))
+		resp, err := r.exitResponse(sb, id, start)
+		resp.Killed = &k
+		return resp, err
+	}
+	pid := sb.cmd.Process.Pid
+	frozen := stopProcessGroup(sb.cmd.Process)
+	if frozen {
+		sb.note(fmt.Sprintf("localtest: injected timeout: froze pid %d %s; killing it at the deadline (%v)", pid, where, timeout))
+	} else {
+		sb.note(fmt.Sprintf("localtest: injected timeout: pid %d cannot be frozen here; killing it at the deadline (%v)", pid, timeout))
+	}
+	select {
+	case <-r.timer.C:
+	case <-sb.exited:
+		r.timer.Stop()
+		return r.exitResponse(sb, id, start)
+	case <-ctx.Done():
+		r.timer.Stop()
+		r.kill(sb, fmt.Sprintf("request %s abandoned: %v", id, ctx.Err()))
+		return localtest.Response{}, ctx.Err()
+	}
+	r.kill(sb, fmt.Sprintf("injected timeout: request %s reached its deadline (%v)", id, timeout))
+	resp := timedOut(id, timeout, time.Since(start))
+	resp.Killed = &k
+	return r.closedOr(resp)
 }
 
 // sandbox returns the live sandbox, starting one if there is none.
@@ -484,7 +563,7 @@ func (r *RuntimeAPIInvoker) start() (*sandbox, error) {
 	}
 	sb := &sandbox{
 		arn:        r.arn,
-		logs:       r.logs,
+		lines:      r.out,
 		ln:         ln,
 		idle:       make(chan *nextConn),
 		written:    make(chan struct{}, 1),
@@ -516,11 +595,11 @@ func (r *RuntimeAPIInvoker) start() (*sandbox, error) {
 	}
 	out.started(cmd)
 	sb.cmd = cmd
-	r.logs.Printf("localtest: started %s (pid %d), Runtime API on %s\n", r.bootstrap, cmd.Process.Pid, ln.Addr())
+	sb.note(fmt.Sprintf("localtest: started %s (pid %d, a new process: init), Runtime API on %s", r.bootstrap, cmd.Process.Pid, ln.Addr()))
 	go func() {
 		err := cmd.Wait()
 		out.finish() // all it wrote is in before anyone learns it exited
-		r.logs.Printf("localtest: pid %d exited: %v\n", cmd.Process.Pid, exitStatus(err, cmd.ProcessState))
+		sb.note(fmt.Sprintf("localtest: pid %d exited: %v", cmd.Process.Pid, exitStatus(err, cmd.ProcessState)))
 		close(sb.exited)
 	}()
 	return sb, nil
@@ -535,11 +614,11 @@ func exitStatus(err error, st *os.ProcessState) string {
 
 // sandbox is one function process with its Runtime API server.
 type sandbox struct {
-	arn  string
-	logs *ringBuffer
-	cmd  *exec.Cmd
-	out  *funcOutput
-	ln   net.Listener
+	arn   string
+	lines *lineLog // the invoker's log, for its notes about the process
+	cmd   *exec.Cmd
+	out   *funcOutput
+	ln    net.Listener
 
 	idle       chan *nextConn // a GET /next offers its connection here
 	written    chan struct{}  // and waits here for Invoke to answer it
@@ -565,6 +644,7 @@ type call struct {
 	payload  []byte
 	deadline time.Time
 	active   bool // handed out and not yet answered
+	hold     bool // an injected kill is coming: the answer gets no reply
 }
 
 type result struct {
@@ -591,6 +671,10 @@ func (sb *sandbox) takeResult() (result, bool) {
 	}
 }
 
+// note writes a line of the invoker's own about the process: to Logs, and
+// to the RuntimeAPILogs stream under the current label.
+func (sb *sandbox) note(s string) { sb.lines.note(s) }
+
 func (sb *sandbox) initError() ([]byte, string, bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -604,7 +688,7 @@ func (sb *sandbox) stop(why string) error {
 		select {
 		case <-sb.exited:
 		default:
-			sb.logs.Printf("localtest: killing pid %d: %s\n", sb.cmd.Process.Pid, why)
+			sb.note(fmt.Sprintf("localtest: killing pid %d: %s", sb.cmd.Process.Pid, why))
 			killProcessGroup(sb.cmd.Process)
 			select {
 			case <-sb.exited:
@@ -790,6 +874,7 @@ func (sb *sandbox) serveResult(w *bufio.Writer, req *http.Request, id string, is
 
 	sb.mu.Lock()
 	ok := sb.call.active && sb.call.id == id
+	hold := sb.call.hold
 	if ok {
 		sb.call.active = false
 	}
@@ -799,6 +884,12 @@ func (sb *sandbox) serveResult(w *bufio.Writer, req *http.Request, id string, is
 		return
 	}
 	sb.done <- res // buffered, one answer per invocation
+	if hold {
+		// The process is about to be killed (or frozen) with its answer
+		// undelivered: it gets no 202, and does nothing after answering.
+		<-sb.closing
+		return
+	}
 	if tooLarge {
 		apiError(w, http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "response larger than the limit")
 		return
@@ -1014,6 +1105,18 @@ func (l *lineLog) handOver() {
 	defer l.mu.Unlock()
 	l.flushPartial()
 	l.label = l.inv
+}
+
+// note writes one line of the invoker's to the ring and the stream,
+// without touching the function's lines.
+func (l *lineLog) note(s string) {
+	l.ring.Write([]byte(s + "\n"))
+	if l.stream == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.stream, "[%s] %s\n", l.label, s)
 }
 
 // last returns the current invocation's last lines.

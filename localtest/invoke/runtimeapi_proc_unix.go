@@ -18,3 +18,9 @@ func killProcessGroup(p *os.Process) {
 	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 	_ = p.Kill()
 }
+
+// stopProcessGroup freezes the function's process group (SIGSTOP), as a
+// function stuck in a call: it reports whether it could.
+func stopProcessGroup(p *os.Process) bool {
+	return syscall.Kill(-p.Pid, syscall.SIGSTOP) == nil
+}

@@ -1,0 +1,214 @@
+package localtest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPlanKill(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name     string
+		timeout  bool
+		u, v     float64
+		expected time.Duration
+		want     Kill
+	}{
+		{"crash at the hand-over", false, 0, 0.5, 20 * ms, Kill{Point: KillAtHandOver}},
+		{"crash at the hand-over, last share", false, 0.199, 0.5, 20 * ms, Kill{Point: KillAtHandOver}},
+		{"crash mid-batch", false, 0.2, 0.5, 20 * ms, Kill{Point: KillMidBatch, After: 10 * ms}},
+		{"crash mid-batch, last share", false, 0.799, 0.25, 20 * ms, Kill{Point: KillMidBatch, After: 5 * ms}},
+		{"crash before the answer", false, 0.8, 0.5, 20 * ms, Kill{Point: KillBeforeAnswer}},
+		{"crash mid-batch with no duration known", false, 0.5, 0.9, 0, Kill{Point: KillMidBatch}},
+		{"timeout", true, 0.1, 0.5, 20 * ms, Kill{Point: KillMidBatch, After: 10 * ms, Timeout: true}},
+		{"timeout, any u", true, 0.95, 0, 20 * ms, Kill{Point: KillMidBatch, Timeout: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := planKill(tc.timeout, tc.u, tc.v, tc.expected); *got != tc.want {
+				t.Fatalf("planKill = %+v, want %+v", *got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExpectedDuration(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name   string
+		recent []pace
+		size   int
+		want   time.Duration
+	}{
+		{"nothing known", nil, 1000, 0},
+		{"one like it", []pace{{10 * ms, 1000}}, 1000, 10 * ms},
+		{"at the pace of all: 40ms for 2000 bytes", []pace{{10 * ms, 1000}, {30 * ms, 1000}}, 500, 10 * ms},
+		{"a big batch after small ones", []pace{{2 * ms, 100}, {2 * ms, 100}}, 10000, 200 * ms},
+		{"at most the limit", []pace{{100 * ms, 100}}, 100000, time.Second},
+		{"empty payloads", []pace{{10 * ms, 0}}, 100, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := expectedDuration(tc.recent, tc.size, time.Second); got != tc.want {
+				t.Fatalf("expectedDuration = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKillWords(t *testing.T) {
+	cases := []struct {
+		k       Kill
+		effects int
+		want    string
+	}{
+		{Kill{Point: KillAtHandOver}, -1, "crashed: the process was killed at the hand-over, before the first record; the next invocation starts a new process"},
+		{Kill{Point: KillMidBatch, After: 14 * time.Millisecond}, 2,
+			"crashed: the process was killed mid-batch, 14ms after the hand-over, after 2 effects; the next invocation starts a new process"},
+		{Kill{Point: KillBeforeAnswer}, 1,
+			"crashed: the process was killed after the function's last effect, before its answer reached Lambda, after 1 effect; the next invocation starts a new process"},
+		{Kill{Point: KillMidBatch, After: 300 * time.Microsecond, Timeout: true}, 0,
+			"timed out: the process was frozen mid-batch 300µs after the hand-over and killed at the deadline (3s), after 0 effects; the next invocation starts a new process"},
+		{Kill{Point: KillBeforeAnswer, Timeout: true}, -1,
+			"timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (3s); the next invocation starts a new process"},
+	}
+	for _, tc := range cases {
+		if got := killWords(&tc.k, 3*time.Second, tc.effects); got != tc.want {
+			t.Errorf("killWords(%+v, %d)\n got %s\nwant %s", tc.k, tc.effects, got, tc.want)
+		}
+	}
+}
+
+// TestKillFaultsNeedAProcess: crash and timeout faults are refused for an
+// invoker that cannot kill the function's process, never turned into a
+// polite crash.
+func TestKillFaultsNeedAProcess(t *testing.T) {
+	ok := fn(func(context.Context, []byte) ([]byte, error) { return nil, nil })
+	for _, tc := range []struct {
+		name string
+		inv  Invoker
+		f    Faults
+	}{
+		{"in process, crash", InProcess(ok), Faults{CrashRate: 0.5}},
+		{"in process, timeout", InProcess(ok), Faults{TimeoutRate: 0.01}},
+		{"a Killer that cannot kill", &fakeKiller{can: false}, Faults{CrashRate: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(3, oneKey), Invoker: tc.inv, Faults: tc.f})
+			if !errors.Is(err, errKillFaults) || !strings.Contains(err.Error(), "need a process to kill") || !strings.Contains(err.Error(), "--handler") {
+				t.Fatalf("want the error that crash faults need a process, got %v", err)
+			}
+		})
+	}
+	// Other faults still run in process.
+	if _, err := Run(context.Background(), Options{Mapping: kinesisMapping(10, nil), Records: kinesisRecords(3, oneKey), Invoker: InProcess(ok),
+		Faults: Faults{ErrorRate: 0.5, DuplicateRate: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeKiller answers every invocation as the function would, except those
+// Run asked to kill: it answers those as a killed process, landing where
+// it was asked, and notes every plan.
+type fakeKiller struct {
+	can   bool
+	plans []*Kill
+}
+
+func (f *fakeKiller) CanKill() bool { return f.can }
+func (f *fakeKiller) Close() error  { return nil }
+func (f *fakeKiller) Invoke(_ context.Context, inv Invocation) (Response, error) {
+	f.plans = append(f.plans, inv.Kill)
+	if k := inv.Kill; k != nil {
+		if k.Timeout {
+			return Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Killed: k,
+				Payload: errorDocument("Task timed out after 3.00 seconds", "Sandbox.Timedout")}, nil
+		}
+		return Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Killed: k,
+			Payload: errorDocument("Runtime exited with error: signal: killed", "Runtime.ExitError")}, nil
+	}
+	return Response{Payload: []byte(`{}`), Duration: 40 * time.Millisecond}, nil
+}
+
+// TestKillPlans: Run draws kills in invocation order from the seed (a run
+// repeats), hands them to a Killer, and says in the trace and the report
+// that the process was killed and where, with the effects each killed
+// invocation left behind.
+func TestKillPlans(t *testing.T) {
+	runOnce := func() (*Report, *traced, *fakeKiller) {
+		f := &fakeKiller{can: true}
+		effects := []Effect{{Record: "x", Request: "unknown"}}
+		rep, tr := run(t, Options{Mapping: kinesisMapping(1, func(m *Mapping) { m.MaximumRetryAttempts = ptr(-1) }), Records: kinesisRecords(60, oneKey),
+			Invoker: f, Seed: 9, Faults: Faults{CrashRate: 0.3, TimeoutRate: 0.2},
+			Effects: func() ([]Effect, error) { return effects, nil }})
+		return rep, tr, f
+	}
+	rep, tr, f := runOnce()
+	_, _, again := runOnce()
+	// Which invocations, and which points, repeat; a moment depends on the
+	// payloads' sizes (their arrival timestamps come from the wall clock).
+	same := func(a, b *Kill) bool {
+		return (a == nil) == (b == nil) && (a == nil || a.Point == b.Point && a.Timeout == b.Timeout)
+	}
+	if !slices.EqualFunc(f.plans, again.plans, same) {
+		t.Fatal("the same seed drew different kills")
+	}
+	points := map[KillPoint]int{}
+	timeouts, crashes := 0, 0
+	for _, p := range f.plans {
+		switch {
+		case p == nil:
+		case p.Timeout:
+			timeouts++
+		default:
+			crashes++
+			points[p.Point]++
+		}
+	}
+	if points[KillAtHandOver] == 0 || points[KillMidBatch] == 0 || points[KillBeforeAnswer] == 0 || timeouts == 0 {
+		t.Fatalf("want crashes at every point and timeouts: %v, %d timeouts", points, timeouts)
+	}
+	if rep.Totals.Crashes != crashes || rep.Totals.Timeouts != timeouts || len(rep.Kills) != crashes+timeouts {
+		t.Fatalf("totals %+v, %d kills; want %d crashes, %d timeouts", rep.Totals, len(rep.Kills), crashes, timeouts)
+	}
+	killed := 0
+	for _, e := range tr.entries {
+		if e.Killed != "" {
+			killed++
+			if !strings.Contains(e.Killed, "the process was") || !strings.Contains(e.Killed, "new process") {
+				t.Fatalf("trace entry %d: killed %q", e.N, e.Killed)
+			}
+		}
+	}
+	if killed != crashes+timeouts {
+		t.Fatalf("%d trace entries say killed, want %d", killed, crashes+timeouts)
+	}
+	for _, k := range rep.Kills {
+		if k.Effects != 0 || !strings.Contains(k.What, "after 0 effects") {
+			t.Fatalf("kill %+v: the effects name their invocations, none of these: want 0 effects", k)
+		}
+	}
+	// A mid-batch moment is drawn over the expected duration: answered
+	// invocations of one record (of about the same size) took 40ms each.
+	for _, p := range f.plans {
+		if p != nil && (p.After < 0 || p.After > 50*time.Millisecond) {
+			t.Fatalf("plan %+v: After outside [0, 50ms]", p)
+		}
+	}
+}
+
+func TestCountKillEffects(t *testing.T) {
+	kills := []KilledInvocation{{N: 1, RequestID: "a", Point: KillMidBatch, Effects: -1}, {N: 2, RequestID: "b", Point: KillAtHandOver, Effects: -1}}
+	countKillEffects(kills, []Effect{{Record: "1"}, {Record: "2"}}, time.Second)
+	if kills[0].Effects != -1 {
+		t.Fatalf("effects without request ids cannot be counted: %+v", kills[0])
+	}
+	countKillEffects(kills, []Effect{{Record: "1", Request: "a"}, {Record: "2", Request: "a"}, {Record: "3", Request: "c"}}, time.Second)
+	if kills[0].Effects != 2 || kills[1].Effects != 0 || !strings.Contains(kills[0].What, "mid-batch") || !strings.Contains(kills[0].What, "after 2 effects") {
+		t.Fatalf("kills %+v", kills)
+	}
+}
