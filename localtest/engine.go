@@ -71,6 +71,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkExpectations(opts); err != nil {
+		return nil, err
+	}
 	r := &runner{
 		opts:   opts,
 		s:      s,
@@ -508,12 +511,15 @@ func (r *runner) finish(ctx context.Context) error {
 			r.resolve(ref.id, FateLeft)
 		}
 	}
+	unknown := r.readQuarantine(ctx)
 	t := &r.report.Totals
 	t.Records = len(r.fates)
 	for _, f := range r.fates {
 		switch f {
 		case FateProcessed:
 			t.Processed++
+		case FateQuarantined:
+			t.Quarantined++
 		case FateOnFailure:
 			t.OnFailure++
 		case FateDeadLettered:
@@ -547,6 +553,7 @@ func (r *runner) finish(ctx context.Context) error {
 		in.effects, in.err = r.opts.Effects()
 	}
 	r.report.Invariants = checkInvariants(in)
+	r.checkFates(unknown)
 	// Records that were never tried are not lost, but they were not tested
 	// either: a run that failed or stopped early holds nothing.
 	why := ""
