@@ -202,6 +202,8 @@ func TestFilterCriteriaValidation(t *testing.T) {
 		{"not JSON", SourceSQS, []Filter{{Pattern: `{"body":{"a":["x"]}}`}, {Pattern: `{"body": {`}}, "FilterCriteria.Filters[1].Pattern", "is not valid JSON"},
 		{"empty", SourceSQS, []Filter{{Pattern: ` `}}, "FilterCriteria.Filters[0].Pattern", "is empty"},
 		{"not an object", SourceSQS, []Filter{{Pattern: `["x"]`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"null", SourceSQS, []Filter{{Pattern: `null`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"a plain string", SourceSQS, []Filter{{Pattern: `"order"`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
 		{"scalar rule", SourceSQS, []Filter{{Pattern: `{"body":{"a":"x"}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a: must be a list of values or operators (e.g. ["x"])`},
 		{"empty list", SourceSQS, []Filter{{Pattern: `{"a":[]}`}}, "FilterCriteria.Filters[0].Pattern", "a: an empty list matches nothing"},
 		{"unknown operator", SourceSQS, []Filter{{Pattern: `{"body":{"a":[{"contains":"x"}]}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a[0]: unknown operator "contains"`},
@@ -228,6 +230,15 @@ func TestFilterCriteriaValidation(t *testing.T) {
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.Field != c.field || !strings.Contains(ve.Reason, c.want) {
 				t.Fatalf("got %v, want %s: ...%s...", err, c.field, c.want)
+			}
+			// AWS rejects every pattern it cannot read with one message,
+			// recorded for null, a plain string, a leaf that is not a list,
+			// an empty list and malformed JSON: it leads, the detail follows.
+			// Limits and a Pattern that is not a string are other errors.
+			aws := "InvalidParameterValueException: Invalid filter pattern definition. " + c.field + ": "
+			limit := c.name == "more than five" || c.name == "too long" || c.name == "pattern written as an object"
+			if got := strings.HasPrefix(ve.Error(), aws); got == limit {
+				t.Fatalf("error %q: leads with AWS's words %v, want %v", ve.Error(), got, !limit)
 			}
 		})
 	}
