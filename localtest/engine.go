@@ -548,7 +548,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce}
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()
 	}

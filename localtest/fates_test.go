@@ -56,6 +56,14 @@ func TestCheckFates(t *testing.T) {
 		{name: "a record without a fate is not this check's", fates: []string{FateProcessed, "", FateProcessed}, want: StatusHeld},
 		{name: "fates that cannot be told apart are not evaluated", fates: []string{FateProcessed, FateProcessed, FateProcessed},
 			unkn: "the dead letters could not be read", want: StatusNotEvaluated, mention: "could not be read"},
+		{name: "unknown fates do not matter when both are allowed", fates: []string{FateProcessed, FateProcessed, FateProcessed},
+			allow: []string{FateQuarantined}, unkn: "the dead letters could not be read", want: StatusHeld},
+		{name: "processed or quarantined, neither expected", fates: []string{FateProcessed, FateProcessed, FateProcessed},
+			expect: []string{FateOnFailure, FateProcessed, FateProcessed},
+			unkn:   "the dead letters could not be read", want: StatusViolated, unexpected: []string{"1:on-failure:processed"}},
+		{name: "processed or quarantined, one allowed", fates: []string{FateProcessed, FateProcessed, FateProcessed},
+			expect: []string{FateOnFailure, FateQuarantined, FateQuarantined}, allow: []string{FateQuarantined},
+			unkn: "the dead letters could not be read", want: StatusNotEvaluated},
 		{name: "a mismatch stays violated when fates are unknown", fates: []string{FateOnFailure, FateProcessed, FateProcessed},
 			unkn: "the dead letters could not be read", want: StatusViolated, unexpected: []string{"1:processed:on-failure"}},
 	}
@@ -183,5 +191,93 @@ func TestFileQuarantine(t *testing.T) {
 	os.Remove(path)
 	if _, err := q.Quarantined(ctx); err == nil || !strings.Contains(err.Error(), "removed") {
 		t.Fatalf("a file removed during the run: %v", err)
+	}
+}
+
+// quarantineFunc is a Quarantine answering from a function.
+type quarantineFunc func(context.Context) ([]string, error)
+
+func (f quarantineFunc) Quarantined(ctx context.Context) ([]string, error) { return f(ctx) }
+
+// A run whose function quarantines a record (it reports it handled: the
+// runner reads it back from Options.Quarantine) ends with that record
+// quarantined, needing no effect; the run passes only where the record
+// expects it, and a Quarantine that cannot be read leaves the checks not
+// evaluated.
+func TestRunReadsTheQuarantine(t *testing.T) {
+	var effects []Effect
+	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
+		ids, pids, _ := sqsIDs(t, p)
+		for i, id := range ids {
+			if pids[i] != "2" { // record 2 goes to the function's dead letters
+				effects = append(effects, Effect{Record: id})
+			}
+		}
+		return nil, nil
+	})
+	m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	quarantined := quarantineFunc(func(context.Context) ([]string, error) {
+		return []string{"00000002-0000-4000-8000-000000000002", "from-another-run"}, nil
+	})
+	unreadable := quarantineFunc(func(context.Context) ([]string, error) { return nil, errors.New("queue not found") })
+	for _, tt := range []struct {
+		name       string
+		expect     string
+		allow      []string
+		quarantine Quarantine
+		held       bool
+		status     [2]string // no-record-lost, fate-as-expected
+	}{
+		{"expected", FateQuarantined, nil, quarantined, true, [2]string{StatusHeld, StatusHeld}},
+		{"allowed", "", []string{FateQuarantined}, quarantined, true, [2]string{StatusHeld, StatusHeld}},
+		{"unexpected", "", nil, quarantined, false, [2]string{StatusHeld, StatusViolated}},
+		{"unreadable", FateQuarantined, nil, unreadable, false, [2]string{StatusNotEvaluated, StatusNotEvaluated}},
+		// Without the function's dead letters the record looks processed,
+		// and its effect is missing: never a pass.
+		{"not given", "", nil, nil, false, [2]string{StatusViolated, StatusHeld}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			effects = nil
+			recs := sqsRecords(3, nil)
+			recs[1].Expect = tt.expect
+			rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(h), Allow: tt.allow, Quarantine: tt.quarantine,
+				Effects: func() ([]Effect, error) { return effects, nil }})
+			if rep.Held() != tt.held {
+				t.Fatalf("Held() = %v, want %v: %+v", rep.Held(), tt.held, rep.Invariants)
+			}
+			got := map[string]string{}
+			for _, inv := range rep.Invariants {
+				got[inv.Name] = inv.Status
+			}
+			if got[InvariantNoLoss] != tt.status[0] || got[InvariantFates] != tt.status[1] {
+				t.Fatalf("invariants %+v, want %v", rep.Invariants, tt.status)
+			}
+			wantQ := 1
+			if tt.quarantine == nil || tt.name == "unreadable" {
+				wantQ = 0
+			}
+			if rep.Totals.Quarantined != wantQ || rep.Totals.Processed != 3-wantQ {
+				t.Fatalf("totals %+v", rep.Totals)
+			}
+		})
+	}
+}
+
+func TestRunRefusesUnknownFates(t *testing.T) {
+	m := &Mapping{EventSource: SourceSQS}
+	h := InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	if _, err := Run(context.Background(), Options{Mapping: m, Records: sqsRecords(1, nil), Invoker: h, Allow: []string{"lost"}}); err == nil ||
+		!strings.Contains(err.Error(), `Options.Allow: "lost" is not a fate`) {
+		t.Fatalf("an unknown fate in Allow: %v", err)
+	}
+	recs := sqsRecords(2, nil)
+	recs[1].Expect = "parked"
+	if _, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: h}); err == nil ||
+		!strings.Contains(err.Error(), `record 2: expect: "parked" is not a fate`) {
+		t.Fatalf("an unknown fate in Expect: %v", err)
+	}
+	if _, err := ReadRecords(strings.NewReader(`{"body":"a"}` + "\n" + `{"body":"b","expect":"gone"}`)); err == nil ||
+		!strings.Contains(err.Error(), `records line 2: expect: "gone" is not a fate`) {
+		t.Fatalf("an unknown fate on a line: %v", err)
 	}
 }

@@ -42,6 +42,7 @@ func TestCheckInvariants(t *testing.T) {
 		err       error
 		field     string
 		unordered bool
+		unknown   string
 		// want is the status of no-record-lost and order-per-key.
 		want    [2]string
 		mention string
@@ -83,6 +84,8 @@ func TestCheckInvariants(t *testing.T) {
 		{name: "a duplicate that was processed answers for a key whose first record was not", recs: dupKey,
 			fates: map[string]string{"s1": FateOnFailure, "s2": FateProcessed, "s3": FateProcessed}, effects: byID("pay-005", "pay-006"), field: "paymentId",
 			want: [2]string{StatusHeld, StatusHeld}},
+		{name: "processed without an effect may have been quarantined", fates: all, effects: byRec("s1"), unknown: "the dead letters could not be read",
+			want: [2]string{StatusNotEvaluated, StatusHeld}, mention: "1 records acknowledged as processed have no effect, and the dead letters could not be read"},
 		{name: "a lost record stays violated whatever the effects", fates: map[string]string{"s1": FateProcessed},
 			err: errors.New("unreadable"), want: [2]string{StatusViolated, StatusNotEvaluated}, mention: "line 2"},
 	}
@@ -93,7 +96,7 @@ func TestCheckInvariants(t *testing.T) {
 				rs = tt.recs
 			}
 			res := checkInvariants(effectsInput{records: rs, fates: tt.fates, have: true, effects: tt.effects, err: tt.err,
-				field: tt.field, unordered: tt.unordered})
+				field: tt.field, unordered: tt.unordered, unknown: tt.unknown})
 			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
 				t.Fatalf("%d invariants checked: %+v", len(res), res)
 			}

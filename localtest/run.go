@@ -53,8 +53,9 @@ type Options struct {
 	// Quarantine, when set, is the function's own dead letters (the
 	// destination its handlers.WithDeadLetters sends to, e.g.
 	// QuarantineFile(path) for SLUICE_DLQ_FILE): records the function
-	// parked there end FateQuarantined instead of FateProcessed. An error
-	// reading it makes no-record-lost and fate-as-expected not evaluated.
+	// parked there end FateQuarantined instead of FateProcessed. When it
+	// cannot be read, a record that looks processed may have been
+	// quarantined: the checks that this changes are not evaluated.
 	// Without it a quarantined record looks processed, and, with effects,
 	// lost: its effect never happened.
 	Quarantine Quarantine
