@@ -27,6 +27,12 @@ type sqsPeekAPI interface {
 // queue as it found it: it receives every message, reads the envelopes sent
 // since it was opened, and makes every message visible again, so the dead
 // letters stay there to be redriven.
+//
+// A FIFO queue hides a group's later messages while earlier ones are in
+// flight (AWS returns up to ten of a group per receive, fauxqs one), so a
+// FIFO dead-letter queue holding more of a group than one receive returns
+// cannot be read without consuming it: Quarantined then fails, and the run
+// says the fates it depends on are not evaluated.
 type SQSQuarantineQueue struct {
 	api   sqsPeekAPI
 	url   string

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -61,5 +62,31 @@ func TestSQSQuarantine(t *testing.T) {
 	send(`{"not":"an envelope"}`)
 	if _, err := q.Quarantined(ctx); err == nil || !strings.Contains(err.Error(), "sent during the run") {
 		t.Fatalf("a message that is not an envelope: %v", err)
+	}
+}
+
+// A FIFO dead-letter queue hides a group's later messages while one is in
+// flight, so it cannot be read without consuming it: when the runner cannot
+// receive every message, it says so instead of returning part of them.
+func TestSQSQuarantineFIFO(t *testing.T) {
+	t.Parallel()
+	srv := servers.SQS(t)
+	ctx := awsCtx(t, 45*time.Second)
+	cfg := srv.AWSConfig()
+	c := sqs.NewFromConfig(cfg)
+	url, _ := awsCreateQueue(ctx, t, c, servers.UniqueName(t, "dlq")+".fifo", map[string]string{"FifoQueue": "true"})
+	q := source.SQSQuarantine(cfg, url)
+	for i, group := range []string{"g1", "g1", "g2"} {
+		e := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, RecordID: fmt.Sprint("m", i), Record: []byte(`{}`)}
+		b, _ := e.Marshal()
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(b)),
+			MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(fmt.Sprint("d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// fauxqs returns one message per group per receive (AWS up to ten):
+	// g1's second envelope stays hidden behind its first.
+	if ids, err := q.Quarantined(ctx); err == nil || !strings.Contains(err.Error(), "received 2 of its 3 messages") {
+		t.Fatalf("got %v %v: want an error saying not every message could be received", ids, err)
 	}
 }
