@@ -344,3 +344,69 @@ func TestRunRecommendedSetup(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyExpects(t *testing.T) {
+	lines := func() []localtest.InputRecord { // lines 1, 3 and 4 of a file with a blank line 2
+		return []localtest.InputRecord{{Line: 1}, {Line: 3, Expect: "on-failure"}, {Line: 4}}
+	}
+	events := func() []localtest.InputRecord { return make([]localtest.InputRecord, 3) } // an event file: no lines
+	for _, tt := range []struct {
+		name  string
+		recs  []localtest.InputRecord
+		flags []string
+		want  []string // per record
+		err   string
+	}{
+		{"none", lines(), nil, []string{"", "on-failure", ""}, ""},
+		{"every record without its own", lines(), []string{"quarantined"}, []string{"quarantined", "on-failure", "quarantined"}, ""},
+		{"a line", lines(), []string{"4=left"}, []string{"", "on-failure", "left"}, ""},
+		{"a line wins over its own and over every record", lines(), []string{"3=processed", "left"}, []string{"left", "processed", "left"}, ""},
+		{"a line that is blank", lines(), []string{"2=left"}, nil, "no record is line 2"},
+		{"a record of an event file", events(), []string{"2=dead-lettered"}, []string{"", "dead-lettered", ""}, ""},
+		{"past the last record", events(), []string{"4=left"}, nil, "no record is record 4"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, err := parseExpects(tt.flags)
+			if err == nil {
+				err = applyExpects(tt.recs, ex)
+			}
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("%v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range tt.recs {
+				if r.Expect != tt.want[i] {
+					t.Fatalf("record %d expects %q, want %q", i+1, r.Expect, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestVerdictLine(t *testing.T) {
+	held := localtest.InvariantResult{Name: localtest.InvariantNoLoss, Status: localtest.StatusHeld}
+	for _, tt := range []struct {
+		name string
+		rep  localtest.Report
+		want string
+	}{
+		{"pass", localtest.Report{Invariants: []localtest.InvariantResult{held}}, "PASS: the run ended and every check held"},
+		{"checks", localtest.Report{Invariants: []localtest.InvariantResult{held,
+			{Name: localtest.InvariantOrder, Status: localtest.StatusNotEvaluated},
+			{Name: localtest.InvariantFates, Status: localtest.StatusViolated}}},
+			"FAIL: order-per-key not evaluated; fate-as-expected violated"},
+		{"stopped", localtest.Report{Stopped: "MaxInvocations (5) reached", Invariants: []localtest.InvariantResult{held}},
+			"FAIL: the run stopped early"},
+		{"failed", localtest.Report{Failure: &localtest.RunFailure{Kind: localtest.FailureInit}, Stopped: "x"},
+			"FAIL: the run could not test the function (init)"},
+	} {
+		if got := verdictLine(&tt.rep); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
