@@ -5,8 +5,9 @@
 // destinations, SQS visibility and redrive, FIFO group blocking and Kafka
 // modes. A run ends with a Report (totals, on-failure records in AWS's
 // shape, checkpoints, what is left in a queue) and a trace of every
-// invocation, and can check invariants: no record lost, per-key order of
-// first effects kept.
+// invocation, and checks invariants: no record lost, per-key order of
+// first effects kept, every record ended as expected (processed, unless
+// InputRecord.Expect or Options.Allow names another fate: Fates).
 //
 // The rules are those of docs/semantics.md (the event source mapping rules
 // the project is correct against, with their AWS sources). Where AWS leaves
@@ -14,9 +15,10 @@
 // other as a named option of Options.
 //
 // A run is a test verdict, so it never reports success it has not shown:
-// an invariant that cannot be evaluated (effects that cannot be read or
-// matched to records, no effects at all although records were
-// acknowledged) has Status StatusNotEvaluated; a run whose function never
+// an invariant that cannot be evaluated (no effects given, effects that
+// cannot be read or matched to records, no effects at all although records
+// were acknowledged, the function's dead letters unreadable) has Status
+// StatusNotEvaluated; a run whose function never
 // started, never answered or cannot handle the source has a Failure; a run
 // that stopped early is Stopped. Report.Held is false in each case.
 //

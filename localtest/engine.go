@@ -74,6 +74,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkExpectations(opts); err != nil {
+		return nil, err
+	}
 	r := &runner{
 		opts:   opts,
 		s:      s,
@@ -655,12 +658,15 @@ func (r *runner) finish(ctx context.Context) error {
 			r.resolve(ref.id, FateLeft)
 		}
 	}
+	unknown := r.readQuarantine(ctx)
 	t := &r.report.Totals
 	t.Records = len(r.fates)
 	for _, f := range r.fates {
 		switch f {
 		case FateProcessed:
 			t.Processed++
+		case FateQuarantined:
+			t.Quarantined++
 		case FateOnFailure:
 			t.OnFailure++
 		case FateDeadLettered:
@@ -689,7 +695,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce}
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()
 		if in.err == nil {
@@ -697,6 +703,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	r.report.Invariants = checkInvariants(in)
+	r.checkFates(unknown)
 	// Records that were never tried are not lost, but they were not tested
 	// either: a run that failed or stopped early holds nothing.
 	why := ""

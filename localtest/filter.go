@@ -25,6 +25,15 @@ import (
 // filters: Lambda discarded it without invoking the function.
 const FateFiltered = "filtered"
 
+// awsInvalidPattern is AWS's message for every pattern it cannot read
+// (recorded for null, a plain string, a leaf that is not a list, an empty
+// list, malformed JSON); the runner's detail follows it.
+const awsInvalidPattern = "Invalid filter pattern definition."
+
+// errPatternTooLong is a pattern past maxPatternLength: a length limit,
+// not a pattern AWS cannot read.
+var errPatternTooLong = errors.New("too long")
+
 // Lambda's limits on FilterCriteria: five filters per mapping (its default
 // quota) and 4,096 characters per pattern (CreateEventSourceMapping).
 const (
@@ -114,7 +123,11 @@ func compileFilters(source string, fc *FilterCriteria) (*filterSet, []error) {
 		}
 		p, err := compilePattern(source, f.Pattern)
 		if err != nil {
-			errs = append(errs, &ValidationError{Field: field, Reason: err.Error()})
+			ve := &ValidationError{Field: field, Reason: err.Error()}
+			if !errors.Is(err, errPatternTooLong) {
+				ve.AWS = awsInvalidPattern
+			}
+			errs = append(errs, ve)
 			continue
 		}
 		set.patterns = append(set.patterns, p)
@@ -278,7 +291,7 @@ func compilePattern(source, text string) (*pattern, error) {
 		return nil, errors.New("is empty; a pattern is a JSON object such as {\"" + payloadKey(source) + "\": {\"field\": [\"value\"]}}")
 	}
 	if n := utf8.RuneCountInString(text); n > maxPatternLength {
-		return nil, fmt.Errorf("is %d characters long; Lambda allows at most %d", n, maxPatternLength)
+		return nil, fmt.Errorf("%w: is %d characters long; Lambda allows at most %d", errPatternTooLong, n, maxPatternLength)
 	}
 	v, err := decodeJSON([]byte(text))
 	if err != nil {

@@ -202,6 +202,8 @@ func TestFilterCriteriaValidation(t *testing.T) {
 		{"not JSON", SourceSQS, []Filter{{Pattern: `{"body":{"a":["x"]}}`}, {Pattern: `{"body": {`}}, "FilterCriteria.Filters[1].Pattern", "is not valid JSON"},
 		{"empty", SourceSQS, []Filter{{Pattern: ` `}}, "FilterCriteria.Filters[0].Pattern", "is empty"},
 		{"not an object", SourceSQS, []Filter{{Pattern: `["x"]`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"null", SourceSQS, []Filter{{Pattern: `null`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"a plain string", SourceSQS, []Filter{{Pattern: `"order"`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
 		{"scalar rule", SourceSQS, []Filter{{Pattern: `{"body":{"a":"x"}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a: must be a list of values or operators (e.g. ["x"])`},
 		{"empty list", SourceSQS, []Filter{{Pattern: `{"a":[]}`}}, "FilterCriteria.Filters[0].Pattern", "a: an empty list matches nothing"},
 		{"unknown operator", SourceSQS, []Filter{{Pattern: `{"body":{"a":[{"contains":"x"}]}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a[0]: unknown operator "contains"`},
@@ -228,6 +230,15 @@ func TestFilterCriteriaValidation(t *testing.T) {
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.Field != c.field || !strings.Contains(ve.Reason, c.want) {
 				t.Fatalf("got %v, want %s: ...%s...", err, c.field, c.want)
+			}
+			// AWS rejects every pattern it cannot read with one message,
+			// recorded for null, a plain string, a leaf that is not a list,
+			// an empty list and malformed JSON: it leads, the detail follows.
+			// Limits and a Pattern that is not a string are other errors.
+			aws := "InvalidParameterValueException: Invalid filter pattern definition. " + c.field + ": "
+			limit := c.name == "more than five" || c.name == "too long" || c.name == "pattern written as an object"
+			if got := strings.HasPrefix(ve.Error(), aws); got == limit {
+				t.Fatalf("error %q: leads with AWS's words %v, want %v", ve.Error(), got, !limit)
 			}
 		})
 	}
@@ -296,7 +307,7 @@ func TestRunSQSFilteredMessagesAreDeleted(t *testing.T) {
 					filtered++
 				}
 			}
-			if filtered != 3 || !rep.Held() {
+			if filtered != 3 || !heldWithoutEffects(rep) {
 				t.Fatalf("fates %v, invariants %+v", rep.Fates, rep.Invariants)
 			}
 		})
@@ -325,7 +336,7 @@ func TestRunKinesisFilteredRecordsAreSkippedPast(t *testing.T) {
 	if len(tr.entries) != 2 {
 		t.Fatalf("4 matching records in batches of 2 make 2 invocations: %+v", tr.entries)
 	}
-	if rep.Totals.Filtered != 4 || rep.Totals.Processed != 4 || !rep.Held() {
+	if rep.Totals.Filtered != 4 || rep.Totals.Processed != 4 || !heldWithoutEffects(rep) {
 		t.Fatalf("totals %+v, invariants %+v", rep.Totals, rep.Invariants)
 	}
 	// The checkpoint moves past the filtered records, the last one included.
@@ -365,7 +376,7 @@ func TestRunKafkaFilteredRecordsAreSkippedPast(t *testing.T) {
 	if want := []string{"INFO a", "INFO c"}; !slices.Equal(delivered, want) {
 		t.Fatalf("delivered %v, want %v", delivered, want)
 	}
-	if rep.Totals.Filtered != 2 || rep.Checkpoints["topic-0"] != "3" || !rep.Held() {
+	if rep.Totals.Filtered != 2 || rep.Checkpoints["topic-0"] != "3" || !heldWithoutEffects(rep) {
 		t.Fatalf("totals %+v, checkpoints %v", rep.Totals, rep.Checkpoints)
 	}
 }

@@ -29,6 +29,10 @@ type effectsInput struct {
 	field     string
 	unordered bool // SQS standard: no order to check
 	once      bool // check that no record took effect twice
+	// unknown, if set, is why a processed record may have been quarantined
+	// instead (the function's dead letters could not be read): such a
+	// record without an effect is not known to be lost.
+	unknown string
 }
 
 // checkInvariants checks, from the records in source order, each record's
@@ -44,11 +48,13 @@ type effectsInput struct {
 //     happen in record order. Not checked for SQS standard queues, which
 //     promise no order.
 //
-// A check that cannot be evaluated says why and is not held: effects that
-// cannot be read, effects that name no record of the run, no effects at all
-// although records were acknowledged as processed, or (matching by a
-// payload field) processed records whose payload lacks the field or
-// records that share a value.
+// A check that cannot be evaluated says why and is not held: no effects
+// given (order-per-key and effect-once), effects that cannot be read,
+// effects that name no record of the run, no effects at all although
+// records were acknowledged as processed, or (matching by a payload field)
+// processed records whose payload lacks the field. Records that share the
+// field's value are one business key (see matchEffects): one effect covers
+// them all, and effect-once counts the key's effects.
 func checkInvariants(in effectsInput) []InvariantResult {
 	loss := InvariantResult{Name: InvariantNoLoss, Status: StatusHeld}
 	processed := 0
@@ -63,13 +69,17 @@ func checkInvariants(in effectsInput) []InvariantResult {
 	}
 	if !in.have {
 		out := []InvariantResult{loss}
+		if !in.unordered {
+			out = append(out, InvariantResult{Name: InvariantOrder, Status: StatusNotEvaluated,
+				Reason: "no effects were given to check (Options.Effects, --effects): the order records took effect in is unknown"})
+		}
 		if in.once {
 			out = append(out, InvariantResult{Name: InvariantOnce, Status: StatusNotEvaluated,
 				Reason: "no effects were given to check (Options.Effects, --effects)"})
 		}
 		return out
 	}
-	first, count, why := matchEffects(in, processed)
+	group, first, count, why := matchEffects(in, processed)
 	if why != "" {
 		out := []InvariantResult{loss.notEvaluated(why)}
 		if !in.unordered {
@@ -80,16 +90,40 @@ func checkInvariants(in effectsInput) []InvariantResult {
 		}
 		return out
 	}
+	unsure := 0
 	for i, rec := range in.records {
-		if in.fates[rec.id] == FateProcessed && first[i] < 0 {
-			loss.violate("record %s was acknowledged as processed but no effect names it: its effect never happened", rec.name())
+		if in.fates[rec.id] == FateProcessed && first[group[i]] < 0 {
+			if in.unknown != "" {
+				unsure++
+				continue
+			}
+			loss.violate("record %s was acknowledged as processed but no effect names it: its effect never happened "+
+				"(if the function parked it in its dead letters, give the runner that destination: SLUICE_DLQ_FILE, Options.Quarantine)", rec.name())
 		}
+	}
+	if unsure > 0 {
+		loss = loss.notEvaluated(fmt.Sprintf("%d records acknowledged as processed have no effect, and %s", unsure, in.unknown))
 	}
 	out := []InvariantResult{loss}
 	if in.once {
 		once := InvariantResult{Name: InvariantOnce, Status: StatusHeld}
+		size := map[int]int{}
+		for i := range in.records {
+			size[group[i]]++
+		}
+		members := map[int][]string{} // representative -> the records sharing its key
 		for i, rec := range in.records {
-			if count[i] > 1 {
+			if size[group[i]] > 1 {
+				members[group[i]] = append(members[group[i]], rec.name())
+			}
+		}
+		for i, rec := range in.records {
+			switch {
+			case count[i] <= 1:
+			case len(members[i]) > 0:
+				v, _ := payloadField(rec.payload, in.field)
+				once.violate("%s %q (records %s) took effect %d times", in.field, v, strings.Join(members[i], ", "), count[i])
+			default:
 				once.violate("record %s took effect %d times", rec.name(), count[i])
 			}
 		}
@@ -126,12 +160,25 @@ func checkInvariants(in effectsInput) []InvariantResult {
 	return append(out, order)
 }
 
-// matchEffects returns, per record, the position of its first effect (-1
-// for none) and how many effects name it, or why the effects cannot be
-// matched to the records.
-func matchEffects(in effectsInput, processed int) (first, count []int, why string) {
+// matchEffects returns, per record, the record that answers for its
+// effects (group: itself, or with a payload field the representative of the
+// records that share its value), and per representative the position of its
+// first effect (-1 for none) and how many effects name it; or why the
+// effects cannot be matched to the records.
+//
+// Matching by a payload field (a business key such as paymentId) reads an
+// effect as the effect of that key: records that carry the same value (a
+// producer's duplicate) are one business entity, with one effect between
+// them. Their representative is the first of them, in source order, that
+// ended processed (else the first of them): the one whose delivery the
+// effect came from when the duplicates keep their order.
+func matchEffects(in effectsInput, processed int) (group, first, count []int, why string) {
 	if in.err != nil {
-		return nil, nil, "the effects could not be read: " + in.err.Error()
+		return nil, nil, nil, "the effects could not be read: " + in.err.Error()
+	}
+	group = make([]int, len(in.records))
+	for i := range group {
+		group[i] = i
 	}
 	if len(in.effects) == 0 {
 		if processed == 0 { // nothing needed an effect
@@ -139,9 +186,9 @@ func matchEffects(in effectsInput, processed int) (first, count []int, why strin
 			for i := range none {
 				none[i] = -1
 			}
-			return none, make([]int, len(in.records)), ""
+			return group, none, make([]int, len(in.records)), ""
 		}
-		return nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
+		return nil, nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
 			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
 	}
 	index := make(map[string]int, len(in.records))
@@ -150,7 +197,7 @@ func matchEffects(in effectsInput, processed int) (first, count []int, why strin
 			index[rec.id] = i
 		}
 	} else {
-		var missing, shared []string
+		var missing []string
 		for i, rec := range in.records {
 			v, ok := payloadField(rec.payload, in.field)
 			if !ok {
@@ -159,18 +206,22 @@ func matchEffects(in effectsInput, processed int) (first, count []int, why strin
 				}
 				continue
 			}
-			if j, dup := index[v]; dup {
-				shared = append(shared, fmt.Sprintf("%s and %s both carry %q", in.records[j].name(), rec.name(), v))
-				continue
+			j, dup := index[v]
+			switch {
+			case !dup:
+				index[v] = i
+			case in.fates[in.records[j].id] != FateProcessed && in.fates[rec.id] == FateProcessed:
+				index[v] = i // a processed record answers for the key
 			}
-			index[v] = i
 		}
 		if len(missing) > 0 {
-			return nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
+			return nil, nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
 				len(missing), in.field, list(missing))
 		}
-		if len(shared) > 0 {
-			return nil, nil, fmt.Sprintf("payload field %q does not tell records apart (%s): match effects by record instead", in.field, list(shared))
+		for i, rec := range in.records {
+			if v, ok := payloadField(rec.payload, in.field); ok {
+				group[i] = index[v]
+			}
 		}
 	}
 	first, count = make([]int, len(in.records)), make([]int, len(in.records))
@@ -198,9 +249,9 @@ func matchEffects(in effectsInput, processed int) (first, count []int, why strin
 		if in.field != "" {
 			how = fmt.Sprintf("the payload field %q", in.field)
 		}
-		return nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
+		return nil, nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
 	}
-	return first, count, ""
+	return group, first, count, ""
 }
 
 func (e Effect) describe(field string) string {

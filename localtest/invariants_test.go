@@ -12,6 +12,12 @@ func TestCheckInvariants(t *testing.T) {
 		{id: "s2", key: "a", payloadID: "2", line: 2, payload: []byte(`{"id":"2","pay":"p2"}`)},
 		{id: "s3", key: "b", payloadID: "3", line: 3, payload: []byte(`{"id":"3","pay":"p3"}`)},
 	}
+	// Lines 1 and 2 carry the same paymentId: a producer's duplicate.
+	dupKey := []inputRef{
+		{id: "s1", key: "a", line: 1, payload: []byte(`{"paymentId":"pay-005"}`)},
+		{id: "s2", key: "b", line: 2, payload: []byte(`{"paymentId":"pay-005"}`)},
+		{id: "s3", key: "b", line: 3, payload: []byte(`{"paymentId":"pay-006"}`)},
+	}
 	all := map[string]string{"s1": FateProcessed, "s2": FateOnFailure, "s3": FateProcessed}
 	done := map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed}
 	byRec := func(ids ...string) []Effect {
@@ -36,6 +42,7 @@ func TestCheckInvariants(t *testing.T) {
 		err       error
 		field     string
 		unordered bool
+		unknown   string
 		// want is the status of no-record-lost and order-per-key.
 		want    [2]string
 		mention string
@@ -68,10 +75,17 @@ func TestCheckInvariants(t *testing.T) {
 			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: `record="s9"`},
 		{name: "payload lacks the key field", fates: all, effects: byID("p1", "p3"), field: "paymentId",
 			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: `no top-level payload field "paymentId"`},
-		{name: "the key field does not tell records apart", recs: []inputRef{
-			{id: "s1", key: "a", line: 1, payload: []byte(`{"id":"x"}`)}, {id: "s2", key: "a", line: 2, payload: []byte(`{"id":"x"}`)}},
-			fates: map[string]string{"s1": FateProcessed, "s2": FateProcessed}, effects: byID("x"), field: "id",
-			want: [2]string{StatusNotEvaluated, StatusNotEvaluated}, mention: "does not tell records apart"},
+		{name: "records sharing a business key share its effect", recs: dupKey,
+			fates: map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed}, effects: byID("pay-005", "pay-006"), field: "paymentId",
+			want: [2]string{StatusHeld, StatusHeld}},
+		{name: "a business key without its effect is lost", recs: dupKey,
+			fates: map[string]string{"s1": FateProcessed, "s2": FateProcessed, "s3": FateProcessed}, effects: byID("pay-006"), field: "paymentId",
+			want: [2]string{StatusViolated, StatusHeld}, mention: "line 1"},
+		{name: "a duplicate that was processed answers for a key whose first record was not", recs: dupKey,
+			fates: map[string]string{"s1": FateOnFailure, "s2": FateProcessed, "s3": FateProcessed}, effects: byID("pay-005", "pay-006"), field: "paymentId",
+			want: [2]string{StatusHeld, StatusHeld}},
+		{name: "processed without an effect may have been quarantined", fates: all, effects: byRec("s1"), unknown: "the dead letters could not be read",
+			want: [2]string{StatusNotEvaluated, StatusHeld}, mention: "1 records acknowledged as processed have no effect, and the dead letters could not be read"},
 		{name: "a lost record stays violated whatever the effects", fates: map[string]string{"s1": FateProcessed},
 			err: errors.New("unreadable"), want: [2]string{StatusViolated, StatusNotEvaluated}, mention: "line 2"},
 	}
@@ -82,7 +96,7 @@ func TestCheckInvariants(t *testing.T) {
 				rs = tt.recs
 			}
 			res := checkInvariants(effectsInput{records: rs, fates: tt.fates, have: true, effects: tt.effects, err: tt.err,
-				field: tt.field, unordered: tt.unordered})
+				field: tt.field, unordered: tt.unordered, unknown: tt.unknown})
 			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
 				t.Fatalf("%d invariants checked: %+v", len(res), res)
 			}
@@ -103,6 +117,38 @@ func TestCheckInvariants(t *testing.T) {
 			rep := &Report{Invariants: res}
 			if rep.Held() != (tt.want[0] == StatusHeld && (tt.want[1] == StatusHeld || tt.want[1] == "")) {
 				t.Fatalf("Held() = %v for %+v", rep.Held(), res)
+			}
+		})
+	}
+}
+
+// Without effects the checks that need them are listed, not evaluated, and
+// the run does not hold: order-per-key is never silently missing.
+func TestCheckInvariantsWithoutEffects(t *testing.T) {
+	recs := []inputRef{{id: "s1", key: "a", line: 1}}
+	fates := map[string]string{"s1": FateProcessed}
+	for _, tt := range []struct {
+		name      string
+		unordered bool
+		want      []string // invariant names, in order
+	}{
+		{"ordered source", false, []string{InvariantNoLoss, InvariantOrder}},
+		{"SQS standard", true, []string{InvariantNoLoss}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := checkInvariants(effectsInput{records: recs, fates: fates, unordered: tt.unordered})
+			var names []string
+			for _, inv := range res {
+				names = append(names, inv.Name)
+				if inv.Name == InvariantOrder && (inv.Status != StatusNotEvaluated || !strings.Contains(inv.Reason, "no effects were given")) {
+					t.Fatalf("order-per-key without effects: %+v", inv)
+				}
+			}
+			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("checks %v, want %v", names, tt.want)
+			}
+			if rep := (&Report{Invariants: res}); rep.Held() == !tt.unordered {
+				t.Fatalf("Held() = %v with %+v", rep.Held(), res)
 			}
 		})
 	}
@@ -151,6 +197,7 @@ func TestCheckEffectOnce(t *testing.T) {
 		have    bool
 		effects []Effect
 		err     error
+		field   string
 		want    string
 		mention string
 	}{
@@ -159,10 +206,19 @@ func TestCheckEffectOnce(t *testing.T) {
 			want: StatusViolated, mention: "record line 1 took effect 2 times"},
 		{name: "effects unreadable", have: true, err: errors.New("bad line"), want: StatusNotEvaluated, mention: "could not be read"},
 		{name: "no effects given", want: StatusNotEvaluated, mention: "no effects were given"},
+		{name: "a business key once for two records", have: true, field: "paymentId", effects: []Effect{{ID: "pay-005"}},
+			want: StatusHeld},
+		{name: "a business key twice", have: true, field: "paymentId", effects: []Effect{{ID: "pay-005"}, {ID: "pay-005"}},
+			want: StatusViolated, mention: `paymentId "pay-005" (records line 1, line 2) took effect 2 times`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := checkInvariants(effectsInput{records: recs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true})
+			rs := recs
+			if tt.field != "" {
+				rs = []inputRef{{id: "s1", key: "a", line: 1, payload: []byte(`{"paymentId":"pay-005"}`)},
+					{id: "s2", key: "a", line: 2, payload: []byte(`{"paymentId":"pay-005"}`)}}
+			}
+			res := checkInvariants(effectsInput{records: rs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true, field: tt.field})
 			var once *InvariantResult
 			for i := range res {
 				if res[i].Name == InvariantOnce {

@@ -118,9 +118,15 @@ func ParseMapping(data []byte) (*Mapping, error) {
 type ValidationError struct {
 	Field  string
 	Reason string
+	// AWS, when set, is AWS's own message for the error, which leads (so
+	// it can be searched for); Reason then adds the runner's detail.
+	AWS string
 }
 
 func (e *ValidationError) Error() string {
+	if e.AWS != "" {
+		return fmt.Sprintf("InvalidParameterValueException: %s %s: %s", e.AWS, e.Field, e.Reason)
+	}
 	return fmt.Sprintf("InvalidParameterValueException: %s: %s", e.Field, e.Reason)
 }
 

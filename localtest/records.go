@@ -11,7 +11,7 @@ import (
 )
 
 // InputRecord is one line of records.jsonl. Which fields count depends on the
-// source:
+// source (every source takes "expect", see Expect):
 //
 //	kinesis   {"partitionKey", "data"}
 //	dynamodb  {"keys", "newImage", "oldImage", "eventName"}  (plain JSON objects; eventName defaults from the images)
@@ -47,6 +47,14 @@ type InputRecord struct {
 	Value     json.RawMessage   `json:"value,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"`
 
+	// Expect is the fate the record must end with for the run to pass
+	// (one of Fates; default processed, or filtered when the mapping's
+	// FilterCriteria drop it): "quarantined" for a record the function
+	// should park in its dead letters, "on-failure" for a poison record on
+	// a stream, "dead-lettered" for a message the queue's redrive policy
+	// should move. It is not sent to the function.
+	Expect string `json:"expect,omitempty"`
+
 	// Line is the records-file line the record came from (ReadRecords sets
 	// it); the report and error messages name the record by it. Zero for
 	// records made in Go: they are named by their position in
@@ -80,6 +88,11 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 		var rec InputRecord
 		if err := dec.Decode(&rec); err != nil {
 			return nil, &LineError{Line: n, First: len(out) == 0, Err: err}
+		}
+		if rec.Expect != "" {
+			if err := checkFateName(rec.Expect); err != nil {
+				return nil, &LineError{Line: n, Err: fmt.Errorf("expect: %w", err)}
+			}
 		}
 		rec.Line = n
 		out = append(out, rec)

@@ -86,11 +86,13 @@ type Totals struct {
 	// acknowledged as processed anyway.
 	IgnoredResponses int `json:"ignoredResponses"`
 	IgnoredRecords   int `json:"ignoredRecords"`
-	// Records that ended processed, sent to the on-failure destination,
-	// moved to the queue's dead-letter queue, or still waiting; Filtered
-	// those that matched none of the mapping's FilterCriteria, which
-	// Lambda discarded without invoking the function.
+	// Records by fate: processed; quarantined by the function in its own
+	// dead letters (Options.Quarantine); sent to the on-failure
+	// destination; moved to the queue's dead-letter queue; still waiting;
+	// Filtered those that matched none of the mapping's FilterCriteria,
+	// which Lambda discarded without invoking the function.
 	Processed    int `json:"processed"`
+	Quarantined  int `json:"quarantined"`
 	OnFailure    int `json:"onFailure"`
 	DeadLettered int `json:"deadLettered"`
 	Left         int `json:"left"`
@@ -127,6 +129,10 @@ type Report struct {
 	// processed (filtered records aside: Fates names them), with the line they came from, the id their payload
 	// carries and their ordering key.
 	Unprocessed []RecordFate `json:"unprocessed,omitempty"`
+	// Unexpected lists, in source order, the records whose fate is not one
+	// they were expected to end with (InputRecord.Expect, Options.Allow):
+	// each makes the check fate-as-expected fail.
+	Unexpected []RecordFate `json:"unexpected,omitempty"`
 	// Invariants are the checks run at the end, and whether they held.
 	Invariants []InvariantResult `json:"invariants,omitempty"`
 	// Stopped is why the run ended before every record was resolved, if it
@@ -179,6 +185,9 @@ type RecordFate struct {
 	PayloadID string `json:"payloadId,omitempty"`
 	Key       string `json:"key,omitempty"`
 	Fate      string `json:"fate"`
+	// Expected is, in Report.Unexpected, the fate the record was expected
+	// to end with (its InputRecord.Expect, by default processed).
+	Expected string `json:"expected,omitempty"`
 }
 
 // InvariantResult is one invariant check.
@@ -198,12 +207,22 @@ const (
 	StatusNotEvaluated = "not-evaluated"
 )
 
-// Record fates in Report.Fates.
+// Record fates in Report.Fates (with FateFiltered); Fates lists them all.
 const (
-	FateProcessed    = "processed"
-	FateOnFailure    = "on-failure"
+	// FateProcessed: the function processed the record, and Lambda
+	// acknowledged it (deleted the message, checkpointed past it).
+	FateProcessed = "processed"
+	// FateQuarantined: the function parked the record in its own dead
+	// letters (handlers.WithDeadLetters) and reported it handled.
+	FateQuarantined = "quarantined"
+	// FateOnFailure: Lambda gave up on the record's batch and sent the
+	// on-failure record to the mapping's destination (streams, Kafka).
+	FateOnFailure = "on-failure"
+	// FateDeadLettered: the queue's redrive policy moved the message to its
+	// dead-letter queue (SQS).
 	FateDeadLettered = "dead-lettered"
-	FateLeft         = "left"
+	// FateLeft: the record was still in the source when the run ended.
+	FateLeft = "left"
 )
 
 // Name names the record for people: by its records-file line (or its

@@ -45,6 +45,20 @@ type Options struct {
 	// more than once. Lambda delivers at least once, so it holds only for a
 	// function that makes its effects idempotent (package idempotency).
 	ExactlyOnce bool
+	// Allow lists fates (Fates) that every record may end with besides its
+	// expectation (InputRecord.Expect, by default processed): a run where
+	// poison records are meant to end on-failure allows FateOnFailure. A
+	// record whose fate is neither fails the check fate-as-expected.
+	Allow []string
+	// Quarantine, when set, is the function's own dead letters (the
+	// destination its handlers.WithDeadLetters sends to, e.g.
+	// QuarantineFile(path) for SLUICE_DLQ_FILE): records the function
+	// parked there end FateQuarantined instead of FateProcessed. When it
+	// cannot be read, a record that looks processed may have been
+	// quarantined: the checks that this changes are not evaluated.
+	// Without it a quarantined record looks processed, and, with effects,
+	// lost: its effect never happened.
+	Quarantine Quarantine
 	// Seed makes fault injection and arrival jitter repeatable.
 	Seed uint64
 	// WallClock runs the emulated source on the wall clock instead of the

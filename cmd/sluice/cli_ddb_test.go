@@ -49,7 +49,7 @@ func TestRunDynamoDBStreamEndpoint(t *testing.T) {
 		"DestinationConfig":{"OnFailure":{"Destination":"file://%s"}},
 		"Endpoint":%q,"StreamArn":%q}`, filepath.Join(dir, "onfailure.jsonl"), srv.Endpoint, aws.ToString(out.TableDescription.LatestStreamArn)))
 	code, stdout, stderr := runCLI(t, "run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "5s",
-		"--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=dynamodb")
+		"--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=dynamodb", "--allow", "on-failure")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -128,20 +128,20 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 	const n = 30
 	poison := map[int]string{7: "permanent", 12: "fail", 19: "permanent"}
 	line := func(source string, i int) string {
-		action := "ok"
+		action, expect := "ok", ""
 		if a, ok := poison[i]; ok {
-			action = a
+			action, expect = a, `,"expect":"quarantined"`
 		}
 		cmd := fmt.Sprintf(`{"id":"r%d","action":%q}`, i, action)
 		switch source {
 		case "kinesis":
-			return fmt.Sprintf(`{"partitionKey":"pk-%d","data":%s}`, i%3, cmd)
+			return fmt.Sprintf(`{"partitionKey":"pk-%d","data":%s%s}`, i%3, cmd, expect)
 		case "dynamodb":
-			return fmt.Sprintf(`{"keys":{"pk":"k%d"},"newImage":{"pk":"k%d","payload":%q},"eventName":"INSERT"}`, i, i, cmd)
+			return fmt.Sprintf(`{"keys":{"pk":"k%d"},"newImage":{"pk":"k%d","payload":%q},"eventName":"INSERT"%s}`, i, i, cmd, expect)
 		case "kafka":
-			return fmt.Sprintf(`{"partition":%d,"value":%s}`, i%2, cmd)
+			return fmt.Sprintf(`{"partition":%d,"value":%s%s}`, i%2, cmd, expect)
 		}
-		return fmt.Sprintf(`{"body":%s}`, cmd)
+		return fmt.Sprintf(`{"body":%s%s}`, cmd, expect)
 	}
 	for _, tc := range []struct{ source, mapping string }{
 		{"kinesis", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":10,"BisectBatchOnFunctionError":true,
@@ -162,7 +162,7 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 			mapping := write(t, dir, "mapping.json", tc.mapping)
 			effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
 			args := []string{"run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--timeout", "10s",
-				"--function-name", "orders", "--env", "SLUICE_SOURCE=" + tc.source, "--env", "SLUICE_EFFECTS_FILE=" + effects,
+				"--function-name", "orders", "--env", "SLUICE_SOURCE=" + tc.source, "--effects", effects,
 				"--env", "SLUICE_MAX_ATTEMPTS=2"}
 			var client *sqs.Client
 			var queueURL string
@@ -182,7 +182,11 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 				args = append(args, "--env", "SLUICE_DLQ_FILE="+dlqFile)
 			}
 			code, out, errs := runCLI(t, args...)
-			if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") {
+			// The runner reads the dead letters it gave the function: the
+			// poison records are quarantined, as expected, not "processed"
+			// with an effect that never happened.
+			if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") || !strings.Contains(out, "invariant fate-as-expected: held") ||
+				!strings.Contains(out, fmt.Sprintf("processed %d", n-len(poison))) || !strings.Contains(out, fmt.Sprintf("quarantined %d", len(poison))) {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 			}
 			var envs []*dlq.Envelope
@@ -254,10 +258,10 @@ func TestRunQuarantineCrash(t *testing.T) {
 		"BisectBatchOnFunctionError":true,"MaximumRetryAttempts":10,"FunctionResponseTypes":["ReportBatchItemFailures"]}`)
 	effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--timeout", "10s",
-		"--function-name", "crashfn",
-		"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_EFFECTS_FILE="+effects, "--env", "SLUICE_DLQ_FILE="+dlqFile,
+		"--function-name", "crashfn", "--expect", fmt.Sprintf("%d=quarantined", crash+1), "--effects", effects,
+		"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_DLQ_FILE="+dlqFile,
 		"--env", "SLUICE_MAX_ATTEMPTS=2", "--env", "SLUICE_ATTEMPTS_TABLE="+table)
-	if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") {
+	if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") || !strings.Contains(out, "quarantined 1") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	if !strings.Contains(out, "bisect") {

@@ -64,7 +64,7 @@ func TestRunFilterCriteriaInvalid(t *testing.T) {
 		"FilterCriteria":{"Filters":[{"Pattern":"{\"body\":{\"a\":[\"x\"]}}"},{"Pattern":"{\"body\":{\"a\":[{\"between\":[1,2]}]}}"}]}}`)
 	records := write(t, dir, "records.jsonl", `{"body":{"a":"x"}}`+"\n")
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", "./does-not-matter")
-	if code == 0 || !strings.Contains(out+errs, `FilterCriteria.Filters[1].Pattern: body.a[0]: unknown operator "between"`) {
+	if code == 0 || !strings.Contains(out+errs, `InvalidParameterValueException: Invalid filter pattern definition. FilterCriteria.Filters[1].Pattern: body.a[0]: unknown operator "between"`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -179,7 +179,7 @@ func TestRedriveRoundTrip(t *testing.T) {
 		"DestinationConfig":{"OnFailure":{"Destination":"file://%s"}},"Endpoint":%q,"StreamName":%q}`, onFailure, kin.Endpoint, name))
 	runEffects := filepath.Join(dir, "run-effects.jsonl")
 	code, out, errs := runCLIEnv(t, env, "run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "1s",
-		"--effects", runEffects, "--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_IDEMPOTENCY_TABLE="+table)
+		"--effects", runEffects, "--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_IDEMPOTENCY_TABLE="+table, "--allow", "on-failure")
 	if code != 0 || !strings.Contains(out, `"KinesisBatchInfo"`) {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}

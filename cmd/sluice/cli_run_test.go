@@ -167,11 +167,11 @@ func TestRunLogsAndErrorDocuments(t *testing.T) {
 	mapping := write(t, dir, "mapping.json", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":1,
 		"MaximumRetryAttempts":1,"FunctionResponseTypes":["ReportBatchItemFailures"]}`)
 	records := write(t, dir, "records.jsonl", `{"partitionKey":"k","data":{"id":"r1","action":"ok"}}
-{"partitionKey":"k","data":{"id":"r2","action":"fail"}}
+{"partitionKey":"k","data":{"id":"r2","action":"fail"},"expect":"on-failure"}
 `)
 	trace, report := filepath.Join(dir, "trace.jsonl"), filepath.Join(dir, "report.json")
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--logs",
-		"--trace", trace, "--report", report, "--env", "SLUICE_SOURCE=kinesis")
+		"--trace", trace, "--report", report, "--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=kinesis")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -266,7 +266,7 @@ func TestRunEventFile(t *testing.T) {
 		}
 		mapping := write(t, t.TempDir(), "mapping.json", `{"EventSource":"kafka","Mode":"provisioned","FunctionResponseTypes":["ReportBatchItemFailures"],"StartingPosition":"TRIM_HORIZON"}`)
 		code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", write(t, dir, "binary-key.json", string(raw)), "--handler", bin,
-			"--quiet", "--env", "SLUICE_SOURCE=kafka")
+			"--quiet", "--env", "SLUICE_SOURCE=kafka", "--effects", filepath.Join(t.TempDir(), "effects.jsonl"))
 		if code != 0 || !strings.Contains(errs, "note: record 1: key is 2 bytes of binary (not UTF-8 text)") || !strings.Contains(out, "kafka mapping: 1 records") {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 		}

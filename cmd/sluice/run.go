@@ -20,9 +20,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
+	"github.com/sluicehq/sluice/localtest/source"
 )
 
 type multiFlag []string
@@ -62,6 +67,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	wall := fs.Bool("wall-clock", false, "really wait out visibility timeouts and retry delays instead of skipping them")
 	logs := fs.Bool("logs", false, "stream the bootstrap's stdout and stderr to stderr, each line prefixed by its invocation ([#N request-id] or [init])")
 	quiet := fs.Bool("quiet", false, "no progress line")
+	allowFlag := fs.String("allow", "", "FATE[,FATE...]: fates every record may end with besides its expectation (processed unless its records line "+
+		`says "expect"): `+strings.Join(localtest.Fates(), ", "))
+	var expectFlags multiFlag
+	fs.Var(&expectFlags, "expect", `FATE or N=FATE (repeatable): the fate every record of --records without its own "expect" must end with, `+
+		"or that of the record the report names line N (record N of an event file)")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable); wins over SLUICE_REPORT_BATCH_ITEM_FAILURES, "+
 		"which sluice sets from the mapping's FunctionResponseTypes")
@@ -88,6 +98,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
+	var allow []string
+	if *allowFlag != "" {
+		if allow, err = localtest.ParseFates(*allowFlag); err != nil {
+			return usage("--allow: %v", err)
+		}
+	}
+	expects, err := parseExpects(expectFlags)
+	if err != nil {
+		return usage("%v", err)
+	}
 	switch {
 	case *timeout <= 0:
 		return usage("--timeout %v: must be positive", *timeout)
@@ -99,6 +119,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return usage("--effects-key goes with --effects")
 	case *exactlyOnce && *effectsPath == "":
 		return usage("--exactly-once goes with --effects: the check counts each record's effects")
+	case len(expects) > 0 && *recordsPath == "":
+		return usage("--expect goes with --records: a record from a real source has no line to name")
 	}
 	functionNameSet, timeoutSet := false, false
 	fs.Visit(func(f *flag.Flag) {
@@ -160,7 +182,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall,
-		Faults: fl, EffectsKey: *effectsKey}
+		Faults: fl, EffectsKey: *effectsKey, Allow: allow}
 	if mapping.Endpoint == "" {
 		if *recordsPath == "" {
 			return usage("--records is required for an emulated source (the mapping names no Endpoint)")
@@ -173,6 +195,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		f.Close()
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", *recordsPath, err))
+		}
+		if len(opts.Records) == 0 {
+			return usage("--records %s holds no record: a run over nothing tests nothing", *recordsPath)
+		}
+		if err := applyExpects(opts.Records, expects); err != nil {
+			return usage("%s: %v", *recordsPath, err)
 		}
 		if err := setQueueDestination(context.Background(), mapping, &opts, nil); err != nil {
 			return fail(err)
@@ -205,9 +233,13 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fail(err)
+		// Created empty before the run: a function that cannot write it
+		// would fail every record, and a stale one would pass for effects.
+		ef, err := os.Create(abs)
+		if err != nil {
+			return usage("--effects %s: the effects file cannot be created (%v): create its directory, or name another file", *effectsPath, err)
 		}
+		ef.Close()
 		fenv = append(fenv, "SLUICE_EFFECTS_FILE="+abs)
 		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs, *effectsKey) }
 		// A function with idempotency on promises each effect once: check it.
@@ -220,6 +252,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if isAPI {
 		opts.Invoker, err = openInvokeAPI(context.Background(), target)
 	} else {
+		// The function's own dead letters, as its environment names them:
+		// what it quarantined is read back after the run.
+		if opts.Quarantine, err = quarantineOf(context.Background(), fenv, *handler); err != nil {
+			return fail(err)
+		}
 		ropts := []invoke.RuntimeAPIOption{invoke.RuntimeAPIInitTimeout(*initTimeout)}
 		if *logs {
 			ropts = append(ropts, invoke.RuntimeAPILogs(stderr))
@@ -261,7 +298,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	summary(stdout, rep, time.Since(start))
+	summary(stdout, rep, time.Since(start), opts.Quarantine != nil)
 	if !rep.Held() {
 		return 1
 	}
@@ -376,7 +413,9 @@ func (p *progress) done() {
 	fmt.Fprintln(p.w)
 }
 
-func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
+// summary prints what the run did and its verdict; quarantine says the
+// function's dead letters were read (so "quarantined N" is known).
+func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine bool) {
 	t := rep.Totals
 	m := rep.Mapping
 	sqs := m.EventSource == localtest.SourceSQS || m.EventSource == localtest.SourceSQSFIFO
@@ -392,7 +431,11 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 	} else {
 		fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\t\n", t.Bisections, t.Retries, t.Duplicates)
 	}
-	fmt.Fprintf(tw, "  records\tprocessed %d\ton-failure %d\tdead-lettered %d\tleft %d\t", t.Processed, t.OnFailure, t.DeadLettered, t.Left)
+	fmt.Fprintf(tw, "  records\tprocessed %d\t", t.Processed)
+	if quarantine || t.Quarantined > 0 {
+		fmt.Fprintf(tw, "quarantined %d\t", t.Quarantined)
+	}
+	fmt.Fprintf(tw, "on-failure %d\tdead-lettered %d\tleft %d\t", t.OnFailure, t.DeadLettered, t.Left)
 	if t.Filtered > 0 {
 		fmt.Fprintf(tw, "filtered %d\t", t.Filtered)
 	}
@@ -479,10 +522,159 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration) {
 		for _, v := range inv.Violations {
 			fmt.Fprintf(w, "    - %s\n", v)
 		}
+		if inv.Name == localtest.InvariantFates && inv.Status == localtest.StatusViolated {
+			fmt.Fprintf(w, "    a record may end other than processed only where you say so: \"expect\" on its records line, "+
+				"--expect FATE or N=FATE, or --allow FATE for every record (fates: %s)\n", strings.Join(localtest.Fates(), ", "))
+		}
 	}
 	if rep.Failure != nil {
 		fmt.Fprintf(w, "  the run could not test the function: %s\n", rep.Failure.Reason)
 	}
+	fmt.Fprintf(w, "  %s\n", verdictLine(rep))
+}
+
+// verdictLine is the summary's last line: PASS, or FAIL and why.
+func verdictLine(rep *localtest.Report) string {
+	if rep.Held() {
+		return "PASS: the run ended and every check held"
+	}
+	var why []string
+	if rep.Failure != nil {
+		why = append(why, "the run could not test the function ("+rep.Failure.Kind+")")
+	} else if rep.Stopped != "" {
+		why = append(why, "the run stopped early")
+	}
+	for _, inv := range rep.Invariants {
+		switch inv.Status {
+		case localtest.StatusViolated:
+			why = append(why, inv.Name+" violated")
+		case localtest.StatusNotEvaluated:
+			why = append(why, inv.Name+" not evaluated")
+		}
+	}
+	return "FAIL: " + strings.Join(why, "; ")
+}
+
+// recordExpect is one --expect: the fate of every record (n == 0) or of
+// the record the report names line n (record n of an event file).
+type recordExpect struct {
+	n    int
+	fate string
+}
+
+// parseExpects reads the --expect flags.
+func parseExpects(flags []string) ([]recordExpect, error) {
+	var out []recordExpect
+	all := 0
+	for _, f := range flags {
+		e := recordExpect{fate: f}
+		if n, fate, ok := strings.Cut(f, "="); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 1 {
+				return nil, fmt.Errorf("--expect %q: want FATE or N=FATE, N a line (record) number from 1", f)
+			}
+			e = recordExpect{n: v, fate: fate}
+		}
+		if _, err := localtest.ParseFates(e.fate); err != nil || strings.Contains(e.fate, ",") {
+			return nil, fmt.Errorf("--expect %q: %q is not a fate: want one of %s", f, e.fate, strings.Join(localtest.Fates(), ", "))
+		}
+		if e.n == 0 {
+			all++
+		}
+		out = append(out, e)
+	}
+	if all > 1 {
+		return nil, errors.New("--expect FATE (for every record) given twice: give one, and N=FATE for single records")
+	}
+	return out, nil
+}
+
+// applyExpects sets the records' Expect from --expect: FATE for every
+// record without its own "expect", N=FATE for the record named line N (a
+// JSON-lines file) or record N (an event file, whose records have no line).
+func applyExpects(recs []localtest.InputRecord, expects []recordExpect) error {
+	for _, e := range expects {
+		if e.n != 0 {
+			continue
+		}
+		for i := range recs {
+			if recs[i].Expect == "" {
+				recs[i].Expect = e.fate
+			}
+		}
+	}
+	for _, e := range expects {
+		if e.n == 0 {
+			continue
+		}
+		found := false
+		for i := range recs {
+			if recs[i].Line == e.n || recs[i].Line == 0 && i+1 == e.n {
+				recs[i].Expect, found = e.fate, true
+			}
+		}
+		if !found {
+			name := "line"
+			if recs[0].Line == 0 {
+				name = "record"
+			}
+			return fmt.Errorf("--expect %d=%s: no record is %s %d", e.n, e.fate, name, e.n)
+		}
+	}
+	return nil
+}
+
+// quarantineOf is the Quarantine of a bootstrap run with env: its
+// SLUICE_DLQ_URL (which wins, as package fromenv reads them) or
+// SLUICE_DLQ_FILE. A relative file is the function's: from its working
+// directory, the bootstrap's (LAMBDA_TASK_ROOT). Nil when it has neither.
+func quarantineOf(ctx context.Context, env []string, bootstrap string) (localtest.Quarantine, error) {
+	if url := envValue(env, "SLUICE_DLQ_URL"); url != "" {
+		cfg, err := functionAWSConfig(ctx, env)
+		if err != nil {
+			return nil, fmt.Errorf("reading the function's dead letters (SLUICE_DLQ_URL=%s): %w", url, err)
+		}
+		return source.SQSQuarantine(cfg, url), nil
+	}
+	path := envValue(env, "SLUICE_DLQ_FILE")
+	if path == "" {
+		return nil, nil
+	}
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(bootstrap)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(filepath.Dir(abs), path)
+	}
+	q, err := localtest.QuarantineFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// functionAWSConfig is the AWS configuration a function started with env
+// uses for SQS: its region, its SQS endpoint (AWS_ENDPOINT_URL_SQS, else
+// AWS_ENDPOINT_URL) and its credentials; the default chain when it names
+// neither credentials nor an endpoint (the queue is then on AWS).
+func functionAWSConfig(ctx context.Context, env []string) (aws.Config, error) {
+	region := orDefault(envValue(env, "AWS_REGION"), orDefault(envValue(env, "AWS_DEFAULT_REGION"), "us-east-1"))
+	endpoint := orDefault(envValue(env, "AWS_ENDPOINT_URL_SQS"), envValue(env, "AWS_ENDPOINT_URL"))
+	key, secret := envValue(env, "AWS_ACCESS_KEY_ID"), envValue(env, "AWS_SECRET_ACCESS_KEY")
+	if endpoint == "" && key == "" {
+		return config.LoadDefaultConfig(ctx, config.WithRegion(region))
+	}
+	// Built by hand: the process's own AWS_ENDPOINT_URL_SQS, which the
+	// default loader would read, is not the function's.
+	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
+	if key != "" {
+		cfg.Credentials = credentials.NewStaticCredentialsProvider(key, secret, envValue(env, "AWS_SESSION_TOKEN"))
+	}
+	if endpoint != "" {
+		cfg.BaseEndpoint = aws.String(endpoint)
+	}
+	return cfg, nil
 }
 
 func oneLine(s string) string {

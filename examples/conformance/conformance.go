@@ -121,6 +121,34 @@ func (f *function) handler(source string, opts ...handlers.Option) (lambda.Handl
 	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))
 }
 
+// idKey keys idempotency by the payload's id, a business key (an order or
+// payment id), instead of the record's id in its source: a producer's
+// duplicate, sent twice with one id, then takes effect once
+// (CONFORMANCE_IDEMPOTENCY_KEY=id).
+func idKey(source string) (handlers.Option, error) {
+	switch source {
+	case "kinesis":
+		return handlers.WithIdempotencyKey(func(r handlers.KinesisRecord[Command]) string { return r.Value.ID }), nil
+	case "sqs", "sqs-fifo":
+		return handlers.WithIdempotencyKey(func(r handlers.SQSRecord[Command]) string { return r.Value.ID }), nil
+	case "kafka":
+		return handlers.WithIdempotencyKey(func(r handlers.KafkaRecord[Command]) string { return r.Value.ID }), nil
+	case "dynamodb":
+		return handlers.WithIdempotencyKey(func(r handlers.DynamoDBRecord[ddbItem]) string {
+			img := r.New
+			if img == nil {
+				img = r.Old
+			}
+			var c Command
+			if img != nil {
+				json.Unmarshal([]byte(img.Payload), &c)
+			}
+			return c.ID
+		}), nil
+	}
+	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))
+}
+
 func keyOf(r handlers.DynamoDBRecord[ddbItem]) string {
 	b, _ := json.Marshal(r.Keys())
 	return string(b)

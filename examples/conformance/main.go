@@ -58,6 +58,11 @@
 //	                     needs SLUICE_IDEMPOTENCY_TABLE
 //	CONFORMANCE_INIT     fatal: exit at start with log.Fatal; hang: never
 //	                     start (for tests of functions that cannot start)
+//	CONFORMANCE_IDEMPOTENCY_KEY
+//	                     id: with SLUICE_IDEMPOTENCY_TABLE, key idempotency by
+//	                     the payload's id (a business key: a producer's
+//	                     duplicate takes effect once) instead of the
+//	                     record's id in its source
 //	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
 //	                     instead (e.g. exit,fail): the fix deployed before a
 //	                     sluice redrive
@@ -135,6 +140,19 @@ func main() {
 		opts = append(opts, handlers.WithIdempotency(idempotency.NewMemoryStore()))
 	default:
 		fmt.Fprintf(os.Stderr, "conformance: CONFORMANCE_IDEMPOTENCY=%q: want memory\n", v)
+		os.Exit(2)
+	}
+	switch k := os.Getenv("CONFORMANCE_IDEMPOTENCY_KEY"); k {
+	case "":
+	case "id":
+		o, err := idKey(os.Getenv("SLUICE_SOURCE"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance:", err)
+			os.Exit(2)
+		}
+		opts = append(opts, o)
+	default:
+		fmt.Fprintf(os.Stderr, "conformance: CONFORMANCE_IDEMPOTENCY_KEY=%q: want id (or unset)\n", k)
 		os.Exit(2)
 	}
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
