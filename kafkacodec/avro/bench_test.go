@@ -82,3 +82,35 @@ func BenchmarkKafkaJSON10k(b *testing.B) {
 	})
 	benchKafka(b, raw)
 }
+
+func benchDecode[T any](b *testing.B, c *avro.Codec, data []byte) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		var v T
+		if err := c.DecodeKafka(ctx, data, nil, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode is one Confluent-framed value through DecodeKafka: the
+// 3-field order, the 9-field order (strings, longs, a union, an array of 2
+// records, a map) and a two-string key, each written with the codec's own
+// schema.
+func BenchmarkDecode(b *testing.B) {
+	note := "leave at the door"
+	b.Run("order3", func(b *testing.B) {
+		data := confluent(2, encode(b, orderV2, Order{ID: "ord-000042", AmountCents: 129900, Note: &note}))
+		benchDecode[Order](b, avro.Must(avro.WithSchema(orderV2)), data)
+	})
+	b.Run("order9", func(b *testing.B) {
+		data := confluent(4, encode(b, order9Schema, sampleOrder9()))
+		benchDecode[Order9](b, avro.Must(avro.WithSchema(order9Schema)), data)
+	})
+	b.Run("key", func(b *testing.B) {
+		data := confluent(5, encode(b, keySchema, OrderKey{Tenant: "acme", Customer: "cus-981"}))
+		benchDecode[OrderKey](b, avro.Must(avro.WithSchema(keySchema)), data)
+	})
+}
