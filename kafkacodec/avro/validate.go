@@ -392,11 +392,9 @@ func (v *validator) blocks(n *node, depth int) error {
 				return err
 			}
 			if size < 0 {
-				return v.fail(fmt.Errorf("%w: %s block size %d is negative", errMalformed, what, size))
+				return v.fail(fmt.Errorf("%w: the %s block size %d is negative", errBlockSize, what, size))
 			}
-			if size > int64(v.left()) {
-				return v.truncated("%s block of %d bytes, %d are left", what, size, v.left())
-			}
+			// A size past the end is a cut or a lie: the items tell which.
 		}
 		if item > 0 && count > int64(v.left()/item) {
 			return v.truncated("%s block claims %d items of at least %d bytes, %d bytes are left", what, count, item, v.left())
