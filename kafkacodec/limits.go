@@ -84,18 +84,22 @@ type LimitError struct {
 	Got int64
 	// Max is the limit.
 	Max int
+	// What says what the value needs, in the codec's words; empty for the
+	// limit's own.
+	What string
 }
 
 func (e *LimitError) Error() string {
-	var what string
-	switch e.Limit {
-	case "MaxValueSize":
+	what := e.What
+	switch {
+	case what != "":
+	case e.Limit == "MaxValueSize":
 		what = fmt.Sprintf("the value is %d bytes", e.Got)
-	case "MaxDepth":
+	case e.Limit == "MaxDepth":
 		what = fmt.Sprintf("the value nests %d levels deep", e.Got)
-	case "MaxItems":
+	case e.Limit == "MaxItems":
 		what = fmt.Sprintf("the value holds at least %d array items and map entries", e.Got)
-	case "MaxBytes":
+	case e.Limit == "MaxBytes":
 		what = fmt.Sprintf("a string, bytes or fixed value is %d bytes", e.Got)
 	default:
 		what = fmt.Sprintf("the value needs %d", e.Got)
