@@ -285,8 +285,10 @@ func (v *validator) need(n int, what string) error {
 	return nil
 }
 
-func (v *validator) length(what string) error {
-	n, err := v.long(what + " length")
+// length reads a string's or bytes' length (named lenWhat) and skips
+// over what it counts.
+func (v *validator) length(what, lenWhat string) error {
+	n, err := v.long(lenWhat)
 	if err != nil {
 		return err
 	}
@@ -326,9 +328,9 @@ func (v *validator) walk(n *node, depth int) error {
 	case kDouble:
 		return v.need(8, "double")
 	case kBytes:
-		return v.length("bytes")
+		return v.length("bytes", "bytes length")
 	case kString:
-		return v.length("string")
+		return v.length("string", "string length")
 	case kFixed:
 		if n.n <= v.left() && n.n > v.limits.MaxBytes {
 			return v.fail(&kafkacodec.LimitError{Limit: "MaxBytes", Got: int64(n.n), Max: v.limits.MaxBytes})
@@ -353,7 +355,10 @@ func (v *validator) walk(n *node, depth int) error {
 		if i < 0 || i >= int64(n.n) {
 			return v.fail(fmt.Errorf("%w: union index %d, the union has %d branches", errMalformed, i, n.n))
 		}
-		return at(v.walk(n.kids[i], depth+1), "["+strconv.FormatInt(i, 10)+"]")
+		if err := v.walk(n.kids[i], depth+1); err != nil {
+			return at(err, "["+strconv.FormatInt(i, 10)+"]")
+		}
+		return nil
 	case kRecord:
 		for i, k := range n.kids {
 			if err := v.walk(k, depth+1); err != nil {
@@ -369,13 +374,13 @@ func (v *validator) walk(n *node, depth int) error {
 
 // blocks walks the blocks of an array or a map.
 func (v *validator) blocks(n *node, depth int) error {
-	what, item := "array", n.items.min
+	what, countWhat, sizeWhat, item := "array", "array block count", "array block size", n.items.min
 	if n.kind == kMap {
-		what, item = "map", satAdd(item, 1) // a key is a string
+		what, countWhat, sizeWhat, item = "map", "map block count", "map block size", satAdd(item, 1) // a key is a string
 	}
 	done := 0 // items of earlier blocks, for the path
 	for {
-		count, err := v.long(what + " block count")
+		count, err := v.long(countWhat)
 		if err != nil {
 			return err
 		}
@@ -388,7 +393,7 @@ func (v *validator) blocks(n *node, depth int) error {
 				return v.fail(fmt.Errorf("%w: %s block count %d", errMalformed, what, count))
 			}
 			count = -count
-			if size, err = v.long(what + " block size"); err != nil {
+			if size, err = v.long(sizeWhat); err != nil {
 				return err
 			}
 			if size < 0 {
@@ -397,7 +402,7 @@ func (v *validator) blocks(n *node, depth int) error {
 			// A size past the end is a cut or a lie: the items tell which.
 		}
 		if item > 0 && count > int64(v.left()/item) {
-			return v.truncated("%s block claims %d items of at least %d bytes, %d bytes are left", what, count, item, v.left())
+			return v.truncated("%s block claims %d items of %d or more bytes each, %d bytes are left", what, count, item, v.left())
 		}
 		if v.items += count; v.items > int64(v.limits.MaxItems) {
 			return v.fail(&kafkacodec.LimitError{Limit: "MaxItems", Got: v.items, Max: v.limits.MaxItems})
@@ -405,7 +410,7 @@ func (v *validator) blocks(n *node, depth int) error {
 		start := v.pos
 		for i := range int(count) {
 			if n.kind == kMap {
-				if err := v.length("map key"); err != nil {
+				if err := v.length("map key", "map key length"); err != nil {
 					return at(err, "["+strconv.Itoa(done+i)+"]")
 				}
 			}

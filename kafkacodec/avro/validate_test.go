@@ -161,8 +161,8 @@ func TestMalformedValuesFail(t *testing.T) {
 		says         string
 	}{
 		{"the issue's 2^33 longs", hostileSchema, kafkacodec.Limits{}, hostileValue[5:], avro.ErrTruncated, "",
-			"items, at byte 9: the value ends before its schema does: array block claims 8589934592 items of at least 1 bytes, 0 bytes are left"},
-		{"a map of 2^33 entries", mapOfLongs, kafkacodec.Limits{}, []byte{0x80, 0x80, 0x80, 0x80, 0x40, 0x02, 'k', 0x02}, avro.ErrTruncated, "", "map block claims 8589934592 items of at least 2 bytes"},
+			"items, at byte 9: the value ends before its schema does: array block claims 8589934592 items of 1 or more bytes each, 0 bytes are left"},
+		{"a map of 2^33 entries", mapOfLongs, kafkacodec.Limits{}, []byte{0x80, 0x80, 0x80, 0x80, 0x40, 0x02, 'k', 0x02}, avro.ErrTruncated, "", "map block claims 8589934592 items of 2 or more bytes each"},
 		{"a block size past the end", mapOfLongs, kafkacodec.Limits{}, []byte{0x01, 0x80, 0x80, 0x04, 0x02, 'k', 0x02, 0x00}, avro.ErrBlockSize, "", "says 32768 bytes, its 1 items take 3"},
 		{"a string longer than the value", `"string"`, kafkacodec.Limits{}, []byte{0xfe, 0xff, 0xff, 0xff, 0x0f, 'a'}, avro.ErrTruncated, "", "string needs 2147483647 bytes, 1 are left"},
 		{"2^33 nulls: only the item limit bounds them", nulls, kafkacodec.Limits{}, []byte{0x80, 0x80, 0x80, 0x80, 0x40, 0x00}, nil, "MaxItems",
