@@ -257,6 +257,11 @@ func (v *validator) left() int { return len(v.b) - v.pos }
 // varint reads a zig-zag varint of at most max bytes whose value fits in
 // bits bits.
 func (v *validator) varint(what string, max, bits int) (int64, error) {
+	if v.pos < len(v.b) && v.b[v.pos] < 0x80 { // most lengths, counts and indexes
+		u := uint64(v.b[v.pos])
+		v.pos++
+		return int64(u>>1) ^ -int64(u&1), nil
+	}
 	var u uint64
 	for i := 0; ; i++ {
 		if v.pos == len(v.b) {
