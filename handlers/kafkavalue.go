@@ -71,9 +71,19 @@ func (k *kafkaCodecs) validate(kind sourceKind) error {
 // place of WithCodec: kafkacodec.JSON, avro.New, protobuf.New. Without it
 // the value is decoded with the handler's Codec (JSON by default).
 //
-// A value that does not decode fails its record only, permanently, with a
-// *KafkaDecodeError naming its offset and schema id; a schema registry that
-// cannot be reached fails it as a plain error, so Lambda delivers it again.
+// A value that does not decode fails its record only, permanently: the
+// record's error is a *batch.DecodeError wrapping a *KafkaDecodeError
+// (topic, partition, offset), which wraps the codec's error (for the
+// kafkacodec codecs a *kafkacodec.DecodeError naming the format, framing
+// and schema id). Without this option (and WithKafkaKey), a value the
+// handler's Codec rejects fails as a *batch.DecodeError wrapping that
+// codec's error directly, with no *KafkaDecodeError.
+//
+// A schema registry that cannot answer (unreachable, an error status)
+// fails the record as transient instead, not as a *batch.DecodeError, so
+// Lambda delivers it again. Decoding runs once per delivery: in-process
+// retries (WithRetry) wrap the function, not decoding, so the registry is
+// not asked again within the invocation.
 func WithKafkaValue(codec KafkaCodec) Option {
 	return func(c *config) {
 		if codec == nil {
@@ -136,7 +146,12 @@ func KafkaKey[K, T any](r KafkaRecord[T]) (K, bool) {
 	return k, ok
 }
 
-// KafkaDecodeError is a Kafka key or value that did not decode.
+// KafkaDecodeError is a Kafka key or value that did not decode with
+// WithKafkaValue or WithKafkaKey set, or of a record Lambda validated
+// against a schema registry. It wraps the codec's error. When that error is permanent (anything but a
+// transient registry failure) a *batch.DecodeError wraps the
+// KafkaDecodeError in turn, as it wraps the handler's Codec's error for a
+// value decoded without WithKafkaValue.
 type KafkaDecodeError struct {
 	Part      string // "key" or "value"
 	Topic     string

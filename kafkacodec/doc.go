@@ -30,8 +30,17 @@
 // registry and glueregistry.New to AWS Glue; both fetch each schema once per
 // container, however many records or goroutines ask for it at once (Cache).
 // A registry that cannot be reached fails the record with a transient error,
-// so Lambda delivers it again; a schema id the registry does not know fails
-// it for good.
+// so Lambda delivers it again; it is asked once per delivery (the handler's
+// in-process retries wrap the user's function, not decoding). A schema id
+// the registry does not know fails the record for good.
+//
+// # Limits
+//
+// The Avro and Protobuf codecs check each value before their libraries
+// decode it, so that one record's bytes cannot exhaust the function's memory
+// or time: what it claims must fit in its bytes and in the codec's Limits
+// (WithLimits), whose defaults accept every value a Lambda event can carry.
+// A value beyond them fails with a *LimitError naming the limit.
 //
 // # Errors
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	hamba "github.com/hamba/avro/v2"
@@ -13,15 +14,32 @@ import (
 )
 
 // Codec decodes Avro keys or values. It is safe for concurrent use.
+//
+// A value fails with a *kafkacodec.DecodeError unless it is exactly one
+// value of its writer's schema: one that ends early (a cut-short record, a
+// Confluent header with nothing after it) or has bytes left over fails
+// (errors.Is ErrTruncated or ErrTrailingBytes), and so does one that claims
+// more than its bytes can hold or than the codec's Limits allow (a
+// *kafkacodec.LimitError), before anything is allocated for it.
 type Codec struct {
 	api      hamba.API
-	reader   hamba.Schema // nil without WithSchema
+	reader   *schema // nil without WithSchema
 	registry kafkacodec.Registry
 	wire     kafkacodec.Wire
+	limits   kafkacodec.Limits
+	readers  sync.Pool // *hamba.Reader
 
 	mu      sync.RWMutex
-	byID    map[string]hamba.Schema // the schema to decode with, per writer id
-	errByID map[string]error        // schemas that can never be used
+	byID    map[string]*schema // per writer id
+	errByID map[string]error   // schemas that can never be used
+}
+
+// schema is what decoding a value needs: the schema to decode with (the
+// writer's, or the writer's resolved into the reader's) and the writer's,
+// compiled, to validate the bytes with.
+type schema struct {
+	decode hamba.Schema
+	writer *node
 }
 
 // An Option configures a Codec.
@@ -31,6 +49,7 @@ type config struct {
 	schema   string
 	registry kafkacodec.Registry
 	wire     kafkacodec.Wire
+	limits   kafkacodec.Limits
 	errs     []error
 }
 
@@ -66,6 +85,15 @@ func WithWire(w kafkacodec.Wire) Option {
 	}
 }
 
+// WithLimits bounds what decoding one value may read and allocate (see
+// kafkacodec.Limits; a zero field keeps its default). A value beyond them
+// fails with a *kafkacodec.LimitError naming the limit.
+func WithLimits(l kafkacodec.Limits) Option {
+	return func(c *config) {
+		c.limits = l
+	}
+}
+
 // New returns an Avro codec. It needs WithSchema, WithRegistry or both.
 func New(opts ...Option) (*Codec, error) {
 	var cfg config
@@ -78,13 +106,26 @@ func New(opts ...Option) (*Codec, error) {
 	if cfg.wire == kafkacodec.WirePlain && cfg.schema == "" {
 		cfg.errs = append(cfg.errs, errors.New("plain payloads carry no schema id: give WithSchema"))
 	}
-	c := &Codec{api: hamba.Config{}.Freeze(), registry: cfg.registry, wire: cfg.wire, byID: map[string]hamba.Schema{}, errByID: map[string]error{}}
+	limits, err := cfg.limits.WithDefaults()
+	if err != nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("WithLimits: %w", err))
+	}
+	c := &Codec{registry: cfg.registry, wire: cfg.wire, limits: limits, byID: map[string]*schema{}, errByID: map[string]error{}}
+	// The library's own cap on strings and bytes is the codec's, so that
+	// what validates decodes.
+	c.api = hamba.Config{MaxByteSliceSize: limits.MaxBytes}.Freeze()
+	c.readers.New = func() any { return hamba.NewReader(nil, 0, hamba.WithReaderConfig(c.api)) }
 	if cfg.schema != "" {
 		s, err := parse(cfg.schema)
 		if err != nil {
 			cfg.errs = append(cfg.errs, fmt.Errorf("WithSchema: %w", err))
+		} else {
+			n, err := compile(s)
+			if err != nil {
+				cfg.errs = append(cfg.errs, fmt.Errorf("WithSchema: %w", err))
+			}
+			c.reader = &schema{decode: s, writer: n}
 		}
-		c.reader = s
 	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("kafkacodec/avro: %w", err)
@@ -122,16 +163,45 @@ func (c *Codec) DecodeKafka(ctx context.Context, data []byte, meta *sevents.Kafk
 		}
 		return &kafkacodec.DecodeError{Format: "avro", Wire: f.Wire, SchemaID: f.SchemaID, Err: err}
 	}
-	if err := c.api.Unmarshal(s, f.Payload, v); err != nil {
+	if err := c.decode(s, f.Payload, v); err != nil {
 		return &kafkacodec.DecodeError{Format: "avro", Wire: f.Wire, SchemaID: f.SchemaID, Err: err}
 	}
 	return nil
 }
 
+// decode validates p against the writer's schema, then decodes it. The
+// library's reader must then have read p exactly: an io.EOF it met (which
+// its Unmarshal would take for success) or a byte it left fails the value,
+// should the validation ever let one through.
+func (c *Codec) decode(s *schema, p []byte, v any) error {
+	if err := c.limits.CheckSize(len(p)); err != nil {
+		return err
+	}
+	if err := validate(s.writer, p, c.limits); err != nil {
+		return err
+	}
+	r := c.readers.Get().(*hamba.Reader)
+	r.Reset(p)
+	r.ReadVal(s.decode, v)
+	err := r.Error
+	if err == nil {
+		r.Peek() // at the end of p, sets io.EOF
+		if r.Error == nil {
+			err = ErrTrailingBytes
+		}
+	} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%w: %w", ErrTruncated, err)
+	}
+	r.Error = nil
+	r.Reset(nil)
+	c.readers.Put(r)
+	return err
+}
+
 // schemaFor returns the schema to decode a record written with schema id:
 // the reader's schema without a registry or an id, the writer's schema
 // from the registry, or the two resolved.
-func (c *Codec) schemaFor(ctx context.Context, id string) (hamba.Schema, error) {
+func (c *Codec) schemaFor(ctx context.Context, id string) (*schema, error) {
 	if c.registry == nil || id == "" {
 		if c.reader == nil {
 			return nil, errors.New("the payload names no schema id and the codec has no schema (WithSchema)")
@@ -160,7 +230,7 @@ func (c *Codec) schemaFor(ctx context.Context, id string) (hamba.Schema, error) 
 	return s, err
 }
 
-func (c *Codec) build(rs kafkacodec.Schema) (hamba.Schema, error) {
+func (c *Codec) build(rs kafkacodec.Schema) (*schema, error) {
 	if rs.Format != "" && rs.Format != "AVRO" {
 		return nil, fmt.Errorf("schema %s is %s, not Avro", rs.ID, rs.Format)
 	}
@@ -168,15 +238,19 @@ func (c *Codec) build(rs kafkacodec.Schema) (hamba.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry schema %s: %w", rs.ID, err)
 	}
-	if c.reader == nil {
-		return writer, nil
-	}
-	if writer.Fingerprint() == c.reader.Fingerprint() {
+	if c.reader != nil && writer.Fingerprint() == c.reader.decode.Fingerprint() {
 		return c.reader, nil
 	}
-	s, err := hamba.NewSchemaCompatibility().Resolve(c.reader, writer)
+	n, err := compile(writer)
+	if err != nil {
+		return nil, fmt.Errorf("registry schema %s: %w", rs.ID, err)
+	}
+	if c.reader == nil {
+		return &schema{decode: writer, writer: n}, nil
+	}
+	s, err := hamba.NewSchemaCompatibility().Resolve(c.reader.decode, writer)
 	if err != nil {
 		return nil, fmt.Errorf("writer schema %s cannot be read with the codec's schema: %w", rs.ID, err)
 	}
-	return s, nil
+	return &schema{decode: s, writer: n}, nil
 }

@@ -10,6 +10,13 @@
 // defaults. Parsed and resolved schemas are kept per schema id for the life
 // of the codec.
 //
+// A value must be exactly one value of its writer's schema: before the
+// library decodes it, the codec walks the writer's schema over its bytes,
+// and a value that ends early (ErrTruncated), has bytes left over
+// (ErrTrailingBytes), claims more items or bytes than it holds, or goes
+// beyond the codec's kafkacodec.Limits fails as a *kafkacodec.DecodeError,
+// before anything is allocated for it.
+//
 // Schema references (a Confluent schema that names types registered under
 // other subjects) are not followed: register self-contained schemas, or
 // give the full schema with WithSchema.

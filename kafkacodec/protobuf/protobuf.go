@@ -13,17 +13,26 @@ import (
 )
 
 // Codec decodes Protobuf keys or values. It is safe for concurrent use.
+//
+// Before the Protobuf library decodes a value, the codec counts what the
+// library would allocate for it (messages, repeated elements, map
+// entries, the copies that a packed field written in many runs costs,
+// string and bytes lengths, nesting) against its Limits, so that a value
+// fails with a *kafkacodec.DecodeError wrapping a *kafkacodec.LimitError
+// instead of exhausting memory or time.
 type Codec struct {
-	wire kafkacodec.Wire
-	opts proto.UnmarshalOptions
+	wire   kafkacodec.Wire
+	limits kafkacodec.Limits
+	opts   proto.UnmarshalOptions
 }
 
 // An Option configures a Codec.
 type Option func(*config)
 
 type config struct {
-	wire kafkacodec.Wire
-	errs []error
+	wire   kafkacodec.Wire
+	limits kafkacodec.Limits
+	errs   []error
 }
 
 // WithWire sets the framing of the payloads. Default kafkacodec.WireAuto.
@@ -36,16 +45,31 @@ func WithWire(w kafkacodec.Wire) Option {
 	}
 }
 
+// WithLimits bounds what decoding one value may read and allocate (see
+// kafkacodec.Limits; a zero field keeps its default). MaxItems counts
+// messages, repeated elements and map entries; MaxBytes bounds a string
+// or bytes field; MaxDepth is also the library's recursion limit. A value
+// beyond them fails with a *kafkacodec.LimitError naming the limit.
+func WithLimits(l kafkacodec.Limits) Option {
+	return func(c *config) {
+		c.limits = l
+	}
+}
+
 // New returns a Protobuf codec.
 func New(opts ...Option) (*Codec, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
+	limits, err := cfg.limits.WithDefaults()
+	if err != nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("WithLimits: %w", err))
+	}
 	if err := errors.Join(cfg.errs...); err != nil {
 		return nil, fmt.Errorf("kafkacodec/protobuf: %w", err)
 	}
-	return &Codec{wire: cfg.wire}, nil
+	return &Codec{wire: cfg.wire, limits: limits, opts: proto.UnmarshalOptions{RecursionLimit: limits.MaxDepth}}, nil
 }
 
 // Must is New that panics on an error, for use in main.
@@ -82,6 +106,12 @@ func (c *Codec) DecodeKafka(_ context.Context, data []byte, meta *sevents.KafkaS
 		if _, p, err = kafkacodec.ParseGlueMessageIndex(p); err != nil {
 			return fail(err)
 		}
+	}
+	if err := c.limits.CheckSize(len(p)); err != nil {
+		return fail(err)
+	}
+	if err := bound(m.ProtoReflect().Descriptor(), p, c.limits); err != nil {
+		return fail(err)
 	}
 	if err := c.opts.Unmarshal(p, m); err != nil {
 		return fail(err)
