@@ -57,11 +57,13 @@ type Options struct {
 	// Progress, if set, is called after each event with the totals so far.
 	Progress func(Totals)
 	// Attempts, if set, is the function's attempts store (the table of
-	// SLUICE_ATTEMPTS_TABLE): before a stream or Kafka record is replayed
-	// its count there is forgotten (dlq.AttemptsKey of the envelope's
-	// function, source ARN and record id), so a record quarantined for
-	// crashing the function runs again instead of being quarantined again
-	// at once. SQS records need none: a replay is a new delivery.
+	// SLUICE_ATTEMPTS_TABLE): before a record is replayed its count there
+	// is forgotten (dlq.AttemptsKeyOf the envelope, and for Kinesis the key
+	// earlier versions used too), so a record quarantined for its attempts
+	// or for crashing the function runs again instead of being quarantined
+	// again at once. (Streams, Kafka and SQS FIFO queues count there; a
+	// standard SQS record's key is not in the store, and forgetting it
+	// costs one request.)
 	Attempts dlq.Forgetter
 
 	sleep func(context.Context, time.Duration) error // tests
@@ -321,11 +323,13 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 	if r.opts.Attempts != nil {
 		for _, it := range b {
 			e := it.env
-			if e.Source == dlq.SourceSQS {
-				continue
-			}
-			if err := r.opts.Attempts.Forget(ctx, dlq.AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)); err != nil {
-				return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
+			for _, key := range []string{dlq.AttemptsKeyOf(e), dlq.KinesisLegacyAttemptsKey(e)} {
+				if key == "" {
+					continue
+				}
+				if err := r.opts.Attempts.Forget(ctx, key); err != nil {
+					return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
+				}
 			}
 		}
 	}
