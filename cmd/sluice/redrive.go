@@ -108,7 +108,7 @@ Flags:
 		return usageError("the function quarantines into %s (SLUICE_DLQ_FILE), the file being redriven: point SLUICE_DLQ_FILE elsewhere", dlqFile)
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "sluice redrive: %v\n", err)
+		fmt.Fprintf(stderr, "sluice redrive: %v\n", awsHint(err))
 		return 1
 	}
 
@@ -176,7 +176,7 @@ Flags:
 		*attemptsTable = envValue(fenv, "SLUICE_ATTEMPTS_TABLE")
 	}
 	if *attemptsTable != "" && !*dryRun {
-		cfg, err := config.LoadDefaultConfig(ctx)
+		cfg, err := awsDefaultConfig(ctx, "AWS_ENDPOINT_URL_DYNAMODB", "")
 		if err != nil {
 			return fail(fmt.Errorf("--attempts-table %s: %w", *attemptsTable, err))
 		}
