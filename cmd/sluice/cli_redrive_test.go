@@ -50,6 +50,12 @@ func TestRedriveUsage(t *testing.T) {
 	if rate, err := parseRate("30/m"); err != nil || rate != 0.5 {
 		t.Errorf("parseRate(30/m) = %v, %v", rate, err)
 	}
+	for in, want := range map[string]string{"orders": "orders", "arn:aws:lambda:eu-west-1:123456789012:function:orders": "orders",
+		"arn:aws:lambda:eu-west-1:123456789012:function:orders:live": "orders"} {
+		if got := functionOfARN(in); got != want {
+			t.Errorf("functionOfARN(%s) = %s, want %s", in, got, want)
+		}
+	}
 }
 
 // sqsEnvelopes writes envelopes for an SQS event of the conformance

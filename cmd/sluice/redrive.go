@@ -123,23 +123,24 @@ Flags:
 	if !*dryRun {
 		// The target is checked now; the invoker is opened once the
 		// function's name is known (from the first envelope, by default).
-		_, isAPI, err := resolveInvokeTarget(*handler, opts.FunctionName, opts.FunctionName != "", *invokeEndpoint, "")
+		target, isAPI, err := resolveInvokeTarget(*handler, opts.FunctionName, opts.FunctionName != "", *invokeEndpoint, "")
 		if err != nil {
 			return usageError("%v", err)
 		}
-		if name, isAWS := strings.CutPrefix(*handler, "aws:"); isAWS && opts.FunctionName == "" {
-			opts.FunctionName = functionOfARN(name) // the deployed function is the one the records run as
+		_, isAWS := strings.CutPrefix(*handler, "aws:")
+		if isAWS && opts.FunctionName == "" {
+			opts.FunctionName = functionOfARN(target.function) // the deployed function is the one the records run as
 		}
 		if isAPI {
 			opts.Open = func(ctx context.Context, function string) (localtest.Invoker, error) {
-				target, _, err := resolveInvokeTarget(*handler, function, function != "", *invokeEndpoint, "")
-				if err != nil {
-					return nil, err
+				t := target // aws:NAME names its function itself
+				if !isAWS {
+					t.function = function
+					if t.function == "" {
+						t.function = "function"
+					}
 				}
-				if target.function == "" {
-					target.function = "function"
-				}
-				return openInvokeAPI(ctx, target)
+				return openInvokeAPI(ctx, t)
 			}
 		} else {
 			// Checked now (no process starts before the first Invoke).

@@ -285,10 +285,6 @@ func (r *run) window(ctx context.Context, msgs []inbox.Message) error {
 			r.leave(m, e.RecordID, "the record was replayed already in this run: left for the next run", &r.sum.Repeated)
 			continue
 		}
-		if reason := r.otherFunction(e); reason != "" {
-			r.leave(m, e.RecordID, reason, &r.sum.OtherFunction)
-			continue
-		}
 		if it, ok := byID[id]; ok {
 			it.msgs = append(it.msgs, m)
 			continue
@@ -299,6 +295,10 @@ func (r *run) window(ctx context.Context, msgs []inbox.Message) error {
 				counter = &r.sum.Truncated
 			}
 			r.leave(m, e.RecordID, err.Error(), counter)
+			continue
+		}
+		if reason := r.otherFunction(e); reason != "" {
+			r.leave(m, e.RecordID, reason, &r.sum.OtherFunction)
 			continue
 		}
 		it := &item{env: e, msgs: []inbox.Message{m}}
