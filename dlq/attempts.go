@@ -52,9 +52,41 @@ type AttemptsStore interface {
 }
 
 // AttemptsKey is the key under which a handler of function counts the
-// attempts of record recordID (its batch item identifier) from sourceARN.
+// attempts of record recordID from sourceARN. AttemptsKeyOf says which id
+// names a record of each source.
 func AttemptsKey(function, sourceARN, recordID string) string {
 	return function + "#" + sourceARN + "#" + recordID
+}
+
+// AttemptsKeyOf is the attempts key of the record e describes, under
+// e.FunctionName: the record is named by its batch item identifier
+// (RecordID), except a Kinesis record, named by its eventID (shard and
+// sequence number, "shardId-000000000000:4959..."): Kinesis keeps sequence
+// numbers unique per partition key within a shard, not across the shards
+// of a stream. (Earlier versions counted Kinesis records under the
+// sequence number alone; see KinesisLegacyAttemptsKey.)
+func AttemptsKeyOf(e *Envelope) string {
+	id := e.RecordID
+	if e.Source == SourceKinesis {
+		switch {
+		case e.EventID != "":
+			id = e.EventID
+		case e.Shard != "":
+			id = e.Shard + ":" + e.SequenceNumber
+		}
+	}
+	return AttemptsKey(e.FunctionName, e.SourceARN, id)
+}
+
+// KinesisLegacyAttemptsKey is the key under which earlier versions counted
+// a Kinesis record's attempts (the sequence number alone), or "" for a
+// record of another source. Redrive forgets it too, so a count an earlier
+// version kept cannot quarantine a replayed record.
+func KinesisLegacyAttemptsKey(e *Envelope) string {
+	if e.Source != SourceKinesis {
+		return ""
+	}
+	return AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)
 }
 
 // A Forgetter is an AttemptsStore that can drop what it knows of a record.

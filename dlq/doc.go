@@ -10,9 +10,11 @@
 //
 //   - A record that fails permanently (batch.Permanent, a decode error) is
 //     quarantined at once (Quarantine).
-//   - A record that fails otherwise is quarantined once its attempts reach
-//     WithMaxAttempts: SQS counts them itself (ApproximateReceiveCount);
-//     streams and Kafka count one per failure in the AttemptsStore.
+//   - A record that fails otherwise is quarantined once it ran and failed
+//     WithMaxAttempts times: a standard SQS queue counts them itself
+//     (ApproximateReceiveCount); SQS FIFO queues (whose receive count also
+//     counts deliveries spent waiting behind a failing message), streams
+//     and Kafka count one per failure in the AttemptsStore.
 //   - A stream or Kafka record alone in its batch is counted before it runs
 //     (Begin). When an earlier lone delivery went unanswered (the function
 //     crashed or timed out) and its attempts reached the limit, it is
@@ -20,14 +22,18 @@
 //     BisectBatchOnFunctionError is what isolates such a record; a healthy
 //     record that merely headed batches that crashed further on is never
 //     counted for them.
-//   - Quarantined records count as handled, so the stream moves on; they are
-//     sent in one Destination.Send after the batch ran, and a record whose
-//     envelope the destination did not accept is reported as failed instead.
+//   - Quarantined records count as handled, so the stream moves on. On an
+//     ordered source (FIFO group, shard, Kafka partition) each is sent on
+//     its own before its lane goes on; on a standard queue they are sent in
+//     one Destination.Send after the batch ran. A record whose envelope the
+//     destination did not accept is reported as failed instead, and on an
+//     ordered source its lane stops there.
 //
 // Cost: a healthy batch of more than one record makes no request to the
 // store or the destination; a batch of one record makes one store request;
-// each failed record one more; each ten quarantined records (at most 256
-// KiB) one SendMessageBatch.
+// each failed record one more; each quarantined record of an ordered
+// source one SendMessageBatch, and on a standard queue each ten (at most
+// 256 KiB) one.
 //
 // docs/dead-letters.md documents the envelope field by field.
 package dlq

@@ -19,9 +19,10 @@
 //	SLUICE_DLQ_FILE           ... or to this file of JSON lines (local runs)
 //	SLUICE_MAX_ATTEMPTS       quarantine a record once its attempts reach this
 //	                          (without it, only permanent failures)
-//	SLUICE_ATTEMPTS_TABLE     streams and Kafka: count attempts in this
-//	                          DynamoDB table (dlq/dynamodbattempts); in memory
-//	                          when unset, which cannot count a crash
+//	SLUICE_ATTEMPTS_TABLE     streams, Kafka and SQS FIFO queues: count
+//	                          attempts in this DynamoDB table
+//	                          (dlq/dynamodbattempts); in memory when unset,
+//	                          which cannot count a crash
 //	SLUICE_IDEMPOTENCY_KEY    the business idempotency key to claim records
 //	                          by: the name of a key the function registered
 //	                          with IdempotencyKey, or "record" for the
@@ -71,7 +72,8 @@ import (
 )
 
 // Source is the kind of handler the options are for: SQS handlers count
-// attempts with ApproximateReceiveCount and take no attempts store.
+// attempts of standard queues with ApproximateReceiveCount, and those of
+// FIFO queues in the attempts store.
 type Source string
 
 // The sources.
@@ -245,20 +247,20 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 		}
 		dopts = append(dopts, dlq.WithMaxAttempts(n))
 	}
-	if source != SQS {
-		if table := getenv(EnvAttemptsTable); table != "" {
-			c, err := loadAWS(EnvAttemptsTable + "=" + table)
-			if err != nil {
-				return nil, err
-			}
-			store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
-			if err != nil {
-				return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvAttemptsTable, table, err)
-			}
-			dopts = append(dopts, dlq.WithAttempts(store))
-		} else {
-			dopts = append(dopts, dlq.WithAttempts(dlq.NewMemory(0)))
+	// SQS handlers count FIFO failures in the table when there is one (in
+	// memory otherwise, by themselves); standard queues never use it.
+	if table := getenv(EnvAttemptsTable); table != "" {
+		c, err := loadAWS(EnvAttemptsTable + "=" + table)
+		if err != nil {
+			return nil, err
 		}
+		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
+		if err != nil {
+			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvAttemptsTable, table, err)
+		}
+		dopts = append(dopts, dlq.WithAttempts(store))
+	} else if source != SQS {
+		dopts = append(dopts, dlq.WithAttempts(dlq.NewMemory(0)))
 	}
 	var dest dlq.Destination
 	if url != "" {

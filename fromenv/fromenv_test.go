@@ -27,7 +27,7 @@ func TestOptions(t *testing.T) {
 	}{
 		{"nothing set", Kinesis, nil, 0, ""},
 		{"dead letters to a file, streams count in memory", Kinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3"}, 1, ""},
-		{"dead letters on SQS take no attempts store", SQS, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
+		{"dead letters on SQS: FIFO batches count in the attempts table", SQS, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
 		{"idempotency and dead letters", Kafka, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "2m", EnvDLQFile: file}, 2, ""},
 		{"bad attempts", Kinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "zero"}, 0, EnvMaxAttempts},
 		{"bad lease", Kinesis, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "soon"}, 0, EnvIdempotencyLease},

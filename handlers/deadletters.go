@@ -32,12 +32,24 @@ import (
 // "crash") without running once Lambda's BisectBatchOnFunctionError has
 // isolated it and it reached the limit (see dlq.Blame).
 //
-// The records a batch quarantines are sent in one dest.Send after every
-// record ran; a record whose envelope dest did not accept (a failed send, a
+// On an SQS standard queue the records a batch quarantines are sent in one
+// dest.Send after every record ran. On an ordered source (an SQS FIFO
+// queue, a Kinesis or DynamoDB Streams shard, a Kafka partition) nothing
+// after a record in its lane may run before its quarantine is durable, so
+// each quarantined record is sent on its own before the lane goes on. A
+// record whose envelope dest did not accept (a failed send, a
 // half-successful one, a panic, the deadline) is reported as failed with a
-// *QuarantineError, so Lambda delivers it again: no record is lost. Records
+// *QuarantineError, so Lambda delivers it again: no record is lost, and on
+// an ordered source its lane stops there, as after any failure. Records
 // quarantined are counted in RecordOutcome.Quarantined,
 // BatchReport.Quarantined and the batch log line.
+//
+// An SQS FIFO message's ApproximateReceiveCount also counts the deliveries
+// in which it waited behind a failing message of its group and never ran,
+// so FIFO batches count the failures of each message in the dlq.WithAttempts
+// store instead (a store in memory when none is given, which forgets its
+// counts when the execution environment goes: it can count too few, never
+// too many). A healthy message costs no request.
 func WithDeadLetters(dest dlq.Destination, opts ...dlq.Option) Option {
 	return func(c *config) {
 		if dest == nil {
@@ -64,7 +76,8 @@ type QuarantineError struct {
 
 func (e *QuarantineError) Error() string {
 	return fmt.Sprintf("record %s was to be quarantined (%s: %s) but the dead-letter destination did not accept it: %v; "+
-		"it is reported as failed, so Lambda delivers it again", e.Envelope.RecordID, e.Envelope.Reason, e.Envelope.Error, e.Err)
+		"it is reported as failed, so Lambda delivers it again (on an ordered source nothing after it in its lane ran)",
+		e.Envelope.RecordID, e.Envelope.Reason, e.Envelope.Error, e.Err)
 }
 
 func (e *QuarantineError) Unwrap() error { return e.Err }
@@ -79,9 +92,12 @@ const sendReserve = 100 * time.Millisecond
 
 // dlLayer is the dead-letter layer: per record (run) and a batch hook.
 type dlLayer[R any] struct {
-	dest     dlq.Destination
-	cfg      dlq.Config
-	sqs      bool // attempts come from ApproximateReceiveCount
+	dest dlq.Destination
+	cfg  dlq.Config
+	sqs  bool // standard queues count attempts with ApproximateReceiveCount
+	// fifo counts the failures of SQS FIFO messages: cfg.Attempts, else a
+	// store in memory.
+	fifo     dlq.AttemptsStore
 	function string
 	now      func() time.Time
 	logger   *slog.Logger
@@ -91,28 +107,43 @@ type dlLayer[R any] struct {
 type dlBatch[R any] struct {
 	b         *hookBatch[R]
 	requestID string
-	begun     bool         // Begin counted the lone record's delivery
-	head      dlq.Attempts // what Begin returned
-	blamed    bool         // the lone record is quarantined without running
+	// ordered: the batch's lanes keep order (every source but SQS
+	// standard), so a quarantine is sent before its lane goes on.
+	ordered bool
+	begun   bool         // Begin counted the lone record's delivery
+	head    dlq.Attempts // what Begin returned
+	blamed  bool         // the lone record is quarantined without running
 }
 
 type dlBatchKey struct{}
 
+// sent is the park of a record whose envelope the destination already
+// accepted (an ordered lane's quarantine): the batch's after hook leaves it
+// alone.
+type sent struct{ env *dlq.Envelope }
+
 func newDLLayer[R any](c *config, kind sourceKind) *dlLayer[R] {
 	l := &dlLayer[R]{dest: c.dlDest, cfg: c.dlCfg, sqs: kind == kindSQS, now: c.now, logger: c.logger}
 	l.function, _ = c.lookupEnv(EnvFunctionName)
+	if l.sqs {
+		l.fifo = c.dlCfg.Attempts
+		if l.fifo == nil {
+			l.fifo = dlq.NewMemory(0)
+		}
+	}
 	return l
 }
 
-// key is the attempts-store key of record i: function, source and record.
+// key is the attempts-store key of record i (dlq.AttemptsKeyOf).
 func (d *dlLayer[R]) key(b *hookBatch[R], i int) string {
 	var e dlq.Envelope
 	b.describe(i, &e)
-	return dlq.AttemptsKey(d.function, e.SourceARN, b.items[i].ID)
+	e.FunctionName, e.RecordID = d.function, b.items[i].ID
+	return dlq.AttemptsKeyOf(&e)
 }
 
 func (d *dlLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Context {
-	st := &dlBatch[R]{b: b}
+	st := &dlBatch[R]{b: b, ordered: b.policy != engine.Independent}
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		st.requestID = lc.AwsRequestID
 	}
@@ -147,8 +178,7 @@ func (d *dlLayer[R]) run(ctx context.Context, i int, f func(context.Context) err
 			first = d.now()
 		}
 		if env := d.envelope(ctx, st, i, dlq.ReasonCrash, dlq.ClassCrash, text, a.Count, first); env != nil {
-			engine.Park(ctx, env)
-			return nil
+			return d.quarantine(ctx, st, env)
 		}
 		return errors.New("sluice: record is blamed for crashing the function but could not be quarantined: its bytes are not in the event")
 	}
@@ -174,6 +204,22 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 	text := err.Error()
 	attempts, first := 1, now
 	switch {
+	case d.sqs && st.ordered:
+		// FIFO: ApproximateReceiveCount also counts deliveries in which the
+		// message waited behind a failing one and never ran; count the
+		// failures instead, never more than the receives.
+		var e dlq.Envelope
+		st.b.describe(i, &e)
+		a, serr := d.fifo.Fail(ctx, d.key(st.b, i), false, dlq.Failure{Time: now, Error: capText(text), Class: class.String()})
+		if serr != nil {
+			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting a failed attempt failed; the record is quarantined only if it failed permanently",
+				slog.String("source", st.b.source), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
+			if class != batch.ClassPermanent {
+				return err
+			}
+		} else {
+			attempts, first = fifoAttempts(a.Count, e.Attempts), a.FirstFailure
+		}
 	case d.sqs:
 		var e dlq.Envelope
 		st.b.describe(i, &e)
@@ -202,8 +248,40 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 	if env == nil {
 		return err // its bytes could not be found: report it rather than lose it
 	}
-	engine.Park(ctx, env)
+	return d.quarantine(ctx, st, env)
+}
+
+// fifoAttempts is the attempts of a FIFO message: the failures counted
+// (this one included), never more than its receives (0: unknown).
+func fifoAttempts(failures, receives int) int {
+	if receives > 0 && failures > receives {
+		return receives
+	}
+	return max(1, failures)
+}
+
+// quarantine parks the record being run under ctx with env. In an ordered
+// lane it first sends env, so nothing after the record runs before its
+// quarantine is durable: when the send fails, the record fails with a
+// *QuarantineError and its lane stops as after any failure. Elsewhere the
+// batch's after hook sends every park at once.
+func (d *dlLayer[R]) quarantine(ctx context.Context, st *dlBatch[R], env *dlq.Envelope) error {
+	if !st.ordered {
+		engine.Park(ctx, env)
+		return nil
+	}
+	if err := dlq.Rejected(d.send(ctx, []*dlq.Envelope{env}), 1)[0]; err != nil {
+		return &QuarantineError{Envelope: env, Err: err}
+	}
+	d.logQuarantined(ctx, st.b.source, env)
+	engine.Park(ctx, sent{env})
 	return nil
+}
+
+func (d *dlLayer[R]) logQuarantined(ctx context.Context, source string, e *dlq.Envelope) {
+	d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: record quarantined",
+		slog.String("source", source), slog.String("record", e.RecordID), slog.String("reason", e.Reason),
+		slog.String("class", e.Class), slog.Int("attempts", e.Attempts), slog.String("error", e.Error))
 }
 
 // envelope builds record i's envelope, or returns nil when the record's
@@ -237,7 +315,8 @@ func capText(s string) string {
 }
 
 // after sends the batch's parked records in one Send and revokes each one
-// the destination did not accept.
+// the destination did not accept. Records an ordered lane sent already
+// (parked as sent) are left alone.
 func (d *dlLayer[R]) after(ctx context.Context, b *hookBatch[R], res *engine.Result) {
 	if res.Quarantined == 0 {
 		return
@@ -249,6 +328,9 @@ func (d *dlLayer[R]) after(ctx context.Context, b *hookBatch[R], res *engine.Res
 			envs, idx = append(envs, e), append(idx, i)
 		}
 	}
+	if len(envs) == 0 {
+		return
+	}
 	errs := dlq.Rejected(d.send(ctx, envs), len(envs))
 	for k, e := range envs {
 		i := idx[k]
@@ -256,9 +338,7 @@ func (d *dlLayer[R]) after(ctx context.Context, b *hookBatch[R], res *engine.Res
 			res.Unpark(i, &QuarantineError{Envelope: e, Err: err})
 			continue
 		}
-		d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: record quarantined",
-			slog.String("source", b.source), slog.String("record", e.RecordID), slog.String("reason", e.Reason),
-			slog.String("class", e.Class), slog.Int("attempts", e.Attempts), slog.String("error", e.Error))
+		d.logQuarantined(ctx, b.source, e)
 	}
 }
 

@@ -116,8 +116,8 @@ func recordsOf[E any](t *testing.T, recs []E) []string {
 }
 
 // TestDeadLettersKinesisPermanent: permanent failures and a decode error are
-// quarantined with complete envelopes in one send, and the stream goes on
-// past them.
+// quarantined with complete envelopes, each sent before the shard goes on
+// (one send per record), and the stream goes on past them.
 func TestDeadLettersKinesisPermanent(t *testing.T) {
 	b := &sevents.KinesisBuilder{StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders", ShardID: "shardId-000000000007"}
 	for i, a := range []string{"ok", "permanent", "ok", "ok", "permanent", "ok"} {
@@ -144,7 +144,7 @@ func TestDeadLettersKinesisPermanent(t *testing.T) {
 	if fmt.Sprint(rec.seen) != "[0 1 2 3 4 5]" {
 		t.Fatalf("ran %v", rec.seen)
 	}
-	if dest.calls != 1 || fmt.Sprint(dest.ids()) != fmt.Sprint([]string{ev.Records[1].Kinesis.SequenceNumber, ev.Records[4].Kinesis.SequenceNumber, ev.Records[6].Kinesis.SequenceNumber}) {
+	if dest.calls != 3 || fmt.Sprint(dest.ids()) != fmt.Sprint([]string{ev.Records[1].Kinesis.SequenceNumber, ev.Records[4].Kinesis.SequenceNumber, ev.Records[6].Kinesis.SequenceNumber}) {
 		t.Fatalf("%d sends of %v", dest.calls, dest.ids())
 	}
 	for k, i := range []int{1, 4, 6} {
@@ -310,9 +310,11 @@ func TestDeadLettersSQSReceiveCount(t *testing.T) {
 	}
 }
 
-// TestDeadLettersDestinationFails: a send that fails, half succeeds, panics
-// or runs into the deadline ends with each record either in the
-// destination or reported; none is lost.
+// TestDeadLettersDestinationFails: on a Kinesis shard a send that fails,
+// rejects a record, panics or runs into the deadline ends with each record
+// either in the destination or reported, none lost; and nothing after the
+// record whose quarantine failed runs (it would run again when Lambda
+// restarts the shard at the reported record).
 func TestDeadLettersDestinationFails(t *testing.T) {
 	actions := []string{"ok", "permanent", "ok", "permanent", "ok"}
 	for _, tc := range []struct {
@@ -337,8 +339,11 @@ func TestDeadLettersDestinationFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, seqs := kinesisTestEvent(actions...)
 			var rep BatchReport
-			h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
-				dlOpts(&rep, tc.dest, nil, WithDeadlineMargin(0))...)
+			var rec recorder
+			h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error {
+				rec.add(r.Value.ID)
+				return act(r.Value.Action)
+			}, dlOpts(&rep, tc.dest, nil, WithDeadlineMargin(0))...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -358,8 +363,11 @@ func TestDeadLettersDestinationFails(t *testing.T) {
 				t.Fatalf("destination kept %v, want %v", got, pick(seqs, tc.kept...))
 			}
 			// Every permanent record is in the destination or reported
-			// (directly, or after the lowest reported one).
+			// (the lowest reported one), and nothing after that one ran.
 			lowest := tc.reported[0]
+			if want := fmt.Sprint(seqsUpTo(lowest)); fmt.Sprint(rec.seen) != want {
+				t.Errorf("ran %v, want %v: nothing after the record whose quarantine failed", rec.seen, want)
+			}
 			for _, i := range []int{1, 3} {
 				var qe *QuarantineError
 				switch {
@@ -367,9 +375,13 @@ func TestDeadLettersDestinationFails(t *testing.T) {
 					if !rep.Records[i].Quarantined {
 						t.Errorf("record %d is kept but not counted as quarantined", i)
 					}
-				case i >= lowest:
+				case i == lowest:
 					if rep.Records[i].Quarantined || rep.Records[i].Outcome != batch.Failed || !errors.As(rep.Records[i].Err, &qe) {
 						t.Errorf("record %d: %+v, want failed with a QuarantineError", i, rep.Records[i])
+					}
+				case i > lowest:
+					if rep.Records[i].Outcome != batch.NotAttempted {
+						t.Errorf("record %d: %+v, want not attempted", i, rep.Records[i])
 					}
 				default:
 					t.Errorf("record %d is neither kept nor redelivered", i)
@@ -445,6 +457,9 @@ func TestDeadLettersKafkaAndDynamoDBRaw(t *testing.T) {
 	if len(dest.got) != 2 {
 		t.Fatalf("kept %v", dest.ids())
 	}
+	// Each partition sends its own quarantine, partitions concurrently:
+	// the destination's order across them is not the event's.
+	slices.SortFunc(dest.got, func(a, b *dlq.Envelope) int { return strings.Compare(a.Topic, b.Topic) })
 	for k, want := range []struct {
 		topic string
 		part  int64
@@ -501,11 +516,247 @@ func TestDeadLettersOptions(t *testing.T) {
 			t.Errorf("%s: NewKinesis succeeded", name)
 		}
 	}
+	// An SQS handler takes a store: FIFO batches count failures there.
 	if _, err := NewSQS(func(context.Context, SQSRecord[msg]) error { return nil },
-		append(quiet(), WithDeadLetters(&sink{}, dlq.WithAttempts(dlq.NewMemory(0))))...); err == nil {
-		t.Error("an SQS handler accepted an attempts store")
+		append(quiet(), WithDeadLetters(&sink{}, dlq.WithAttempts(dlq.NewMemory(0))))...); err != nil {
+		t.Errorf("an SQS handler refused an attempts store: %v", err)
 	}
 	if _, err := NewKinesis(fn, append(quiet(), WithDeadLetters(&sink{}, dlq.WithMaxAttempts(3), dlq.WithAttempts(dlq.NewMemory(0))))...); err != nil {
 		t.Errorf("a valid configuration: %v", err)
+	}
+}
+
+// seqsUpTo is the test ids "0".."i" of the records a shard ran up to i.
+func seqsUpTo(i int) []string {
+	out := []string{}
+	for k := 0; k <= i; k++ {
+		out = append(out, fmt.Sprint(k))
+	}
+	return out
+}
+
+// TestDeadLettersStandardSQSBatchesSends: on a standard queue the batch's
+// quarantines go in one send after every record ran; when it fails, each
+// is reported with a QuarantineError and every other record succeeded.
+func TestDeadLettersStandardSQSBatchesSends(t *testing.T) {
+	raw, ids := sqsEvent(t, false, [2]string{"", "permanent"}, [2]string{"", "ok"}, [2]string{"", "permanent"}, [2]string{"", "ok"})
+	for _, tc := range []struct {
+		name     string
+		dest     *sink
+		reported []int
+	}{
+		{"accepted", &sink{}, nil},
+		{"fails", &sink{fail: errors.New("queue is gone")}, []int{0, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rec recorder
+			var rep BatchReport
+			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error {
+				rec.add(r.Value.ID)
+				return act(r.Value.Action)
+			}, dlOpts(&rep, tc.dest, nil, WithConcurrency(1))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Invoke(context.Background(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := failures(t, out); !slices.Equal(got, pick(ids, tc.reported...)) {
+				t.Fatalf("reported %v, want %v", got, pick(ids, tc.reported...))
+			}
+			if tc.dest.calls != 1 || len(rec.seen) != 4 {
+				t.Fatalf("%d sends, ran %v: want one send after all four records", tc.dest.calls, rec.seen)
+			}
+			for _, i := range tc.reported {
+				var qe *QuarantineError
+				if !errors.As(rep.Records[i].Err, &qe) {
+					t.Errorf("record %d: %+v, want a QuarantineError", i, rep.Records[i])
+				}
+			}
+		})
+	}
+}
+
+// TestDeadLettersOrderedLanes: on every ordered source a record whose
+// quarantine failed is reported and its lane stops there: SQS FIFO (all
+// later messages, or with skip-group the later ones of its group), Kafka
+// (its partition), Kinesis with key concurrency (its partition key, and
+// nothing above it). A record whose quarantine succeeded lets its lane go
+// on.
+func TestDeadLettersOrderedLanes(t *testing.T) {
+	// Two lanes a and b: a0 ok, a1 permanent (its send fails), a2 ok; b0 ok,
+	// b1 ok. In batch order a0 b0 a1 b1 a2.
+	type result struct{ ran, reported string }
+	down := func() *sink { return &sink{fail: errors.New("queue is gone")} }
+	t.Run("sqs-fifo", func(t *testing.T) {
+		raw, ids := sqsEvent(t, true, [2]string{"a", "ok"}, [2]string{"b", "ok"}, [2]string{"a", "permanent"}, [2]string{"b", "ok"}, [2]string{"a", "ok"})
+		for _, tc := range []struct {
+			skip bool
+			want result
+		}{
+			{false, result{"[0 1 2]", fmt.Sprint(pick(ids, 2, 3, 4))}},
+			{true, result{"[0 1 2 3]", fmt.Sprint(pick(ids, 2, 4))}},
+		} {
+			var rec recorder
+			var rep BatchReport
+			extra := []Option{}
+			if tc.skip {
+				extra = append(extra, WithSkipGroupOnFailure())
+			}
+			h, err := NewSQSFIFO(func(ctx context.Context, r SQSRecord[msg]) error {
+				rec.add(r.Value.ID)
+				return act(r.Value.Action)
+			}, dlOpts(&rep, down(), nil, extra...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Invoke(context.Background(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := (result{fmt.Sprint(rec.seen), fmt.Sprint(failures(t, out))}); got != tc.want {
+				t.Errorf("skip-group %v: ran %s reported %s, want %+v", tc.skip, got.ran, got.reported, tc.want)
+			}
+		}
+	})
+	t.Run("kafka", func(t *testing.T) {
+		b := &sevents.KafkaBuilder{EventSourceARN: "arn:aws:kafka:us-east-1:123456789012:cluster/demo/1"}
+		for i, a := range []string{"ok", "ok", "permanent", "ok", "ok"} {
+			b.Add("orders", int64(i%2), nil, payload(fmt.Sprint(i), a))
+		}
+		raw, err := sevents.MarshalEvent(b.Event())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec recorder
+		var rep BatchReport
+		h, err := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error {
+			rec.add(r.Value.ID)
+			return act(r.Value.Action)
+		}, dlOpts(&rep, down(), nil, WithConcurrency(1))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Invoke(context.Background(), raw); err != nil {
+			t.Fatal(err)
+		}
+		ran := slices.Clone(rec.seen)
+		slices.Sort(ran)
+		if fmt.Sprint(ran) != "[0 1 2 3]" {
+			t.Errorf("ran %v: want partition 0 stopped at record 2 (4 never ran), partition 1 whole", rec.seen)
+		}
+		n := 0
+		for _, r := range rep.Records {
+			var qe *QuarantineError
+			if errors.As(r.Err, &qe) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d records failed with a QuarantineError, want 1 (record 2): %+v", n, rep.Records)
+		}
+	})
+	t.Run("kinesis-per-key", func(t *testing.T) {
+		b := &sevents.KinesisBuilder{}
+		for i, a := range []string{"ok", "ok", "permanent", "ok", "ok"} {
+			b.Add([]string{"a", "b"}[i%2], payload(fmt.Sprint(i), a))
+		}
+		raw, _ := json.Marshal(b.Event())
+		var rec recorder
+		var rep BatchReport
+		h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error {
+			rec.add(r.Value.ID)
+			return act(r.Value.Action)
+		}, dlOpts(&rep, down(), nil, WithKeyConcurrency(1))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.Invoke(context.Background(), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failures(t, out); len(got) != 1 || got[0] != b.Event().Records[2].Kinesis.SequenceNumber {
+			t.Errorf("reported %v, want record 2", got)
+		}
+		if slices.Contains(rec.seen, "4") {
+			t.Errorf("ran %v: record 4 comes after record 2 in its partition key", rec.seen)
+		}
+	})
+}
+
+// TestFIFOAttemptsCountRuns: a FIFO message that waited behind a failing
+// message of its group has a high ApproximateReceiveCount but never ran; it
+// is quarantined for attempts only after it ran and failed the limit's
+// number of times.
+func TestFIFOAttemptsCountRuns(t *testing.T) {
+	b := &sevents.SQSBuilder{QueueARN: "arn:aws:sqs:us-east-1:123456789012:orders.fifo"}
+	b.AddFIFO(string(payload("m", "fail")), "g", "")
+	ev := b.Event()
+	store := &attemptsCounter{AttemptsStore: dlq.NewMemory(0)}
+	dest := &sink{}
+	var rep BatchReport
+	h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return act(r.Value.Action) },
+		dlOpts(&rep, dest, []dlq.Option{dlq.WithMaxAttempts(3), dlq.WithAttempts(store)})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its third receive (two spent waiting) is its first run; it is
+	// quarantined on its third failure, the fifth receive.
+	for receive := 3; receive <= 5; receive++ {
+		ev.Records[0].Attributes["ApproximateReceiveCount"] = fmt.Sprint(receive)
+		raw, _ := sevents.MarshalEvent(ev)
+		out, err := h.Invoke(context.Background(), raw)
+		quarantined := receive == 5
+		if quarantined && (err != nil || len(failures(t, out)) != 0) || !quarantined && err == nil {
+			t.Fatalf("receive %d: %s, %v (quarantined: %v)", receive, out, err, len(dest.got) > 0)
+		}
+	}
+	if len(dest.got) != 1 || dest.got[0].Attempts != 3 || dest.got[0].Reason != dlq.ReasonAttempts {
+		t.Fatalf("quarantined %+v", dest.got)
+	}
+	if store.fails != 3 || store.begins != 0 {
+		t.Fatalf("store: %d Fail, %d Begin; want 3 and 0", store.fails, store.begins)
+	}
+	// A healthy FIFO batch costs no request.
+	ok := &sevents.SQSBuilder{QueueARN: b.QueueARN}
+	ok.AddFIFO(string(payload("n", "ok")), "g", "")
+	raw, _ := sevents.MarshalEvent(ok.Event())
+	if _, err := h.Invoke(context.Background(), raw); err != nil || store.fails != 3 {
+		t.Fatalf("healthy batch: %v, %d Fail", err, store.fails)
+	}
+}
+
+func TestFIFOAttempts(t *testing.T) {
+	for _, tc := range []struct{ failures, receives, want int }{
+		{1, 1, 1}, {1, 5, 1}, {3, 5, 3}, {4, 3, 3}, {2, 0, 2}, {0, 0, 1},
+	} {
+		if got := fifoAttempts(tc.failures, tc.receives); got != tc.want {
+			t.Errorf("fifoAttempts(%d, %d) = %d, want %d", tc.failures, tc.receives, got, tc.want)
+		}
+	}
+}
+
+// TestKinesisAttemptsKeyedByShard: two shards may carry the same sequence
+// number; their records' attempts are counted apart.
+func TestKinesisAttemptsKeyedByShard(t *testing.T) {
+	store := dlq.NewMemory(0)
+	dest := &sink{}
+	var rep BatchReport
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return act(r.Value.Action) },
+		dlOpts(&rep, dest, []dlq.Option{dlq.WithMaxAttempts(2), dlq.WithAttempts(store)})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shard := range []string{"shardId-000000000000", "shardId-000000000001"} {
+		b := &sevents.KinesisBuilder{StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders", ShardID: shard}
+		b.Add("pk", payload("x", "ok"))
+		b.Add("pk", payload("y", "fail"))
+		ev := b.Event()
+		raw, _ := json.Marshal(ev)
+		out, err := h.Invoke(context.Background(), raw)
+		if err != nil || !slices.Equal(failures(t, out), []string{ev.Records[1].Kinesis.SequenceNumber}) {
+			t.Fatalf("%s: %s, %v (quarantined %v): its first failure", shard, out, err, dest.ids())
+		}
 	}
 }

@@ -28,6 +28,7 @@ type batchHook[R any] interface {
 // hookBatch is one invocation's batch as hooks see it.
 type hookBatch[R any] struct {
 	source string
+	policy engine.Policy // the batch's ordering policy
 	items  []engine.Item
 	// record decodes record i as the handler's function receives it.
 	record func(i int) (R, error)
@@ -110,7 +111,7 @@ func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, b *hookBatch
 	if len(p.hooks) == 0 {
 		return ctx, cfg
 	}
-	b.source = cfg.Source
+	b.source, b.policy = cfg.Source, cfg.Policy
 	for _, h := range p.hooks {
 		ctx = h.before(ctx, b)
 	}

@@ -297,10 +297,10 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))
 	}
 	if c.dlSet && c.dlDest != nil {
-		switch {
-		case kind == kindSQS && c.dlCfg.Attempts != nil:
-			c.errs = append(c.errs, errors.New("dlq.WithAttempts does not apply to SQS handlers: they count attempts with ApproximateReceiveCount"))
-		case kind != kindSQS && c.dlCfg.MaxAttempts > 0 && c.dlCfg.Attempts == nil:
+		// SQS handlers need no store: a standard queue counts attempts with
+		// ApproximateReceiveCount, and FIFO batches use the store if one is
+		// given, else one in memory.
+		if kind != kindSQS && c.dlCfg.MaxAttempts > 0 && c.dlCfg.Attempts == nil {
 			c.errs = append(c.errs, fmt.Errorf("dlq.WithMaxAttempts(%d) on a %s handler needs dlq.WithAttempts(store) to count attempts across invocations: "+
 				"a DynamoDB store (package dlq/dynamodbattempts), or dlq.NewMemory for tests", c.dlCfg.MaxAttempts, name))
 		}

@@ -50,6 +50,12 @@ func TestRedriveUsage(t *testing.T) {
 	if rate, err := parseRate("30/m"); err != nil || rate != 0.5 {
 		t.Errorf("parseRate(30/m) = %v, %v", rate, err)
 	}
+	for in, want := range map[string]string{"orders": "orders", "arn:aws:lambda:eu-west-1:123456789012:function:orders": "orders",
+		"arn:aws:lambda:eu-west-1:123456789012:function:orders:live": "orders"} {
+		if got := functionOfARN(in); got != want {
+			t.Errorf("functionOfARN(%s) = %s, want %s", in, got, want)
+		}
+	}
 }
 
 // sqsEnvelopes writes envelopes for an SQS event of the conformance
@@ -224,5 +230,89 @@ func TestRedriveRoundTrip(t *testing.T) {
 	}
 	if got := effectsByID(t, runEffects, redriveEffects); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("effects after a second redrive: %v, want each once", got)
+	}
+}
+
+// sqsRecordEnvelope is one SQS message of the conformance function's
+// payload, as an event file and as the envelope of function fn.
+func sqsRecordEnvelope(t *testing.T, dir, fn, id, action string) (event, envelope string) {
+	t.Helper()
+	b := &sevents.SQSBuilder{}
+	b.Add(fmt.Sprintf(`{"id":%q,"action":%q}`, id, action))
+	ev := b.Event()
+	m := ev.Records[0]
+	raw, err := sevents.MarshalSQSMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, SourceARN: m.EventSourceARN, RecordID: m.MessageId, EventID: m.MessageId,
+		Attempts: 3, Error: "boom", Class: "plain", Reason: "attempts", FunctionName: fn, Record: raw}
+	line, err := e.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prettyEvent(t, dir, id+"-event.json", ev), write(t, dir, id+"-dlq.jsonl", string(line)+"\n")
+}
+
+// A redrive runs the record as the function that quarantined it: the
+// default idempotency key holds the function's name, so a record whose
+// effect completed in function payments is a duplicate when redriven
+// (before, the redrive ran as "function" and charged again). Another
+// function named with --function-name is refused, the envelope left,
+// unless --force.
+func TestRedriveTakesTheEnvelopesFunction(t *testing.T) {
+	bin := conformance(t)
+	ddb := servers.DynamoDB(t)
+	table := servers.UniqueName(t, "idem")
+	env := awsEnv(ddb)
+	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", table); code != 0 {
+		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
+	}
+	dir := t.TempDir()
+	effects := filepath.Join(dir, "effects.jsonl")
+	fenv := []string{"--env", "SLUICE_SOURCE=sqs", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + table, "--env", "SLUICE_EFFECTS_FILE=" + effects}
+	for _, kv := range env {
+		fenv = append(fenv, "--env", kv)
+	}
+	event, envelope := sqsRecordEnvelope(t, dir, "payments", "charge-1", "ok")
+	if code, out, errs := invokeCLI(t, "", append([]string{"--handler", bin, "--event", event, "--function-name", "payments"}, fenv...)...); code != 0 {
+		t.Fatalf("invoke: exit %d\n%s\n%s", code, out, errs)
+	}
+	if n := effectsByID(t, effects)["charge-1"]; n != 1 {
+		t.Fatalf("%d effects after the first delivery", n)
+	}
+
+	// Another function named: refused, nothing runs, the envelope stays.
+	code, out, errs := runCLIEnv(t, env, append([]string{"redrive", "--from-file", envelope, "--handler", bin, "--quiet", "--function-name", "refunds"}, fenv...)...)
+	if code != 1 || !strings.Contains(out, "other function 1") || !strings.Contains(out, "quarantined by function payments") ||
+		!strings.Contains(out, "--force") || effectsByID(t, effects)["charge-1"] != 1 {
+		t.Fatalf("mismatch: exit %d, %d effects\n%s\n%s", code, effectsByID(t, effects)["charge-1"], out, errs)
+	}
+
+	// No name given: the envelope's. The record is a duplicate.
+	code, out, errs = runCLIEnv(t, env, append([]string{"redrive", "--from-file", envelope, "--handler", bin, "--quiet"}, fenv...)...)
+	if code != 0 || !strings.Contains(out, "into function payments") || !strings.Contains(out, "replayed 1 (removed)  left 0") {
+		t.Fatalf("redrive: exit %d\n%s\n%s", code, out, errs)
+	}
+	if n := effectsByID(t, effects)["charge-1"]; n != 1 {
+		t.Fatalf("the redrive charged again: %d effects", n)
+	}
+}
+
+// A redrive whose record fails again and is quarantined again (into the
+// function's SLUICE_DLQ_FILE) is not a success: it is counted apart, and
+// the exit status is 1 (before: "replayed 1 (removed) left 0", exit 0).
+func TestRedriveQuarantinedAgain(t *testing.T) {
+	bin := conformance(t)
+	dir := t.TempDir()
+	from, _ := sqsEnvelopes(t, dir, "ok", "permanent")
+	next := filepath.Join(dir, "dlq-next.jsonl")
+	code, out, errs := runCLI(t, "redrive", "--from-file", from, "--handler", bin, "--quiet",
+		"--env", "SLUICE_SOURCE=sqs", "--env", "SLUICE_DLQ_FILE="+next)
+	if code != 1 || !strings.Contains(out, "replayed 1 (removed)  left 0") || !strings.Contains(out, "quarantined again 1") {
+		t.Fatalf("exit %d, want 1 with one quarantined again:\n%s\n%s", code, out, errs)
+	}
+	if envs := readEnvelopes(t, next); len(envs) != 1 || payloadID(t, envs[0]) != "m1" || !strings.Contains(out, "record "+envs[0].RecordID) {
+		t.Fatalf("the function's dead-letter file: %+v\n%s", envs, out)
 	}
 }

@@ -73,7 +73,7 @@ Flags:
 		return usageError("unexpected argument %q", fs.Arg(0))
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "sluice fetch-failed: %v\n", err)
+		fmt.Fprintf(stderr, "sluice fetch-failed: %v\n", awsHint(err))
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

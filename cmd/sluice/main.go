@@ -38,6 +38,13 @@
 // mappings, which name records without carrying them, reads those records
 // back from the stream, and writes envelopes that redrive replays.
 //
+//	eval "$(sluice local start)"   ...   sluice local stop
+//
+// local starts the local servers the project installs (DynamoDB Local,
+// kinesalite, fauxqs) on free ports of 127.0.0.1 in the background and
+// prints the AWS_ENDPOINT_URL_* and dummy credential exports that point the
+// other commands (and a function under sluice run) at them.
+//
 // The handler is a compiled Lambda bootstrap (run behind a Lambda Runtime API
 // that sluice hosts; a timeout kills and restarts it, as Lambda does) or an
 // http(s):// Lambda Invoke API endpoint (SAM start-lambda, LocalStack, the
@@ -70,6 +77,9 @@ Usage:
   sluice tables create [--idempotency NAME] [--attempts NAME]
       create the DynamoDB idempotency and dead-letter attempts tables
       (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION); running it again succeeds
+  sluice local (start | stop | env | serve)
+      run DynamoDB Local, kinesalite and fauxqs on 127.0.0.1 for the
+      commands above: eval "$(sluice local start)" exports their endpoints
 
 TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
 (SAM start-lambda, LocalStack, RIE) or aws:NAME.
@@ -97,6 +107,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return fetchFailedCommand(args[1:], stdout, stderr)
 	case "tables":
 		return tablesCommand(args[1:], stdout, stderr)
+	case "local":
+		return localCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,10 @@ func redriveCommand(args []string, stdout, stderr io.Writer) int {
 	fromFile := fs.String("from-file", "", "read envelopes from this file of JSON lines")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS, SigV4-signed); or aws:NAME, the function NAME (or ARN) on AWS Lambda (required unless --dry-run)")
-	functionName := fs.String("function-name", "function", "the function's name: the function an Invoke API endpoint calls; for a bootstrap, its AWS_LAMBDA_FUNCTION_NAME")
+	functionName := fs.String("function-name", "", "the function the records are replayed into: the function an Invoke API endpoint calls; for a bootstrap, "+
+		"its AWS_LAMBDA_FUNCTION_NAME (default: the function the envelopes name, their functionName). Envelopes of another function are left, "+
+		"since their idempotency and attempts keys name that function")
+	force := fs.Bool("force", false, "replay envelopes of another function than --function-name too (their effects may happen again)")
 	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke requests to this URL (default $AWS_ENDPOINT_URL_LAMBDA)")
 	timeout := fs.Duration("timeout", localtest.DefaultFunctionTimeout, "the function's timeout")
 	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start")
@@ -56,11 +60,16 @@ Replays dead-lettered records: reads the envelopes Sluice's quarantine (or
 sluice fetch-failed) wrote, rebuilds each record's Lambda event byte for
 byte, invokes the function, reads its answer as the event source mapping
 would, and removes an envelope (deletes the message, or rewrites the file
-without the line) only once its record succeeded. The record keeps its ids,
-so with idempotency on a redrive never repeats an effect, and running one
-again is safe. A summary goes to standard output. Exit status: 0 when no
-envelope is left, 1 when some are (failed, not envelopes, truncated) or the
-redrive failed, 2 on a usage error.
+without the line) only once its record succeeded. The record keeps its ids
+and runs as the function that quarantined it (the envelope's functionName,
+which the default idempotency keys hold), so with idempotency on a redrive
+never repeats an effect, and running one again is safe. A record whose
+replay ends in quarantine again (its new envelope in the queue being
+redriven, or in the function's SLUICE_DLQ_FILE) is counted apart. A summary
+goes to standard output. Exit status: 0 when no envelope is left and no
+record was quarantined again, 1 when some are (failed, another function's,
+not envelopes, truncated, quarantined again) or the redrive failed, 2 on a
+usage error.
 
 Flags:
 `)
@@ -99,43 +108,76 @@ Flags:
 		return usageError("the function quarantines into %s (SLUICE_DLQ_FILE), the file being redriven: point SLUICE_DLQ_FILE elsewhere", dlqFile)
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "sluice redrive: %v\n", err)
+		fmt.Fprintf(stderr, "sluice redrive: %v\n", awsHint(err))
 		return 1
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := redrive.Options{BatchSize: *batchSize, Rate: perSecond, Timeout: *timeout, DryRun: *dryRun, DryRunOut: stdout}
+	opts := redrive.Options{BatchSize: *batchSize, Rate: perSecond, Timeout: *timeout, DryRun: *dryRun, DryRunOut: stdout,
+		FunctionName: *functionName, Force: *force}
+	if opts.FunctionName == "" {
+		// A function name given in --env is as explicit as --function-name.
+		opts.FunctionName = envValue(env, "AWS_LAMBDA_FUNCTION_NAME")
+	}
 	if !*dryRun {
-		functionNameSet := false
-		fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
-		target, isAPI, err := resolveInvokeTarget(*handler, *functionName, functionNameSet, *invokeEndpoint, "")
+		// The target is checked now; the invoker is opened once the
+		// function's name is known (from the first envelope, by default).
+		target, isAPI, err := resolveInvokeTarget(*handler, opts.FunctionName, opts.FunctionName != "", *invokeEndpoint, "")
 		if err != nil {
 			return usageError("%v", err)
 		}
+		_, isAWS := strings.CutPrefix(*handler, "aws:")
+		if isAWS && opts.FunctionName == "" {
+			opts.FunctionName = functionOfARN(target.function) // the deployed function is the one the records run as
+		}
 		if isAPI {
-			opts.Invoker, err = openInvokeAPI(ctx, target)
+			opts.Open = func(ctx context.Context, function string) (localtest.Invoker, error) {
+				t := target // aws:NAME names its function itself
+				if !isAWS {
+					t.function = function
+					if t.function == "" {
+						t.function = "function"
+					}
+				}
+				return openInvokeAPI(ctx, t)
+			}
 		} else {
-			if functionNameSet {
-				fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+*functionName)
+			// Checked now (no process starts before the first Invoke).
+			check, err := invoke.RuntimeAPI(*handler, fenv)
+			if err != nil {
+				return fail(err)
 			}
-			ropts := []invoke.RuntimeAPIOption{invoke.RuntimeAPIInitTimeout(*initTimeout)}
-			if *logs {
-				ropts = append(ropts, invoke.RuntimeAPILogs(stderr))
+			check.Close()
+			opts.Open = func(_ context.Context, function string) (localtest.Invoker, error) {
+				runEnv := fenv
+				if function != "" {
+					runEnv = append(slices.Clip(fenv), "AWS_LAMBDA_FUNCTION_NAME="+function)
+				}
+				ropts := []invoke.RuntimeAPIOption{invoke.RuntimeAPIInitTimeout(*initTimeout)}
+				if *logs {
+					ropts = append(ropts, invoke.RuntimeAPILogs(stderr))
+				}
+				return invoke.RuntimeAPI(*handler, runEnv, ropts...)
 			}
-			opts.Invoker, err = invoke.RuntimeAPI(*handler, fenv, ropts...)
 		}
-		if err != nil {
-			return fail(err)
+		// What the function quarantines while the redrive runs tells a
+		// replay that failed again from one that succeeded.
+		if dlqFile := envValue(fenv, "SLUICE_DLQ_FILE"); dlqFile != "" && !isAPI {
+			if opts.Watch, err = redrive.WatchFile(dlqFile); err != nil {
+				return fail(err)
+			}
+		} else if url := envValue(fenv, "SLUICE_DLQ_URL"); url != "" && url != *fromQueue && !isAPI {
+			fmt.Fprintf(stderr, "sluice redrive: note: the function quarantines into %s (SLUICE_DLQ_URL), not the queue being redriven: "+
+				"a record quarantined there again is counted as replayed; look in that queue\n", url)
 		}
-		defer opts.Invoker.Close()
 	}
 
 	if *attemptsTable == "" {
 		*attemptsTable = envValue(fenv, "SLUICE_ATTEMPTS_TABLE")
 	}
 	if *attemptsTable != "" && !*dryRun {
-		cfg, err := config.LoadDefaultConfig(ctx)
+		cfg, err := awsDefaultConfig(ctx, "AWS_ENDPOINT_URL_DYNAMODB", "")
 		if err != nil {
 			return fail(fmt.Errorf("--attempts-table %s: %w", *attemptsTable, err))
 		}
@@ -173,10 +215,19 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
-	if sum.Left() > 0 || sum.Stopped != "" {
+	if !sum.OK() || sum.Stopped != "" {
 		return 1
 	}
 	return 0
+}
+
+// functionOfARN is the function name in arn:aws:lambda:REGION:ACCOUNT:
+// function:NAME[:QUALIFIER], or name itself when it is no ARN.
+func functionOfARN(name string) string {
+	if p := strings.Split(name, ":"); len(p) >= 7 && p[0] == "arn" && p[5] == "function" {
+		return p[6]
+	}
+	return name
 }
 
 func redriveSummary(w io.Writer, name string, sum *redrive.Summary, dryRun bool, took time.Duration) {
@@ -185,9 +236,23 @@ func redriveSummary(w io.Writer, name string, sum *redrive.Summary, dryRun bool,
 		fmt.Fprintf(w, "dry run of %s: %d envelopes read; would send %d events with %d records; %d envelopes would stay\n",
 			name, t.Read, t.Invocations, t.Records, t.Left())
 	} else {
-		fmt.Fprintf(w, "redrive of %s: %d envelopes read, %d invocations in %v\n", name, t.Read, t.Invocations, took.Round(time.Millisecond))
-		fmt.Fprintf(w, "  replayed %d (removed)  left %d: failed %d, not envelopes %d, truncated %d, repeated %d\n",
-			t.Replayed, t.Left(), t.Failed, t.Invalid, t.Truncated, t.Repeated)
+		fn := ""
+		if sum.FunctionName != "" {
+			fn = " into function " + sum.FunctionName
+		}
+		fmt.Fprintf(w, "redrive of %s%s: %d envelopes read, %d invocations in %v\n", name, fn, t.Read, t.Invocations, took.Round(time.Millisecond))
+		fmt.Fprintf(w, "  replayed %d (removed)  left %d: failed %d, not envelopes %d, truncated %d, repeated %d, other function %d\n",
+			t.Replayed, t.Left(), t.Failed, t.Invalid, t.Truncated, t.Repeated, t.OtherFunction)
+		if t.Requarantined > 0 {
+			fmt.Fprintf(w, "  quarantined again %d: the function failed them again and wrote new envelopes; the redrive did not succeed for them\n", t.Requarantined)
+		}
+	}
+	for i, l := range sum.Requarantines {
+		if i == 20 {
+			fmt.Fprintf(w, "  ... and %d more quarantined again\n", len(sum.Requarantines)-20)
+			break
+		}
+		fmt.Fprintf(w, "  quarantined again: record %s, its new envelope in %s\n", l.Record, l.Message)
 	}
 	for i, l := range sum.Leftovers {
 		if i == 20 {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
@@ -46,22 +45,22 @@ func tablesCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := awsDefaultConfig(ctx, "AWS_ENDPOINT_URL_DYNAMODB", "")
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice tables create: loading the AWS configuration: %v\n", err)
+		fmt.Fprintf(stderr, "sluice tables create: loading the AWS configuration: %v\n", awsHint(err))
 		return 1
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	if *idem != "" {
 		if err := dynamodbstore.CreateTable(ctx, db, *idem); err != nil {
-			fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, err)
+			fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, awsHint(err))
 			return 1
 		}
 		fmt.Fprintf(stdout, "idempotency table %s is ready\n", *idem)
 	}
 	if *attempts != "" {
 		if err := dynamodbattempts.CreateTable(ctx, db, *attempts); err != nil {
-			fmt.Fprintf(stderr, "sluice tables create: attempts table %s: %v\n", *attempts, err)
+			fmt.Fprintf(stderr, "sluice tables create: attempts table %s: %v\n", *attempts, awsHint(err))
 			return 1
 		}
 		fmt.Fprintf(stdout, "attempts table %s is ready\n", *attempts)
@@ -76,5 +75,6 @@ Creates, with TTL on, the DynamoDB tables that handlers.WithIdempotency
 that handlers.WithDeadLetters counts stream and Kafka attempts in (package
 dlq/dynamodbattempts; --attempts), on the endpoint the standard AWS
 environment names (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION, credentials from
-the default chain). Running it again on a table succeeds.
+the default chain; dummy ones for a local endpoint). Running it again on a
+table succeeds. For DynamoDB Local: eval "$(sluice local start)" first.
 `

@@ -37,8 +37,29 @@ const MaxBatchSize = 10000
 
 // Options configure Run.
 type Options struct {
-	// Invoker runs the function (required unless DryRun).
+	// Invoker runs the function. Without it, Open opens one (one of the
+	// two is required unless DryRun).
 	Invoker localtest.Invoker
+	// Open opens the invoker of the function named function, once, before
+	// the first invocation: function is FunctionName, else the function
+	// the first envelope replayed names. Run closes what Open returned.
+	Open func(ctx context.Context, function string) (localtest.Invoker, error)
+	// FunctionName is the function the records are replayed into. Its
+	// name is part of every default idempotency key and attempts key, so
+	// a record replayed into another function than the one that
+	// quarantined it (Envelope.FunctionName) would take effect again: such
+	// an envelope is left (Totals.OtherFunction) unless Force. "" means the
+	// function of the first envelope replayed. An envelope that names no
+	// function is replayed into whichever runs.
+	FunctionName string
+	// Force replays envelopes of another function too.
+	Force bool
+	// Watch, if set, tells which envelopes the function quarantined while
+	// the redrive ran (its dead-letter file): a replayed record that is
+	// among them failed again, and is counted as Requarantined, not
+	// Replayed. An envelope the function quarantines into the source
+	// itself is found without it.
+	Watch Watch
 	// BatchSize is the most records one event carries (default 1: each
 	// record alone, so one record's failure never holds back another).
 	// Records share an event only when they share a source and source ARN
@@ -57,11 +78,13 @@ type Options struct {
 	// Progress, if set, is called after each event with the totals so far.
 	Progress func(Totals)
 	// Attempts, if set, is the function's attempts store (the table of
-	// SLUICE_ATTEMPTS_TABLE): before a stream or Kafka record is replayed
-	// its count there is forgotten (dlq.AttemptsKey of the envelope's
-	// function, source ARN and record id), so a record quarantined for
-	// crashing the function runs again instead of being quarantined again
-	// at once. SQS records need none: a replay is a new delivery.
+	// SLUICE_ATTEMPTS_TABLE): before a record is replayed its count there
+	// is forgotten (dlq.AttemptsKeyOf the envelope, and for Kinesis the key
+	// earlier versions used too), so a record quarantined for its attempts
+	// or for crashing the function runs again instead of being quarantined
+	// again at once. (Streams, Kafka and SQS FIFO queues count there; a
+	// standard SQS record's key is not in the store, and forgetting it
+	// costs one request.)
 	Attempts dlq.Forgetter
 
 	sleep func(context.Context, time.Duration) error // tests
@@ -84,8 +107,17 @@ type Totals struct {
 	// they stay.
 	Truncated int
 	// Repeated is the envelopes of a record already replayed in this run
-	// (the function may have quarantined it again); they stay.
+	// that the replay did not write (older duplicates); they stay.
 	Repeated int
+	// OtherFunction is the envelopes of another function than the one
+	// the redrive runs (Options.FunctionName); they stay.
+	OtherFunction int
+	// Requarantined is the records whose replay ended in quarantine: the
+	// function failed them again and wrote a new envelope (into the
+	// source, or the file Options.Watch follows). They are not Replayed,
+	// and a redrive with any is not a success; the old envelope is gone,
+	// the new one holds the record.
+	Requarantined int
 	// Invocations is the events sent (in a dry run, that would be sent).
 	Invocations int
 	// Records is the records those events carried.
@@ -93,7 +125,11 @@ type Totals struct {
 }
 
 // Left is the number of envelopes that stay.
-func (t Totals) Left() int { return t.Failed + t.Invalid + t.Truncated + t.Repeated }
+func (t Totals) Left() int { return t.Failed + t.Invalid + t.Truncated + t.Repeated + t.OtherFunction }
+
+// OK reports whether the redrive did all it should: nothing left and no
+// record quarantined again.
+func (t Totals) OK() bool { return t.Left() == 0 && t.Requarantined == 0 }
 
 // Leftover says why one envelope stays.
 type Leftover struct {
@@ -109,6 +145,12 @@ type Summary struct {
 	Totals
 	// Leftovers lists the envelopes that stay, in the order met.
 	Leftovers []Leftover
+	// Requarantines lists the records quarantined again (Message is where
+	// the new envelope is).
+	Requarantines []Leftover
+	// FunctionName is the function the records were replayed into ("" if
+	// none was, or no envelope named one).
+	FunctionName string
 	// Stopped says why the run stopped before the source was drained, or "".
 	Stopped string
 }
@@ -137,8 +179,8 @@ func Run(ctx context.Context, src Source, opts Options) (sum *Summary, err error
 	if opts.Timeout <= 0 {
 		opts.Timeout = localtest.DefaultFunctionTimeout
 	}
-	if !opts.DryRun && opts.Invoker == nil {
-		return nil, errors.New("redrive: no Invoker")
+	if !opts.DryRun && opts.Invoker == nil && opts.Open == nil {
+		return nil, errors.New("redrive: no Invoker and no Open")
 	}
 	if opts.DryRun && opts.DryRunOut == nil {
 		opts.DryRunOut = io.Discard
@@ -149,9 +191,13 @@ func Run(ctx context.Context, src Source, opts Options) (sum *Summary, err error
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	r := &run{src: src, opts: opts, sum: &Summary{}, replayed: map[string]bool{}}
+	r := &run{src: src, opts: opts, sum: &Summary{}, replayed: map[string]*replayed{}, function: opts.FunctionName, invoker: opts.Invoker}
 	r.next = opts.now()
 	defer func() {
+		if r.invoker != nil && opts.Invoker == nil {
+			err = errors.Join(err, r.invoker.Close())
+		}
+		r.sum.FunctionName = r.function
 		// The source is closed even when ctx is done: what is left must
 		// be given back, what succeeded removed.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -195,9 +241,23 @@ type run struct {
 	src      Source
 	opts     Options
 	sum      *Summary
-	replayed map[string]bool // identities replayed in this run
-	next     time.Time       // when the rate allows the next event
+	replayed map[string]*replayed // by identity, the records replayed in this run
+	next     time.Time            // when the rate allows the next event
+	function string               // the function replayed into, once known
+	invoker  localtest.Invoker
 }
+
+// replayed is what a run knows of a record it replayed.
+type replayed struct {
+	start time.Time // when its event was sent
+	done  int       // its envelopes removed as replayed
+	again bool      // counted as requarantined
+}
+
+// requarantineSkew is how much earlier than its replay's start an envelope
+// found in the source may say it failed and still count as written by the
+// replay: the function's clock may be behind this one.
+const requarantineSkew = 30 * time.Second
 
 func (r *run) leave(m inbox.Message, record, reason string, counter *int) {
 	*counter++
@@ -215,8 +275,14 @@ func (r *run) window(ctx context.Context, msgs []inbox.Message) error {
 			continue
 		}
 		id := identity(e)
-		if r.replayed[id] {
-			r.leave(m, e.RecordID, "the record was replayed already in this run (the function may have quarantined it again): left for the next run", &r.sum.Repeated)
+		if p := r.replayed[id]; p != nil {
+			if !p.again && !e.LastFailure.Before(p.start.Add(-requarantineSkew)) {
+				// The function quarantined the replayed record into the
+				// source: the new envelope stays, as the record's.
+				r.requarantined(p, r.src.Name()+" ("+m.ID+")", e.RecordID)
+				continue
+			}
+			r.leave(m, e.RecordID, "the record was replayed already in this run: left for the next run", &r.sum.Repeated)
 			continue
 		}
 		if it, ok := byID[id]; ok {
@@ -229,6 +295,10 @@ func (r *run) window(ctx context.Context, msgs []inbox.Message) error {
 				counter = &r.sum.Truncated
 			}
 			r.leave(m, e.RecordID, err.Error(), counter)
+			continue
+		}
+		if reason := r.otherFunction(e); reason != "" {
+			r.leave(m, e.RecordID, reason, &r.sum.OtherFunction)
 			continue
 		}
 		it := &item{env: e, msgs: []inbox.Message{m}}
@@ -244,6 +314,35 @@ func (r *run) window(ctx context.Context, msgs []inbox.Message) error {
 		}
 	}
 	return nil
+}
+
+// otherFunction says why envelope e may not be replayed into the function
+// this redrive runs, or returns "" when it may; the first envelope that
+// names a function names it when Options.FunctionName does not.
+func (r *run) otherFunction(e *dlq.Envelope) string {
+	switch {
+	case e.FunctionName == "":
+		return ""
+	case r.function == "":
+		r.function = e.FunctionName
+		return ""
+	case e.FunctionName == r.function || r.opts.Force:
+		return ""
+	}
+	return fmt.Sprintf("quarantined by function %s, and this redrive replays into %s: its idempotency and attempts keys name %s, "+
+		"so in %s it could take effect again; redrive it with --function-name %s (or --force to replay it into %s anyway)",
+		e.FunctionName, r.function, e.FunctionName, r.function, e.FunctionName, r.function)
+}
+
+// requarantined counts record p (id) as quarantined again, its new
+// envelope at where.
+func (r *run) requarantined(p *replayed, where, id string) {
+	p.again = true
+	r.sum.Replayed -= p.done
+	p.done = 0
+	r.sum.Requarantined++
+	r.sum.Requarantines = append(r.sum.Requarantines, Leftover{Message: where, Record: id,
+		Reason: "its replay failed again and the function quarantined it again"})
 }
 
 // plan groups items into events: by source, ARN and Kinesis shard, in the
@@ -318,19 +417,37 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 	if err := r.pace(ctx, len(b)); err != nil {
 		return err
 	}
+	if r.invoker == nil {
+		inv, err := r.opts.Open(ctx, r.function)
+		if err != nil {
+			for _, it := range b {
+				for _, m := range it.msgs {
+					r.leave(m, it.env.RecordID, "not replayed: "+err.Error(), &r.sum.Failed)
+				}
+			}
+			return fmt.Errorf("redrive: starting the function: %w", err)
+		}
+		r.invoker = inv
+	}
 	if r.opts.Attempts != nil {
 		for _, it := range b {
-			e := it.env
-			if e.Source == dlq.SourceSQS {
-				continue
+			e := *it.env
+			if r.function != "" {
+				e.FunctionName = r.function // the keys of the function that runs
 			}
-			if err := r.opts.Attempts.Forget(ctx, dlq.AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)); err != nil {
-				return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
+			for _, key := range []string{dlq.AttemptsKeyOf(&e), dlq.KinesisLegacyAttemptsKey(&e)} {
+				if key == "" {
+					continue
+				}
+				if err := r.opts.Attempts.Forget(ctx, key); err != nil {
+					return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
+				}
 			}
 		}
 	}
+	start := r.opts.now()
 	for _, it := range b {
-		r.replayed[identity(it.env)] = true
+		r.replayed[identity(it.env)] = &replayed{start: start}
 	}
 	resp, err := r.invoke(ctx, payload)
 	if err != nil {
@@ -371,6 +488,27 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 			return err
 		}
 		r.sum.Replayed += len(done)
+		for _, it := range doneItems {
+			r.replayed[identity(it.env)].done += len(it.msgs)
+		}
+	}
+	return r.watch(ctx)
+}
+
+// watch counts the replayed records the function quarantined again into
+// the file Options.Watch follows.
+func (r *run) watch(ctx context.Context) error {
+	if r.opts.Watch == nil {
+		return nil
+	}
+	envs, err := r.opts.Watch.Since(ctx)
+	if err != nil {
+		return fmt.Errorf("redrive: reading what the function quarantined: %w", err)
+	}
+	for _, e := range envs {
+		if p := r.replayed[identity(e)]; p != nil && !p.again {
+			r.requarantined(p, r.opts.Watch.Name(), e.RecordID)
+		}
 	}
 	return nil
 }
@@ -379,7 +517,7 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 func (r *run) invoke(ctx context.Context, payload []byte) (localtest.Response, error) {
 	wait := 200 * time.Millisecond
 	for try := 1; ; try++ {
-		resp, err := r.opts.Invoker.Invoke(ctx, localtest.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Invocations})
+		resp, err := r.invoker.Invoke(ctx, localtest.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Invocations})
 		var th interface{ Throttled() bool }
 		if err == nil || try == 6 || !errors.As(err, &th) || !th.Throttled() {
 			return resp, err

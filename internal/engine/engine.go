@@ -54,9 +54,12 @@
 // tells it about a record whose effect had already completed with
 // NoteDuplicate: the record succeeded, and is counted as a duplicate. A
 // dead-letter middleware quarantines a record with Park: the record counts
-// as succeeded, so the policy goes on past it, and the Config.After hook
-// sends every parked record of the batch at once, revoking (Result.Unpark)
-// those it could not send, which are then reported as failed.
+// as succeeded, so the policy goes on past it. On an ordered policy the
+// middleware sends the record's envelope inside Process, before parking it,
+// so a failed send is the record's failure and stops its lane; on
+// Independent the Config.After hook sends every parked record of the batch
+// at once, revoking (Result.Unpark) those it could not send, which are then
+// reported as failed.
 package engine
 
 import (
