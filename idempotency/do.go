@@ -43,7 +43,7 @@ type config struct {
 	now      func() time.Time
 	retries  int
 	backoff  batch.Backoff
-	poll     batch.Backoff // waits between looks at a key in progress
+	poll     batch.Backoff // waits between looks at a key in progress (nil: defaultPoll)
 	sleep    func(ctx context.Context, d time.Duration) error
 	newOwner func() string
 	cache    *Cache
@@ -56,7 +56,6 @@ func defaultConfig() config {
 		now:      time.Now,
 		retries:  DefaultStoreRetries,
 		backoff:  batch.FullJitter(batch.Capped(batch.Exponential(20*time.Millisecond), time.Second), nil),
-		poll:     batch.Capped(batch.Exponential(50*time.Millisecond), time.Second),
 		sleep:    sleep,
 		newOwner: rand.Text,
 	}
@@ -195,9 +194,13 @@ func Do(ctx context.Context, store Store, key string, fn func(context.Context) (
 		return duplicate(key, c.PayloadHash, existing)
 	}
 	slot := &resultSlot{}
-	fctx, stop := cfg.renew(ctx, store, key, c.Owner, c.LeaseUntil)
-	result, err := run(context.WithValue(fctx, resultKey{}, slot), fn, func() { stop(); cfg.release(ctx, store, c) })
-	lost := stop()
+	r := cfg.renew(ctx, store, key, c.Owner, c.LeaseUntil)
+	fctx := ctx
+	if r != nil {
+		fctx = r.ctx
+	}
+	result, err := run(context.WithValue(fctx, resultKey{}, slot), fn, func() { r.stop(); cfg.release(ctx, store, c) })
+	lost := r.stop()
 	if err != nil {
 		return nil, errors.Join(err, lost, cfg.release(ctx, store, c))
 	}
@@ -247,9 +250,13 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
+	poll := cfg.poll
+	if poll == nil {
+		poll = batch.Capped(batch.Exponential(50*time.Millisecond), time.Second)
+	}
 	var waited time.Duration
 	for n := 1; ; n++ {
-		d := cfg.poll.Delay(n)
+		d := poll.Delay(n)
 		if lapse := held.LeaseUntil.Add(time.Millisecond).Sub(cfg.now()); lapse > 0 && lapse < d {
 			d = lapse // the claim lapses then unless its owner renews it
 		}
@@ -276,29 +283,42 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 	}
 }
 
+// renewal is the lease renewal of one claim while its fn runs.
+type renewal struct {
+	ctx     context.Context // fn's context, canceled when the claim is lost
+	cancel  context.CancelCauseFunc
+	done    chan error
+	stopped bool
+	lost    error
+}
+
 // renew starts renewing the lease of key's claim, which ends at lease, while
-// fn runs: every third of the lease, never past ctx's deadline. It returns
-// fn's context and a stop function, which ends the renewals and returns an
-// error wrapping ErrLeaseLost if a renewal found the claim lost (it then
-// canceled fn's context with that cause). A fixed lease, or one that
-// already reaches the deadline, starts nothing.
-func (cfg *config) renew(ctx context.Context, store Store, key, owner string, lease time.Time) (context.Context, func() error) {
+// fn runs: every third of the lease, never past ctx's deadline. A fixed
+// lease, or one that already reaches the deadline, needs no renewal: renew
+// returns nil.
+func (cfg *config) renew(ctx context.Context, store Store, key, owner string, lease time.Time) *renewal {
 	if dl, ok := cfg.deadline(ctx, cfg.now()); cfg.fixed || ok && !lease.Before(dl) {
-		return ctx, func() error { return nil }
+		return nil
 	}
-	fctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan error, 1)
-	go func() { done <- cfg.renewLoop(fctx, store, key, owner, lease, cancel) }()
-	var lost error
-	stopped := false
-	return fctx, func() error {
-		if !stopped {
-			stopped = true
-			cancel(nil) // fn returned: a renewal in flight is abandoned
-			lost = <-done
-		}
-		return lost
+	r := &renewal{done: make(chan error, 1)}
+	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	go func() { r.done <- cfg.renewLoop(r.ctx, store, key, owner, lease, r.cancel) }()
+	return r
+}
+
+// stop ends the renewals (a renewal in flight is abandoned) and returns an
+// error wrapping ErrLeaseLost if one found the claim lost (it then canceled
+// fn's context with that cause). A nil renewal has nothing to stop.
+func (r *renewal) stop() error {
+	if r == nil {
+		return nil
 	}
+	if !r.stopped {
+		r.stopped = true
+		r.cancel(nil)
+		r.lost = <-r.done
+	}
+	return r.lost
 }
 
 func (cfg *config) renewLoop(ctx context.Context, store Store, key, owner string, lease time.Time, cancel context.CancelCauseFunc) error {
