@@ -184,7 +184,7 @@ func Do(ctx context.Context, store Store, key string, fn func(context.Context) (
 	if err != nil {
 		return nil, err
 	}
-	if existing != nil && existing.Status == StatusInProgress && cfg.waitFor() > 0 {
+	if existing != nil && existing.Status == StatusInProgress && !mismatch(c.PayloadHash, existing) && cfg.waitFor() > 0 {
 		c, existing, err = cfg.await(ctx, store, c, existing)
 		if err != nil {
 			return nil, err
@@ -276,7 +276,7 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 		c.Now = cfg.now()
 		c.LeaseUntil, c.Expires = cfg.leaseUntil(ctx, c.Now), c.Now.Add(cfg.ttl)
 		rec, err := cfg.claim(ctx, store, c)
-		if err != nil || rec == nil || rec.Status == StatusCompleted {
+		if err != nil || rec == nil || rec.Status == StatusCompleted || mismatch(c.PayloadHash, rec) {
 			return c, rec, err
 		}
 		held = rec
@@ -369,13 +369,19 @@ func (e *InProgressError) Unwrap() error { return ErrInProgress }
 // completed record, or an *InProgressError; ErrPayloadMismatch when both
 // sides hashed their payloads and the hashes differ.
 func duplicate(key, hash string, existing *Record) ([]byte, error) {
-	if hash != "" && existing.PayloadHash != "" && hash != existing.PayloadHash {
+	if mismatch(hash, existing) {
 		return nil, fmt.Errorf("idempotency: key %q was used before with a different payload; use a key per distinct request: %w", key, ErrPayloadMismatch)
 	}
 	if existing.Status == StatusCompleted {
 		return existing.Result, nil
 	}
 	return nil, &InProgressError{Key: key, Owner: existing.Owner, LeaseUntil: existing.LeaseUntil}
+}
+
+// mismatch reports whether both hash and the existing record's hash are
+// set and differ: the key was reused for another payload.
+func mismatch(hash string, existing *Record) bool {
+	return hash != "" && existing.PayloadHash != "" && hash != existing.PayloadHash
 }
 
 type resultKey struct{}

@@ -405,3 +405,23 @@ func TestRenewalFindsClaimLost(t *testing.T) {
 		})
 	}
 }
+
+// A key in progress under a claim for another payload fails at once with
+// ErrPayloadMismatch: waiting could only end in the same answer.
+func TestWaitNotForAnotherPayload(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	store := idempotency.NewMemoryStore()
+	now := clk.Now()
+	if rec, err := store.Claim(context.Background(), idempotency.Claim{Key: "k", Owner: "other", Now: now, PayloadHash: idempotency.PayloadHash([]byte("p1")),
+		LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)}); rec != nil || err != nil {
+		t.Fatal(rec, err)
+	}
+	var slept time.Duration
+	runs := 0
+	_, err := idempotency.Do(context.Background(), store, "k", ok(&runs), idempotency.WithPayload([]byte("p2")),
+		idempotency.WithLease(time.Minute), idempotency.WithClock(clk.Now), autoSleep(clk, &slept, nil))
+	if !errors.Is(err, idempotency.ErrPayloadMismatch) || runs != 0 || slept != 0 {
+		t.Fatalf("Do = %v, %d runs, waited %v; want ErrPayloadMismatch at once", err, runs, slept)
+	}
+}
