@@ -197,6 +197,9 @@ func (d *dlLayer[R]) run(ctx context.Context, i int, f func(context.Context) err
 // parked (and nil returned) or err is returned and the record reported.
 func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err error) error {
 	if errors.Is(err, idempotency.ErrInProgress) {
+		if i == 0 && st.begun { // answered: Begin's count must not read as a crash (Isolated)
+			_, _ = d.cfg.Attempts.Fail(ctx, d.key(st.b, i), true, dlq.Failure{Time: d.now(), Error: capText(err.Error()), Class: batch.Classify(err).String()})
+		}
 		return err // running elsewhere: not this record's failure
 	}
 	class := batch.Classify(err)

@@ -33,14 +33,26 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 //   - its effect already completed: the function does not run, the record
 //     succeeds and is counted as a duplicate (RecordOutcome.Duplicate,
 //     BatchReport.Duplicates, "duplicates" in the batch log line);
-//   - claimed by a live invocation elsewhere: the record fails with
-//     idempotency.ErrInProgress and is reported, so Lambda retries it later;
+//   - claimed elsewhere and in progress: the record waits (within the
+//     deadline margin and idempotency.WithWait, two leases by default) for
+//     that claim to complete, and is then a duplicate, or to lapse (its
+//     owner died: a crash leaves a claim that lapses within one lease,
+//     idempotency.DefaultLease) or be released, and then runs. Only when
+//     the wait runs out does it fail with idempotency.ErrInProgress; it is
+//     reported, so Lambda retries it later, and dead letters do not count
+//     it as an attempt of its own. Two records of one batch with the same
+//     key (WithIdempotencyKey) wait for each other the same way: the
+//     second is a duplicate of the first;
 //   - the function fails: its claim is released, so a retry runs it at once;
 //   - the store fails (after its own retries): the record fails;
-//   - the function ran past its lease and another invocation took the key:
-//     the record fails with idempotency.ErrLeaseLost (its effect did run;
-//     fencing kept the new owner's record intact).
+//   - the claim was lost while the function ran (its renewals failed until
+//     the lease ran out, or a fixed idempotency.WithLease ran out) and
+//     another invocation took the key: the function's context is canceled
+//     and the record fails with idempotency.ErrLeaseLost (its effect may
+//     have run; fencing kept the new owner's record intact).
 //
+// While the function runs its claim's lease is renewed (a write every third
+// of the lease, so only a record that runs longer than that pays one).
 // In-process retries (WithRetry) run inside one claim. Before a batch runs,
 // every key is looked up at once (a request per hundred records on
 // DynamoDB), so a replayed batch skips its completed records without a claim
@@ -131,9 +143,15 @@ type idemLayer[R any] struct {
 	logger   *slog.Logger
 }
 
-// idemBatchKey carries one invocation's Do options (with its cache) to the
-// records.
+// idemBatchKey carries one invocation's idemBatch to the records.
 type idemBatchKey struct{}
+
+// idemBatch is what one invocation's records share: Do's options (with the
+// batch's cache) and the keys that more than one record of the batch has.
+type idemBatch struct {
+	opts   []idempotency.Option
+	shared map[string]bool
+}
 
 // idempotent builds the idempotency layer around next (the retry chain).
 // defaultKey is the source's stable record id.
@@ -187,8 +205,8 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if cache == nil {
 		cache = idempotency.NewCache(len(b.items))
 	}
-	opts := append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))
-	ctx = context.WithValue(ctx, idemBatchKey{}, opts)
+	st := &idemBatch{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
+	ctx = context.WithValue(ctx, idemBatchKey{}, st)
 	if len(b.items) < 2 {
 		return ctx // one claim answers as cheaply as one read
 	}
@@ -203,6 +221,9 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			continue // it fails to decode; no key to look up
 		}
 		keys = append(keys, l.recordKey(r))
+	}
+	if l.valueKey {
+		st.shared = sharedKeys(keys)
 	}
 	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
@@ -224,9 +245,10 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 			"or build the handler with handlers.WithIdempotencyOptionalKey() to run such records without idempotency",
 			ErrNoIdempotencyKey))
 	}
-	opts, _ := ctx.Value(idemBatchKey{}).([]idempotency.Option)
-	if opts == nil {
-		opts = l.opts
+	opts := l.opts
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	if st != nil {
+		opts = st.opts
 	}
 	if l.payload != nil {
 		opts = append(opts[:len(opts):len(opts)], idempotency.WithPayload(l.payload(r)))
@@ -239,6 +261,10 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 	if errors.Is(err, idempotency.ErrPayloadMismatch) {
 		return batch.Permanent(err)
 	}
+	if st != nil && st.shared[k] && errors.Is(err, idempotency.ErrInProgress) {
+		return fmt.Errorf("sluice: another record of this batch has the same idempotency key and was still running it "+
+			"when this record stopped waiting; this one is retried later: %w", err)
+	}
 	if err != nil || ran {
 		return err
 	}
@@ -247,6 +273,28 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 		return l.onDup(ctx, r, result)
 	}
 	return nil
+}
+
+// sharedKeys returns the keys that occur more than once in keys, or nil.
+func sharedKeys(keys []string) map[string]bool {
+	var seen, shared map[string]bool
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		if seen[k] {
+			if shared == nil {
+				shared = map[string]bool{}
+			}
+			shared[k] = true
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]bool, len(keys))
+		}
+		seen[k] = true
+	}
+	return shared
 }
 
 // The default idempotency keys: each source's stable record id.

@@ -114,7 +114,7 @@ func TestIdempotencyInProgressElsewhereFails(t *testing.T) {
 	ran := map[string]bool{}
 	var rep BatchReport
 	h, _ := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { ran[r.MessageID()] = true; return nil },
-		idemOpts(store, &rep, WithConcurrency(1))...)
+		idemOpts(store, &rep, WithConcurrency(1), WithIdempotency(store, idempotency.WithWait(0)))...)
 	out, err := h.Invoke(context.Background(), raw)
 	if err != nil {
 		t.Fatal(err)

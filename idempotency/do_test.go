@@ -67,25 +67,35 @@ func ok(runs *int) func(context.Context) ([]byte, error) {
 	return func(context.Context) ([]byte, error) { *runs++; return []byte("ok"), nil }
 }
 
-func TestLeaseFollowsDeadline(t *testing.T) {
+// The renewed lease is DefaultLease long, but never past the deadline.
+func TestLeaseBoundedByDeadline(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	store := &recorder{Store: idempotency.NewMemoryStore()}
-	before := time.Now()
-	dl := before.Add(10 * time.Minute)
-	ctx, cancel := context.WithDeadline(context.Background(), dl)
-	defer cancel()
-	runs := 0
-	if _, err := idempotency.Do(ctx, store, "k", ok(&runs), idempotency.WithClock(clk.Now)); err != nil {
-		t.Fatal(err)
-	}
-	after := time.Now()
-	lease := store.claims[0].LeaseUntil
-	if lo, hi := clk.Now().Add(dl.Sub(after)), clk.Now().Add(dl.Sub(before)); lease.Before(lo) || lease.After(hi) {
-		t.Errorf("lease until %v, want within [%v, %v] (the deadline on Do's clock)", lease, lo, hi)
-	}
-	if got, want := store.claims[0].Expires, clk.Now().Add(idempotency.DefaultTTL); !got.Equal(want) {
-		t.Errorf("claim expires %v, want %v", got, want)
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration
+		want     time.Duration // the lease, on Do's clock, within 1 s
+	}{
+		{"LongDeadline", 10 * time.Minute, idempotency.DefaultLease},
+		{"ShortDeadline", 2 * time.Second, 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newClock()
+			store := &recorder{Store: idempotency.NewMemoryStore()}
+			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+			defer cancel()
+			runs := 0
+			if _, err := idempotency.Do(ctx, store, "k", ok(&runs), idempotency.WithClock(clk.Now)); err != nil {
+				t.Fatal(err)
+			}
+			lease := store.claims[0].LeaseUntil.Sub(clk.Now())
+			if lease > tc.want || lease < tc.want-time.Second {
+				t.Errorf("lease of %v, want %v", lease, tc.want)
+			}
+			if got, want := store.claims[0].Expires, clk.Now().Add(idempotency.DefaultTTL); !got.Equal(want) {
+				t.Errorf("claim expires %v, want %v", got, want)
+			}
+		})
 	}
 }
 
@@ -138,7 +148,7 @@ func TestInProgressElsewhere(t *testing.T) {
 		t.Fatal(rec, err)
 	}
 	runs := 0
-	_, err := idempotency.Do(context.Background(), store, "k", ok(&runs), idempotency.WithClock(clk.Now))
+	_, err := idempotency.Do(context.Background(), store, "k", ok(&runs), idempotency.WithClock(clk.Now), idempotency.WithWait(0))
 	if !errors.Is(err, idempotency.ErrInProgress) || runs != 0 {
 		t.Fatalf("Do on a live claim: %v, %d runs; want ErrInProgress and no run", err, runs)
 	}
@@ -257,6 +267,8 @@ func TestBadArguments(t *testing.T) {
 		{"EmptyKey", "", nil},
 		{"ZeroTTL", "k", []idempotency.Option{idempotency.WithTTL(0)}},
 		{"NegativeLease", "k", []idempotency.Option{idempotency.WithLease(-time.Second)}},
+		{"ZeroRenewedLease", "k", []idempotency.Option{idempotency.WithRenewedLease(0)}},
+		{"NegativeWait", "k", []idempotency.Option{idempotency.WithWait(-time.Second)}},
 		{"NegativeRetries", "k", []idempotency.Option{idempotency.WithStoreRetries(-1, noWait)}},
 		{"NilClock", "k", []idempotency.Option{idempotency.WithClock(nil)}},
 	} {

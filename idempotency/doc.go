@@ -13,26 +13,51 @@
 //
 //   - completed: fn does not run; Do returns the stored result. The record
 //     counts as succeeded.
-//   - in progress in a live invocation elsewhere: fn does not run; Do
-//     returns ErrInProgress. The record must be retried later; it is never
-//     run concurrently and never silently skipped.
+//   - in progress under another claim: Do waits (WithWait: two leases by
+//     default, never past ctx's deadline) for that claim to complete (then
+//     the call is a duplicate, as above) or to lapse or be released (then
+//     Do claims the key and runs fn). Only when the wait runs out does it
+//     return ErrInProgress (an *InProgressError): the record must be
+//     retried later; it is never run concurrently and never silently
+//     skipped.
 //
 // After fn succeeds its result is stored with an expiry (WithTTL, default
 // 1 h; the DynamoDB table's TTL attribute); after that the key is claimable
 // again. When fn fails or panics its claim is released, so a retry runs at
-// once. The in-progress lease ends at ctx's deadline (Lambda's), or after a
-// fixed WithLease. With WithPayload a hash of the request is stored; the same
-// key with another payload fails with ErrPayloadMismatch, never skipped.
+// once. With WithPayload a hash of the request is stored; the same key with
+// another payload fails with ErrPayloadMismatch, never skipped.
+//
+// # Leases
+//
+// A claim holds its key for a short lease (DefaultLease, 5 s; never past
+// ctx's deadline, which is Lambda's). While fn runs, Do renews it every
+// third of the lease (Store.Extend, one conditional write), as KCL renews
+// shard leases; a record that finishes within a third of the lease costs
+// no renewal, so a healthy record costs two writes: the claim and the
+// complete. When the owner dies (a crash, a timeout, an out-of-memory
+// kill) its renewals stop and its claim lapses within one lease: a retry
+// that finds it waits at most that long, then runs the record. A retry
+// cannot tell a crash before fn's effect from one after it, so a crash
+// between the effect and the complete runs the effect again (at least
+// once; never skipped). WithLease sets a fixed lease instead, never
+// renewed.
+//
+// Waiting looks at the key again with a claim attempt after 50 ms, 100
+// ms, 200 ms, ... then every second, and right after the other claim's
+// lease ends. Two records of one process with the same key (a business
+// key shared by two records of a batch) wait the same way; with WithCache
+// the second finds the first's completion in the cache.
 //
 // # Fencing
 //
 // What the Powertools stores lack: each claim carries a random owner token,
-// and completing or releasing is conditional on it. A claimant that ran past
-// its lease and was overtaken by a new claimant cannot overwrite or delete
-// the new owner's record: its Complete fails with ErrLeaseLost, and Do
-// reports that error with fn's result. (Its effect did run; fencing keeps
-// the record consistent, and a lease as long as the Lambda deadline makes
-// the case rare.)
+// and completing, renewing or releasing is conditional on it. A claimant
+// that stalled past its lease (its renewals failed) and was overtaken by a
+// new claimant cannot overwrite, extend or delete the new owner's record:
+// its next renewal fails with ErrLeaseLost and cancels fn's context (with
+// that cause), and its Complete fails with ErrLeaseLost, which Do reports
+// with fn's result. (Its effect may have run; fencing keeps the record
+// consistent.)
 //
 // # Store failures
 //
@@ -53,8 +78,8 @@
 //
 // # Stores
 //
-// Store is three conditional writes: Claim, Complete and Release (and,
-// optionally, Getter's batch read). This
+// Store is four conditional writes: Claim, Complete, Extend and Release
+// (and, optionally, Getter's batch read). This
 // package has an in-memory store; package dynamodbstore keeps records in
 // DynamoDB (and documents the table layout). Every store passes the suite in
 // package storetest. Time is passed to the store in each call (from

@@ -55,6 +55,22 @@ func (s *MemoryStore) Complete(ctx context.Context, key, owner string, result []
 	return nil
 }
 
+// Extend implements Store.
+func (s *MemoryStore) Extend(ctx context.Context, key, owner string, leaseUntil time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "extend", Key: key, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[key]
+	if !ok || r.Owner != owner || r.Status != StatusInProgress {
+		return fmt.Errorf("idempotency: extending the lease of key %q: %w", key, ErrLeaseLost)
+	}
+	r.LeaseUntil = leaseUntil.Truncate(time.Millisecond)
+	s.recs[key] = r
+	return nil
+}
+
 // Release implements Store.
 func (s *MemoryStore) Release(ctx context.Context, key, owner string) error {
 	if err := ctx.Err(); err != nil {

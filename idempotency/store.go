@@ -13,6 +13,7 @@ type Status uint8
 // The states of a record.
 const (
 	// StatusInProgress: an invocation holds the claim until LeaseUntil.
+	// Its owner extends LeaseUntil while it is alive (Store.Extend).
 	StatusInProgress Status = iota + 1
 	// StatusCompleted: the function ran to success; Result is stored until Expires.
 	StatusCompleted
@@ -32,6 +33,8 @@ func (s Status) String() string {
 // write that succeeds when no record exists for Key, or the record expired
 // (Expires before Now, compared in whole seconds), or it is in progress and
 // its lease ran out (LeaseUntil before Now, compared in milliseconds).
+// LeaseUntil is short (DefaultLease) and the owner moves it on with Extend
+// while its function runs, so the claim of an owner that died lapses soon.
 type Claim struct {
 	Key         string
 	Owner       string    // random token of this claim; Complete and Release must present it
@@ -65,15 +68,23 @@ type Store interface {
 	// owner still holds it; otherwise it returns an error wrapping
 	// ErrLeaseLost and changes nothing.
 	Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error
+	// Extend moves the lease of key's in-progress claim to leaseUntil, only
+	// if owner still holds it in progress (a lease that ran out but that
+	// nobody took over is still the owner's); otherwise it returns an error
+	// wrapping ErrLeaseLost and changes nothing. Do calls it while the
+	// claim's function runs (lease renewal, as KCL renews shard leases).
+	Extend(ctx context.Context, key, owner string, leaseUntil time.Time) error
 	// Release deletes key's record, only if owner still holds it; otherwise
 	// it returns an error wrapping ErrLeaseLost and changes nothing.
 	Release(ctx context.Context, key, owner string) error
 }
 
 var (
-	// ErrInProgress reports a key claimed by a live invocation elsewhere. The
-	// record must be retried later (it counts as failed), never run
-	// concurrently and never skipped.
+	// ErrInProgress reports a key claimed by a live invocation elsewhere (or
+	// by another record of the same batch) for longer than Do waited (see
+	// WithWait). The record must be retried later (it is reported failed,
+	// but it is not an attempt of its own: dead letters do not count it),
+	// never run concurrently and never skipped.
 	ErrInProgress = errors.New("idempotency: key is in progress in another invocation")
 	// ErrLeaseLost reports that the caller's claim is no longer its own: its
 	// lease expired and another invocation claimed the key (or the record
@@ -92,7 +103,7 @@ var (
 // by Do with backoff inside the deadline; the error then declares itself
 // transient, so batch.Classify retries the record in process too.
 type StoreError struct {
-	Op        string // "claim", "complete", "release" or "get"
+	Op        string // "claim", "complete", "extend", "release" or "get"
 	Key       string
 	Retryable bool
 	Err       error

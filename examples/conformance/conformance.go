@@ -168,7 +168,14 @@ func (f *function) run(ctx context.Context, c Command, record, key string) error
 	if err := f.act(ctx, c); err != nil {
 		return err
 	}
-	return f.record(e)
+	if err := f.record(e); err != nil {
+		return err
+	}
+	if c.Action == "exitafter" && !fixed("exitafter") {
+		fmt.Fprintf(os.Stderr, "conformance: record %s: exiting the process after its effect, before it is answered, as a crash\n", c.ID)
+		os.Exit(3)
+	}
+	return nil
 }
 
 func (f *function) act(ctx context.Context, c Command) error {
@@ -177,7 +184,7 @@ func (f *function) act(ctx context.Context, c Command) error {
 		return nil
 	}
 	switch verb {
-	case "ok", "":
+	case "ok", "", "exitafter":
 		return nil
 	case "fail":
 		return fmt.Errorf("record %s: asked to fail", c.ID)

@@ -76,6 +76,9 @@
 //	permanent      return a permanent error (batch.Permanent)
 //	panic          panic
 //	exit           exit the process at once (os.Exit(3)): a crash
+//	exitafter      take effect (the effects file line), then exit the
+//	               process: a crash after the effect, before the record's
+//	               outcome (and its idempotency record) is written
 //	sleep:<ms>     sleep that long, honouring ctx, then succeed
 //	await:<path>   wait until the file path exists, honouring ctx, then
 //	               succeed (a test holds a record mid-effect with it)

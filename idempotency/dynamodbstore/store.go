@@ -20,7 +20,11 @@
 //
 // and ReturnValuesOnConditionCheckFailure=ALL_OLD, so a duplicate costs one
 // write request and no read. Complete (UpdateItem) and Release (DeleteItem)
-// are conditional on #owner = :owner (fencing). Get (idempotency.Getter,
+// are conditional on #owner = :owner (fencing); Extend, the lease renewal
+// a claim's owner makes while its function runs (only a record that runs
+// longer than a third of the lease makes one), is an UpdateItem of
+// in_progress_expiration conditional on #owner = :owner AND #status =
+// :inprogress. Get (idempotency.Getter,
 // which idempotency.Lookup uses before a batch runs) is one eventually
 // consistent BatchGetItem per 100 keys.
 //
@@ -198,6 +202,24 @@ func (s *Store) Complete(ctx context.Context, key, owner string, result []byte, 
 		ExpressionAttributeValues: values,
 	})
 	return s.ownedError("complete", key, err)
+}
+
+// Extend implements idempotency.Store with one UpdateItem conditional on
+// the owner and the in-progress status.
+func (s *Store) Extend(ctx context.Context, key, owner string, leaseUntil time.Time) error {
+	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 s.layout.key(key),
+		UpdateExpression:    aws.String("SET #ipexp = :lease"),
+		ConditionExpression: aws.String("#owner = :owner AND #status = :inprogress"),
+		ExpressionAttributeNames: map[string]string{
+			"#ipexp": AttrInProgressExpiration, "#owner": AttrOwner, "#status": AttrStatus,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":lease": num(leaseUntil.UnixMilli()), ":owner": str(owner), ":inprogress": str(statusInProgress),
+		},
+	})
+	return s.ownedError("extend", key, err)
 }
 
 // Release implements idempotency.Store with one DeleteItem conditional on the owner.

@@ -4,7 +4,9 @@
 //	storetest.Run(t, func(t *testing.T) idempotency.Store { return newStore(t) })
 //
 // The suite drives time through each call (Claim.Now, WithClock), so it
-// needs no sleeping, and it uses keys unique to each subtest, so the stores
+// needs no sleeping, except for the cases of Do that wait for another
+// claim or renew their own (up to 3 s of real time each,
+// run in parallel), and it uses keys unique to each subtest, so the stores
 // may share one table or server. Times are near the real clock, so a
 // database that deletes expired records (DynamoDB TTL) leaves them alone.
 package storetest
@@ -39,11 +41,18 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"PayloadHashStored", testPayloadHashStored},
 		{"FencingComplete", testFencingComplete},
 		{"FencingRelease", testFencingRelease},
+		{"ExtendMovesLease", testExtendMovesLease},
+		{"ExtendLapsedUntaken", testExtendLapsedUntaken},
+		{"FencingExtend", testFencingExtend},
+		{"ExtendCompleted", testExtendCompleted},
 		{"CompleteUnknownKey", testCompleteUnknownKey},
 		{"DoOnce", testDoOnce},
 		{"DoFailureReleases", testDoFailureReleases},
 		{"DoPayloadMismatch", testDoPayloadMismatch},
 		{"DoConcurrent", testDoConcurrent},
+		{"DoWaitsForLapse", testDoWaitsForLapse},
+		{"DoWaitsForCompletion", testDoWaitsForCompletion},
+		{"DoRenewsLease", testDoRenewsLease},
 	}
 	// A store that reads many keys at once (idempotency.Getter) is held
 	// to it too.
@@ -255,6 +264,69 @@ func testFencingRelease(t *testing.T, s idempotency.Store) {
 	}
 }
 
+// testExtendMovesLease: the owner's renewal moves the lease on, so a
+// claim after the first lease finds the key still held.
+func testExtendMovesLease(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Second))
+	until := now.Add(time.Minute + 250*time.Millisecond)
+	if err := s.Extend(ctx(t), k, "A", until); err != nil {
+		t.Fatalf("Extend by the owner: %v", err)
+	}
+	rec := mustFind(t, s, claim(k, "B", now.Add(2*time.Second), time.Minute))
+	if rec.Status != idempotency.StatusInProgress || rec.Owner != "A" || !rec.LeaseUntil.Equal(until) {
+		t.Errorf("found %v owned by %q until %v, want INPROGRESS owned by A until %v", rec.Status, rec.Owner, rec.LeaseUntil, until)
+	}
+	mustClaim(t, s, claim(k, "B", until.Add(time.Millisecond), time.Minute))
+}
+
+// testExtendLapsedUntaken: a lease that ran out but that nobody took over
+// is still its owner's to renew.
+func testExtendLapsedUntaken(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Second))
+	if err := s.Extend(ctx(t), k, "A", now.Add(time.Minute)); err != nil {
+		t.Fatalf("Extend of a lapsed, untaken claim: %v", err)
+	}
+	if rec := mustFind(t, s, claim(k, "B", now.Add(2*time.Second), time.Minute)); rec.Owner != "A" {
+		t.Errorf("owner %q, want A", rec.Owner)
+	}
+}
+
+// testFencingExtend: a stale owner, overtaken after its lease ran out,
+// cannot renew: its Extend fails with ErrLeaseLost and leaves the new
+// owner's lease alone.
+func testFencingExtend(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Second))
+	later := now.Add(2 * time.Second)
+	mustClaim(t, s, claim(k, "B", later, 10*time.Second))
+	if err := s.Extend(ctx(t), k, "A", later.Add(time.Hour)); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("stale owner's Extend: %v, want ErrLeaseLost", err)
+	}
+	rec := mustFind(t, s, claim(k, "C", later.Add(time.Second), time.Minute))
+	if rec.Owner != "B" || !rec.LeaseUntil.Equal(later.Add(10*time.Second)) {
+		t.Errorf("after the stale Extend: owner %q until %v, want B until %v", rec.Owner, rec.LeaseUntil, later.Add(10*time.Second))
+	}
+	mustClaim(t, s, claim(k, "C", later.Add(11*time.Second), time.Minute))
+}
+
+// testExtendCompleted: a completed record has no lease to extend.
+func testExtendCompleted(t *testing.T, s idempotency.Store) {
+	k, now := key(t), base()
+	mustClaim(t, s, claim(k, "A", now, time.Minute))
+	if err := s.Complete(ctx(t), k, "A", []byte("r"), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Extend(ctx(t), k, "A", now.Add(time.Hour)); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("Extend of a completed record: %v, want ErrLeaseLost", err)
+	}
+	rec := mustFind(t, s, claim(k, "B", now.Add(time.Second), time.Minute))
+	if rec.Status != idempotency.StatusCompleted || string(rec.Result) != "r" {
+		t.Errorf("found %v %q, want the completed record untouched", rec.Status, rec.Result)
+	}
+}
+
 func testCompleteUnknownKey(t *testing.T, s idempotency.Store) {
 	k := key(t)
 	if err := s.Complete(ctx(t), k, "A", []byte("r"), base().Add(time.Hour)); !errors.Is(err, idempotency.ErrLeaseLost) {
@@ -263,7 +335,10 @@ func testCompleteUnknownKey(t *testing.T, s idempotency.Store) {
 	if err := s.Release(ctx(t), k, "A"); !errors.Is(err, idempotency.ErrLeaseLost) {
 		t.Errorf("Release of an unclaimed key: %v, want ErrLeaseLost", err)
 	}
-	// Neither created a record.
+	if err := s.Extend(ctx(t), k, "A", base().Add(time.Minute)); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("Extend of an unclaimed key: %v, want ErrLeaseLost", err)
+	}
+	// None created a record.
 	mustClaim(t, s, claim(k, "B", base(), time.Minute))
 }
 
@@ -387,5 +462,63 @@ func testGetMany(t *testing.T, s idempotency.Store) {
 	empty, err := g.Get(ctx(t), nil)
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("Get(no keys) = %v, %v", empty, err)
+	}
+}
+
+// testDoWaitsForLapse: the claim of an owner that died lapses at the end of
+// its lease, on the real clock; Do, started before, waits and then runs fn.
+func testDoWaitsForLapse(t *testing.T, s idempotency.Store) {
+	k, now := key(t), time.Now()
+	mustClaim(t, s, claim(k, "dead", now, 200*time.Millisecond))
+	runs := 0
+	got, err := idempotency.Do(ctx(t), s, k, func(context.Context) ([]byte, error) { runs++; return []byte("mine"), nil })
+	if err != nil || string(got) != "mine" || runs != 1 {
+		t.Fatalf("Do after a dead owner's claim: %q, %v, %d runs; want it to wait for the lapse and run once", got, err, runs)
+	}
+}
+
+// testDoWaitsForCompletion: the owner completes while Do waits: Do returns
+// the owner's result, without running fn.
+func testDoWaitsForCompletion(t *testing.T, s idempotency.Store) {
+	k, now := key(t), time.Now()
+	mustClaim(t, s, claim(k, "owner", now, time.Minute))
+	waiting := make(chan struct{})
+	go func() {
+		<-waiting
+		time.Sleep(100 * time.Millisecond) // Do has made its first claim and waits
+		if err := s.Complete(ctx(t), k, "owner", []byte("theirs"), time.Now().Add(time.Hour)); err != nil {
+			t.Error(err)
+		}
+	}()
+	close(waiting)
+	runs := 0
+	got, err := idempotency.Do(ctx(t), s, k, func(context.Context) ([]byte, error) { runs++; return []byte("mine"), nil })
+	if err != nil || string(got) != "theirs" || runs != 0 {
+		t.Fatalf("Do while the owner completes: %q, %v, %d runs; want the owner's result and no run", got, err, runs)
+	}
+}
+
+// testDoRenewsLease: fn runs for three leases; its owner renews the
+// claim, so another claimant finds it held throughout, and the record
+// completes once.
+func testDoRenewsLease(t *testing.T, s idempotency.Store) {
+	k := key(t)
+	const lease = time.Second
+	var other error
+	got, err := idempotency.Do(ctx(t), s, k, func(c context.Context) ([]byte, error) {
+		time.Sleep(3 * lease)
+		// Another invocation, which does not wait, finds the key held.
+		_, other = idempotency.Do(c, s, k, func(context.Context) ([]byte, error) { return []byte("twice"), nil }, idempotency.WithWait(0))
+		return []byte("once"), c.Err()
+	}, idempotency.WithRenewedLease(lease))
+	if err != nil || string(got) != "once" {
+		t.Fatalf("Do = %q, %v; want \"once\"", got, err)
+	}
+	if !errors.Is(other, idempotency.ErrInProgress) {
+		t.Fatalf("a claim after three leases: %v, want ErrInProgress (the owner renewed its lease)", other)
+	}
+	rec := mustFind(t, s, claim(k, "C", time.Now(), time.Minute))
+	if rec.Status != idempotency.StatusCompleted || string(rec.Result) != "once" {
+		t.Errorf("final record %v %q, want COMPLETED \"once\"", rec.Status, rec.Result)
 	}
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
+	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/servers"
+)
+
+// crashEvent is one event of three records of one lane (one partition key,
+// one message group), ids "1", "2", "3", record 2 doing crash; retry is the
+// same event as Lambda delivers it again (SQS: a receive count of 2). ids
+// are the records' identities in the effects file.
+func crashEvent(t *testing.T, source, crash string) (first, retry []byte, ids []string) {
+	t.Helper()
+	actions := []string{"ok", crash, "ok"}
+	marshal := func(ev any) []byte {
+		raw, err := sevents.MarshalEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	switch source {
+	case "kinesis":
+		b := &sevents.KinesisBuilder{}
+		for i, a := range actions {
+			b.Add("pk", cmd(fmt.Sprint(i+1), a))
+		}
+		ev := b.Event()
+		for _, r := range ev.Records {
+			ids = append(ids, r.Kinesis.SequenceNumber)
+		}
+		raw := marshal(ev)
+		return raw, raw, ids
+	case "sqs", "sqs-fifo":
+		b := &sevents.SQSBuilder{}
+		if source == "sqs-fifo" {
+			b.QueueARN = "arn:aws:sqs:us-east-1:123456789012:orders.fifo"
+		}
+		for i, a := range actions {
+			if source == "sqs-fifo" {
+				b.AddFIFO(string(cmd(fmt.Sprint(i+1), a)), "g", "")
+			} else {
+				b.Add(string(cmd(fmt.Sprint(i+1), a)))
+			}
+		}
+		ev := b.Event()
+		for _, r := range ev.Records {
+			ids = append(ids, r.MessageId)
+		}
+		first = marshal(ev)
+		again := events.SQSEvent{Records: append([]events.SQSMessage(nil), ev.Records...)}
+		for i := range again.Records {
+			attrs := map[string]string{}
+			for k, v := range again.Records[i].Attributes {
+				attrs[k] = v
+			}
+			attrs["ApproximateReceiveCount"] = "2"
+			again.Records[i].Attributes = attrs
+		}
+		return first, marshal(again), ids
+	}
+	t.Fatalf("no crash event for %s", source)
+	return nil, nil, nil
+}
+
+// crashFunction starts the compiled conformance function under RIE (a 60 s
+// timeout: a claim that followed the deadline would hold its key that
+// long) with idempotency on table and dead letters on: SLUICE_DLQ_FILE and
+// SLUICE_MAX_ATTEMPTS=2, and, for a stream, attempts counted in the
+// DynamoDB table attempts.
+func crashFunction(t *testing.T, bin string, srv *servers.Server, source, table, attempts, effects, dlqFile string, extra ...string) *rie.Function {
+	t.Helper()
+	opts := []rie.Option{
+		rie.Env("SLUICE_SOURCE", source), rie.Env("SLUICE_EFFECTS_FILE", effects),
+		rie.Env("SLUICE_IDEMPOTENCY_TABLE", table), rie.Env("AWS_LAMBDA_FUNCTION_NAME", "conformance"),
+		rie.Env("SLUICE_DLQ_FILE", dlqFile), rie.Env("SLUICE_MAX_ATTEMPTS", "2"),
+		rie.Env("AWS_ENDPOINT_URL_DYNAMODB", srv.Endpoint), rie.Env("AWS_REGION", servers.Region),
+		rie.Env("AWS_ACCESS_KEY_ID", servers.AccessKeyID), rie.Env("AWS_SECRET_ACCESS_KEY", servers.SecretAccessKey),
+		rie.Env("AWS_CONFIG_FILE", os.DevNull), rie.Env("AWS_SHARED_CREDENTIALS_FILE", os.DevNull),
+		rie.Env("AWS_LAMBDA_LOG_FORMAT", "JSON"), rie.Timeout(60 * time.Second),
+	}
+	if attempts != "" {
+		opts = append(opts, rie.Env("SLUICE_ATTEMPTS_TABLE", attempts))
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		opts = append(opts, rie.Env(extra[i], extra[i+1]))
+	}
+	return rie.Start(t, bin, opts...)
+}
+
+// The scenario of a crash with idempotency on: one event of three records
+// (ok, crash, ok) of one lane, and record 2 kills the process (os.Exit, as
+// a crash or an out-of-memory kill would) after claiming its key, either
+// before its effect (exit) or after it, before its outcome is written
+// (exitafter). Lambda delivers the event again, at once, to a fixed
+// function (CONFORMANCE_FIXED). The dead invocation's claim lapses within
+// one lease (idempotency.DefaultLease), not at its 60 s deadline, so the
+// retry waits for it and then runs the record, in the same invocation:
+//
+//   - the retry answers with nothing reported: no retry is spent on "in
+//     progress", nothing is quarantined (the dead-letter file stays empty)
+//     and, on Kinesis, no attempt is counted (the attempts table stays
+//     empty);
+//   - every record has taken effect, and a record runs again only if its
+//     idempotency record had not completed: effects after the retry are
+//     the effects after the crash plus one for each record not completed
+//     by then (record 2 after exitafter has two: the crash cannot be told
+//     from one before the effect; on SQS standard, records 1 and 3 ran
+//     beside record 2 and may have been completing when it crashed);
+//   - on Kinesis and SQS FIFO (one lane) record 3 never runs before record
+//     2's last run.
+//
+// How long the retry took and how long the claim had left when it began
+// are logged, for the figure in docs/handlers.md.
+func TestCrashWithIdempotencyRetryWaitsForLease(t *testing.T) {
+	bin := rie.BuildHandler(t, "github.com/sluicehq/sluice/examples/conformance")
+	srv := servers.DynamoDB(t)
+	db := dynamodb.NewFromConfig(srv.AWSConfig())
+	for _, source := range []string{"kinesis", "sqs-fifo", "sqs"} {
+		for _, crash := range []string{"exit", "exitafter"} {
+			t.Run(source+"/"+crash, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				table := servers.UniqueName(t, "idem")
+				if err := dynamodbstore.CreateTable(ctx, db, table); err != nil {
+					t.Fatal(err)
+				}
+				attempts := ""
+				if source == "kinesis" {
+					attempts = servers.UniqueName(t, "attempts")
+					if err := dynamodbattempts.CreateTable(ctx, db, attempts); err != nil {
+						t.Fatal(err)
+					}
+				}
+				dir := t.TempDir()
+				effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
+				first, retry, ids := crashEvent(t, source, crash)
+
+				crashing := crashFunction(t, bin, srv, source, table, attempts, effects, dlqFile)
+				out, err := crashing.Invoke(ctx, first)
+				var fe *rie.FunctionError
+				if !errors.As(err, &fe) || fe.Type != "Runtime.ExitError" {
+					t.Fatalf("first invocation: %s %v; want the process to exit (Runtime.ExitError)", out, err)
+				}
+				if err := crashing.Stop(); err != nil {
+					t.Fatal(err)
+				}
+				afterCrash := effectCounts(t, effects)
+				done := map[string]bool{}
+				var leaseEnd time.Time
+				for i, id := range ids {
+					it, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+						Key: map[string]types.AttributeValue{dynamodbstore.DefaultPartitionKey: &types.AttributeValueMemberS{Value: "conformance#" + idemKey(source, first, i)}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					status, _ := it.Item[dynamodbstore.AttrStatus].(*types.AttributeValueMemberS)
+					done[id] = status != nil && status.Value == "COMPLETED"
+					if ms, ok := it.Item[dynamodbstore.AttrInProgressExpiration].(*types.AttributeValueMemberN); ok && i == 1 {
+						n, err := strconv.ParseInt(ms.Value, 10, 64)
+						if err != nil {
+							t.Fatal(err)
+						}
+						leaseEnd = time.UnixMilli(n)
+					}
+				}
+				if source != "sqs" {
+					want := map[string]int{ids[0]: 1}
+					if crash == "exitafter" {
+						want[ids[1]] = 1
+					}
+					if fmt.Sprint(afterCrash) != fmt.Sprint(want) || !done[ids[0]] || done[ids[1]] || leaseEnd.IsZero() {
+						t.Fatalf("after the crash: effects %v, completed %v, record 2's lease until %v; want effects %v, record 1 completed, record 2 in progress",
+							afterCrash, done, leaseEnd, want)
+					}
+				}
+
+				fixedFn := crashFunction(t, bin, srv, source, table, attempts, effects, dlqFile, "CONFORMANCE_FIXED", crash)
+				begin := time.Now()
+				out, err = fixedFn.Invoke(ctx, retry)
+				took := time.Since(begin)
+				if err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+				if got := reported(t, source, out); len(got) != 0 {
+					t.Fatalf("retry reported %v: %v", got, failedRecords(t, batchLogs(ctx, t, fixedFn)))
+				}
+				left := "none (record 2 had not claimed)"
+				if !leaseEnd.IsZero() {
+					left = leaseEnd.Sub(begin).Round(time.Millisecond).String()
+				}
+				t.Logf("%s/%s: the retry answered after %v; record 2's claim had %s left when it began", source, crash, took.Round(time.Millisecond), left)
+
+				after := effectCounts(t, effects)
+				for i, id := range ids {
+					want := afterCrash[id]
+					if !done[id] {
+						want++
+					}
+					// On SQS standard records 1 and 3 ran beside record 2, and
+					// a complete the dead process had sent may land after the
+					// table was read: then the retry finds it completed.
+					late := source == "sqs" && i != 1 && !done[id] && afterCrash[id] == 1 && after[id] == 1
+					if (after[id] != want || after[id] == 0) && !late {
+						t.Errorf("record %d: %d effects after the retry, want %d (%d after the crash, completed then: %v)", i+1, after[id], want, afterCrash[id], done[id])
+					}
+				}
+				if data, err := os.ReadFile(dlqFile); err == nil && len(data) > 0 {
+					t.Errorf("quarantined: %s", data)
+				} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Fatal(err)
+				}
+				if attempts != "" {
+					scan, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(attempts), ConsistentRead: aws.Bool(true)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(scan.Items) != 0 {
+						t.Errorf("the attempts table holds %d items, want none: no attempt was made that failed", len(scan.Items))
+					}
+				}
+				if source != "sqs" {
+					es := readEffects(t, effects)
+					last2, first3 := -1, -1
+					for i, e := range es {
+						if e.Record == ids[1] {
+							last2 = i
+						}
+						if e.Record == ids[2] && first3 < 0 {
+							first3 = i
+						}
+					}
+					if first3 < last2 {
+						t.Errorf("record 3 ran before record 2's last run: effects %v", es)
+					}
+				}
+			})
+		}
+	}
+}
+
+// idemKey is record i's default idempotency key (without the function
+// name): the Kinesis event id or the SQS message id.
+func idemKey(source string, raw []byte, i int) string {
+	if source == "kinesis" {
+		var ev events.KinesisEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return ""
+		}
+		return ev.Records[i].EventID
+	}
+	var ev events.SQSEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ""
+	}
+	return ev.Records[i].MessageId
+}
