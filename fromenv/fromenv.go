@@ -14,7 +14,10 @@
 //	SLUICE_IDEMPOTENCY_TABLE  WithIdempotency on this DynamoDB table
 //	                          (idempotency/dynamodbstore, default layout)
 //	SLUICE_IDEMPOTENCY_LEASE  a fixed in-progress lease (a Go duration such
-//	                          as 2m) instead of the invocation's deadline
+//	                          as 2m), never renewed, instead of the short
+//	                          lease the owner renews while a record runs
+//	                          (idempotency.WithLease; default
+//	                          idempotency.DefaultLease, renewed)
 //	SLUICE_DLQ_URL            WithDeadLetters to this SQS queue (dlq/sqsdest)
 //	SLUICE_DLQ_FILE           ... or to this file of JSON lines (local runs)
 //	SLUICE_MAX_ATTEMPTS       quarantine a record once its attempts reach this

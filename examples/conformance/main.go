@@ -44,12 +44,13 @@
 //	                     permanent failures)
 //	SLUICE_ATTEMPTS_TABLE
 //	                     the DynamoDB table (sluice tables create --attempts
-//	                     NAME) where streams and Kafka count attempts; in
+//	                     NAME) where streams, Kafka and SQS FIFO count attempts; in
 //	                     memory when unset (which cannot count a crash)
 //	SLUICE_IDEMPOTENCY_LEASE
 //	                     with SLUICE_IDEMPOTENCY_TABLE, a fixed in-progress lease
-//	                     (a Go duration such as 1s) instead of the invocation's
-//	                     deadline, so tests can let a claim expire mid-record
+//	                     (a Go duration such as 1s), never renewed, instead of
+//	                     the renewed 5 s lease, so tests can let a claim expire
+//	                     mid-record
 //	CONFORMANCE_IDEMPOTENCY
 //	                     memory: idempotency on, keyed by each record's
 //	                     default key, in this process's memory
