@@ -39,7 +39,7 @@ type commonProps struct {
 	fn          *FunctionOptions
 	deadLetters *DeadLetterQueue
 	idempotency *IdempotencyTable
-	attempts    *AttemptsTable // streams and Kafka
+	attempts    *AttemptsTable // streams, Kafka and SQS FIFO
 	maxAttempts int
 	report      bool
 	alarms      *AlarmOptions

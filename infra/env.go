@@ -15,8 +15,8 @@ const (
 	// EnvMaxAttempts is the attempt limit after which a record is
 	// quarantined, a decimal integer.
 	EnvMaxAttempts = "SLUICE_MAX_ATTEMPTS"
-	// EnvAttemptsTable names the table that counts attempts of stream and
-	// Kafka records (AttemptsTable).
+	// EnvAttemptsTable names the table that counts attempts of stream,
+	// Kafka and SQS FIFO records (AttemptsTable).
 	EnvAttemptsTable = "SLUICE_ATTEMPTS_TABLE"
 	// EnvMetricsNamespace is the CloudWatch namespace of the handler's
 	// embedded-metric-format lines; unset, the handler emits none.

@@ -503,6 +503,11 @@ func TestFifo(t *testing.T) {
 		"ContentBasedDeduplication": absent()})
 	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
 		"SLUICE_DLQ_URL": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^LedgerDeadLettersQueue"))}})}})
+	// A FIFO message's receive count also counts deliveries it waited
+	// through unrun: the handler counts its failed runs in a table.
+	count(t, s, "AWS::DynamoDB::Table", 1)
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_ATTEMPTS_TABLE": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^LedgerAttemptsTable"))}})}})
 }
 
 func TestKafka(t *testing.T) {
@@ -681,6 +686,9 @@ func TestRejected(t *testing.T) {
 		{"fifo batch size", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Fifo: jsii.Bool(true), BatchSize: jsii.Number(11), Function: fn()})
 		}, "BatchSize 11: a FIFO queue's mapping takes 1..10"},
+		{"attempts table on a standard queue", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{AttemptsTable: NewAttemptsTable(s, jsii.String("A"), nil), Function: fn()})
+		}, "AttemptsTable is for FIFO queues"},
 		{"record age 30", func(s awscdk.Stack) {
 			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
 				MaxRecordAge: awscdk.Duration_Seconds(jsii.Number(30)), Function: fn()})

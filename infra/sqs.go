@@ -68,7 +68,14 @@ type QueueConsumerProps struct {
 	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default the
 	// message id. Needs IdempotencyTable.
 	IdempotencyKey *string
-	Alarms         *AlarmOptions
+	// AttemptsTable (FIFO only) counts each message's failures
+	// (SLUICE_ATTEMPTS_TABLE): a FIFO message's ApproximateReceiveCount also
+	// counts the deliveries in which it waited, unrun, behind a failing
+	// message of its group, so the handler counts runs instead. Default a
+	// table of its own for a FIFO source; refused for a standard one, whose
+	// receive count is its attempts.
+	AttemptsTable *AttemptsTable
+	Alarms        *AlarmOptions
 }
 
 // QueueConsumer deploys a function consuming an SQS queue, standard or
@@ -81,6 +88,9 @@ type QueueConsumer struct {
 	// messages the function failed MaxReceiveCount times and the
 	// quarantine could not take. Nil when the props gave the queue.
 	Redrive awssqs.Queue
+	// AttemptsTable counts a FIFO message's failed runs; nil for a
+	// standard queue.
+	AttemptsTable *AttemptsTable
 }
 
 func queueSettings(props *QueueConsumerProps, timeout int) (mappingSettings, []string) {
@@ -118,6 +128,9 @@ func queueSettings(props *QueueConsumerProps, timeout int) (mappingSettings, []s
 	s.visibility = seconds("VisibilityTimeout", props.VisibilityTimeout, minVisibility(s.timeout, s.window), &p)
 	if props.Queue != nil {
 		s.visibility = minVisibility(s.timeout, s.window)
+	}
+	if !fifo && props.AttemptsTable != nil {
+		p = append(p, "AttemptsTable is for FIFO queues: a standard queue's ApproximateReceiveCount counts its attempts")
 	}
 	if fifo && props.DeadLetters != nil && (props.DeadLetters.Queue.Fifo() == nil || !*props.DeadLetters.Queue.Fifo()) {
 		p = append(p, "DeadLetters is a standard queue but the source is FIFO: order within a message group would not survive into a redrive; "+
@@ -163,8 +176,14 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 			DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: c.Redrive, MaxReceiveCount: jsii.Number(s.maxReceive)},
 		})
 	}
+	if fifo {
+		c.AttemptsTable = props.AttemptsTable
+		if c.AttemptsTable == nil {
+			c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
+		}
+	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, fifo: fifo, key: props.IdempotencyKey})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, fifo: fifo, key: props.IdempotencyKey})
 	if c.Redrive != nil {
 		a.deadLetterAge("RedriveOldestMessage", c.Redrive, "the source queue's redrive queue")
 	}

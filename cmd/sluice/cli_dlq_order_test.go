@@ -81,7 +81,7 @@ func TestRunOrderedQuarantineFails(t *testing.T) {
 func TestRunFIFOAttemptsCountRuns(t *testing.T) {
 	bin := conformance(t)
 	dir := t.TempDir()
-	records := write(t, dir, "records.jsonl", `{"messageGroupId":"alice","body":{"id":"a1","action":"fail"}}
+	records := write(t, dir, "records.jsonl", `{"messageGroupId":"alice","body":{"id":"a1","action":"fail"},"expect":"quarantined"}
 {"messageGroupId":"bob","body":{"id":"b1","action":"ok"}}
 {"messageGroupId":"alice","body":{"id":"a2","action":"transient:3"}}
 {"messageGroupId":"bob","body":{"id":"b2","action":"ok"}}
@@ -89,12 +89,12 @@ func TestRunFIFOAttemptsCountRuns(t *testing.T) {
 `)
 	mapping := write(t, dir, "mapping.json", `{"EventSource":"sqs-fifo","BatchSize":10,"FunctionResponseTypes":["ReportBatchItemFailures"],"VisibilityTimeout":30}`)
 	effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
-	// The effects file goes by --env, not --effects: the runner would count
-	// the quarantined record, which has no effect, as lost.
+	// The runner reads the function's dead letters: a1 ends quarantined, as
+	// its records line expects, and is not lost.
 	code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--timeout", "10s",
-		"--function-name", "orders", "--env", "SLUICE_EFFECTS_FILE="+effects,
+		"--function-name", "orders", "--effects", effects,
 		"--env", "SLUICE_SOURCE=sqs-fifo", "--env", "SLUICE_DLQ_FILE="+dlqFile, "--env", "SLUICE_MAX_ATTEMPTS=3", "--env", "SLUICE_RETRY_BACKOFF=1ms")
-	if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") {
+	if code != 0 || !strings.Contains(out, "invariant no-record-lost: held") || !strings.Contains(out, "invariant order-per-key: held") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	if got := effectOrder(t, effects); got != "alice:a2,a3 bob:b1,b2" {

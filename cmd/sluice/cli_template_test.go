@@ -67,9 +67,17 @@ func TestRunTemplateFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A FIFO consumer counts its messages' failed runs in an attempts table
+	// (SLUICE_ATTEMPTS_TABLE, named at deploy): one on DynamoDB Local.
+	db := servers.DynamoDB(t)
+	attempts := servers.UniqueName(t, "attempts")
+	if code, out, errs := runCLIEnv(t, awsEnv(db), "tables", "create", "--attempts", attempts); code != 0 {
+		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
+	}
 	code, out, errs := runCLI(t, "run", "--template", templatePath, "--mapping", "LedgerFunction155C71ED", "--records", records,
 		"--handler", bin, "--report", report, "--effects", filepath.Join(dir, "effects.jsonl"), "--env", "SLUICE_SOURCE=sqs-fifo",
 		"--env", "SLUICE_DLQ_URL="+aws.ToString(q.QueueUrl), "--env", "AWS_ENDPOINT_URL_SQS="+srv.Endpoint,
+		"--env", "SLUICE_ATTEMPTS_TABLE="+attempts, "--env", "AWS_ENDPOINT_URL_DYNAMODB="+db.Endpoint,
 		"--env", "AWS_REGION="+servers.Region, "--env", "AWS_ACCESS_KEY_ID="+servers.AccessKeyID,
 		"--env", "AWS_SECRET_ACCESS_KEY="+servers.SecretAccessKey, "--env", "AWS_CONFIG_FILE="+os.DevNull,
 		"--env", "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
