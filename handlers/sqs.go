@@ -184,6 +184,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	// together on the way to the function: the message is not copied into
 	// the heap once more.
 	scratch := make([]T, max(workers, 1))
+	canSkip := skippable[T]()
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		return h.chain.run(ctx, i, func(ctx context.Context) error {
 			v := &scratch[w]
@@ -191,6 +192,9 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			*v = zero
 			if err := decode(i, v); err != nil {
 				return err
+			}
+			if canSkip && skipValue(v) {
+				return nil // the s3:TestEvent message: acknowledged, not run
 			}
 			return h.chain.Handle(ctx, SQSRecord[T]{Value: *v, Raw: recs[i]})
 		})
