@@ -132,6 +132,11 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	}
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
 	items := engineItems.make(len(recs))
+	if len(recs) > 0 && recs[0].EventSource == "" {
+		if err := h.x.foreign(payload); err != nil {
+			return nil, err // a Firehose event decodes as records without ids
+		}
+	}
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceSQS && src != "" {
 			return nil, h.x.mismatch(src)
