@@ -88,3 +88,17 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 	}
 	return c.Unmarshal(data, v)
 }
+
+// DecodeValue decodes a payload into *v, which must be zero, by the rules
+// the handlers decode record payloads with: a []byte or json.RawMessage
+// receives data itself, a string its text, an envelope (SNSMessage,
+// EventBridgeEvent, S3Notification, DynamoDBChange) unwraps itself, and
+// anything else goes through c. It is for code that fetches a record's
+// payload itself (package largemessage); strings in *v may share data's
+// memory, which must not change afterwards.
+func DecodeValue[T any](c Codec, data []byte, v *T) error {
+	if c == nil {
+		c = JSON()
+	}
+	return decodeValue(c, data, v)
+}
