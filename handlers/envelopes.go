@@ -104,6 +104,15 @@ func (KafkaRecord[T]) envelopeKeyFunc() func(KafkaRecord[T]) string {
 	return valueKeyFunc(func(r *KafkaRecord[T]) *T { return &r.Value })
 }
 
+// sharedJSON is a JSON value kept as it lies in the payload (json.RawMessage
+// copies it): decodeValue's callers never change a payload.
+type sharedJSON []byte
+
+func (j *sharedJSON) UnmarshalJSON(b []byte) error {
+	*j = b
+	return nil
+}
+
 // planOf returns a plan made once, for a wire type of this file.
 func planOf[W any]() func() *jsonplan.Plan {
 	return sync.OnceValue(func() *jsonplan.Plan { return jsonplan.For(reflect.TypeFor[W]()) })
@@ -135,12 +144,25 @@ type SNSMessage[T any] struct {
 	// Subject is the publisher's subject line ("" when none was given).
 	Subject string
 	// Timestamp is when SNS received the message.
-	Timestamp         time.Time
-	MessageAttributes map[string]SNSMessageAttribute
-	SignatureVersion  string
-	Signature         string
-	SigningCertURL    string
-	UnsubscribeURL    string
+	Timestamp        time.Time
+	SignatureVersion string
+	Signature        string
+	SigningCertURL   string
+	UnsubscribeURL   string
+	attrs            []byte // MessageAttributes as JSON
+}
+
+// MessageAttributes is the message's attributes, decoded on each call
+// (nil when it has none, or when they are not {"name":{"Type","Value"}}):
+// most functions never read them, and a map costs allocations per
+// message.
+func (m SNSMessage[T]) MessageAttributes() map[string]SNSMessageAttribute {
+	if m.attrs == nil {
+		return nil
+	}
+	var a map[string]SNSMessageAttribute
+	_ = json.Unmarshal(m.attrs, &a) // validated when the message was decoded
+	return a
 }
 
 // SNSMessageAttribute is a message attribute as SNS writes it into the
@@ -152,39 +174,43 @@ type SNSMessageAttribute struct {
 }
 
 type snsWire struct {
-	Type              string                         `json:"Type"`
-	MessageID         string                         `json:"MessageId"`
-	TopicArn          string                         `json:"TopicArn"`
-	Subject           *string                        `json:"Subject"`
-	Message           *string                        `json:"Message"`
-	Timestamp         string                         `json:"Timestamp"`
-	SignatureVersion  string                         `json:"SignatureVersion"`
-	Signature         string                         `json:"Signature"`
-	SigningCertURL    string                         `json:"SigningCertURL"` // SigningCertUrl when SNS invokes Lambda: matched case-insensitively
-	UnsubscribeURL    string                         `json:"UnsubscribeURL"`
-	MessageAttributes map[string]SNSMessageAttribute `json:"MessageAttributes"`
+	Type              string      `json:"Type"`
+	MessageID         string      `json:"MessageId"`
+	TopicArn          string      `json:"TopicArn"`
+	Subject           string      `json:"Subject"`
+	Message           string      `json:"Message"`
+	Timestamp         string      `json:"Timestamp"`
+	SignatureVersion  string      `json:"SignatureVersion"`
+	Signature         string      `json:"Signature"`
+	SigningCertURL    string      `json:"SigningCertURL"` // SigningCertUrl when SNS invokes Lambda: matched case-insensitively
+	UnsubscribeURL    string      `json:"UnsubscribeURL"`
+	MessageAttributes *sharedJSON `json:"MessageAttributes"`
 }
 
-var snsPlan = planOf[snsWire]()
+var (
+	snsPlan = planOf[snsWire]()
+	// snsWires keeps the wire values decodeEnvelope decodes into (through
+	// an unsafe.Pointer, which moves them to the heap).
+	snsWires = sync.Pool{New: func() any { return new(snsWire) }}
+)
 
 func (m *SNSMessage[T]) decodeEnvelope(c Codec, data []byte) error {
-	var w snsWire
-	if err := decodeWire(snsPlan, data, &w); err != nil {
+	w := snsWires.Get().(*snsWire)
+	defer func() {
+		*w = snsWire{}
+		snsWires.Put(w)
+	}()
+	if err := decodeWire(snsPlan, data, w); err != nil {
 		return fmt.Errorf("not an SNS notification (SNSMessage: raw message delivery must be off; with it on, decode the payload's own type): %w", err)
 	}
-	if w.Type != "Notification" || w.Message == nil {
-		what := "no Message"
-		if w.Type != "Notification" {
-			what = fmt.Sprintf("Type %q, not \"Notification\"", w.Type)
-		}
-		return fmt.Errorf("not an SNS notification: %s (SNSMessage: raw message delivery must be off; with it on, decode the payload's own type)", what)
+	if w.Type != "Notification" {
+		return fmt.Errorf("not an SNS notification: Type %q, not \"Notification\" (SNSMessage: raw message delivery must be off; with it on, decode the payload's own type)", w.Type)
 	}
-	m.Type, m.MessageID, m.TopicArn, m.Text = w.Type, w.MessageID, w.TopicArn, *w.Message
-	if w.Subject != nil {
-		m.Subject = *w.Subject
-	}
+	m.Type, m.MessageID, m.TopicArn, m.Subject, m.Text = w.Type, w.MessageID, w.TopicArn, w.Subject, w.Message
 	m.SignatureVersion, m.Signature, m.SigningCertURL, m.UnsubscribeURL = w.SignatureVersion, w.Signature, w.SigningCertURL, w.UnsubscribeURL
-	m.MessageAttributes = w.MessageAttributes
+	if a := w.MessageAttributes; a != nil && string(*a) != "null" {
+		m.attrs = *a // decoded when asked (MessageAttributes)
+	}
 	if w.Timestamp != "" {
 		t, err := time.Parse(time.RFC3339Nano, w.Timestamp)
 		if err != nil {
@@ -225,22 +251,29 @@ type EventBridgeEvent[T any] struct {
 }
 
 type eventBridgeWire struct {
-	Version    string          `json:"version"`
-	ID         string          `json:"id"`
-	DetailType string          `json:"detail-type"`
-	Source     string          `json:"source"`
-	Account    string          `json:"account"`
-	Time       string          `json:"time"`
-	Region     string          `json:"region"`
-	Resources  []string        `json:"resources"`
-	Detail     json.RawMessage `json:"detail"`
+	Version    string     `json:"version"`
+	ID         string     `json:"id"`
+	DetailType string     `json:"detail-type"`
+	Source     string     `json:"source"`
+	Account    string     `json:"account"`
+	Time       string     `json:"time"`
+	Region     string     `json:"region"`
+	Resources  []string   `json:"resources"`
+	Detail     sharedJSON `json:"detail"`
 }
 
-var eventBridgePlan = planOf[eventBridgeWire]()
+var (
+	eventBridgePlan  = planOf[eventBridgeWire]()
+	eventBridgeWires = sync.Pool{New: func() any { return new(eventBridgeWire) }}
+)
 
 func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
-	var w eventBridgeWire
-	if err := decodeWire(eventBridgePlan, data, &w); err != nil {
+	w := eventBridgeWires.Get().(*eventBridgeWire)
+	defer func() {
+		*w = eventBridgeWire{}
+		eventBridgeWires.Put(w)
+	}()
+	if err := decodeWire(eventBridgePlan, data, w); err != nil {
 		return fmt.Errorf("not an EventBridge event: %w", err)
 	}
 	if w.DetailType == "" || w.Source == "" || w.Detail == nil {
@@ -404,19 +437,22 @@ type ddbChangeWire struct {
 	TableName    string                       `json:"tableName"`
 	EventSource  string                       `json:"eventSource"`
 	DynamoDB     *struct {
-		ApproximateCreationDateTime          float64         `json:"ApproximateCreationDateTime"`
-		ApproximateCreationDateTimePrecision string          `json:"ApproximateCreationDateTimePrecision"`
-		Keys                                 json.RawMessage `json:"Keys"`
-		NewImage                             json.RawMessage `json:"NewImage"`
-		OldImage                             json.RawMessage `json:"OldImage"`
-		SizeBytes                            int64           `json:"SizeBytes"`
+		ApproximateCreationDateTime          float64    `json:"ApproximateCreationDateTime"`
+		ApproximateCreationDateTimePrecision string     `json:"ApproximateCreationDateTimePrecision"`
+		Keys                                 sharedJSON `json:"Keys"`
+		NewImage                             sharedJSON `json:"NewImage"`
+		OldImage                             sharedJSON `json:"OldImage"`
+		SizeBytes                            int64      `json:"SizeBytes"`
 	} `json:"dynamodb"`
 }
 
-var ddbChangePlan = planOf[ddbChangeWire]()
+var (
+	ddbChangePlan  = planOf[ddbChangeWire]()
+	ddbChangeWires = sync.Pool{New: func() any { return new(ddbChangeWire) }}
+)
 
 // rawImage is an image's JSON, nil when absent or null.
-func rawImage(m json.RawMessage) []byte {
+func rawImage(m sharedJSON) []byte {
 	if m == nil || bytes.Equal(m, []byte("null")) {
 		return nil
 	}
@@ -424,8 +460,12 @@ func rawImage(m json.RawMessage) []byte {
 }
 
 func (d *DynamoDBChange[T]) decodeEnvelope(c Codec, data []byte) error {
-	var w ddbChangeWire
-	if err := decodeWire(ddbChangePlan, data, &w); err != nil {
+	w := ddbChangeWires.Get().(*ddbChangeWire)
+	defer func() {
+		*w = ddbChangeWire{}
+		ddbChangeWires.Put(w)
+	}()
+	if err := decodeWire(ddbChangePlan, data, w); err != nil {
 		return fmt.Errorf("not a DynamoDB change (Kinesis Data Streams for DynamoDB): %w", err)
 	}
 	if w.DynamoDB == nil || w.EventSource != sourceDynamoDB {

@@ -234,8 +234,8 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 // appendFirehoseResponse writes the response Firehose reads
 // ({"records":[{"recordId","result","data","metadata":{"partitionKeys"}}]}),
 // or an error when it would pass Lambda's 6 MB limit. Every record carries
-// data, as Firehose requires: the new data when Ok, the record's own
-// otherwise.
+// data, as Firehose requires: the new data when Ok, none ("") when
+// Dropped, the record's own when ProcessingFailed.
 func appendFirehoseResponse(dst []byte, recs []events.KinesisFirehoseEventRecord, results []FirehoseResult) ([]byte, error) {
 	dst = append(dst, `{"records":[`...)
 	for i, r := range results {
@@ -247,7 +247,10 @@ func appendFirehoseResponse(dst []byte, recs []events.KinesisFirehoseEventRecord
 		dst = append(dst, `,"result":`...)
 		dst = appendJSONString(dst, r.Result)
 		data := r.Data
-		if r.Result != FirehoseOk {
+		switch r.Result {
+		case FirehoseDropped:
+			data = nil // nothing is delivered: no need to spend the response's 6 MB on it
+		case FirehoseProcessingFailed:
 			data = recs[i].Data
 		}
 		dst = append(dst, `,"data":"`...)
@@ -299,15 +302,15 @@ type firehoseWire struct {
 	SourceKinesisStreamArn string `json:"sourceKinesisStreamArn"`
 	Region                 string `json:"region"`
 	Records                []struct {
-		RecordID                    string   `json:"recordId"`
-		ApproximateArrivalTimestamp *float64 `json:"approximateArrivalTimestamp"`
-		Data                        string   `json:"data"`
+		RecordID                    string `json:"recordId"`
+		ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
+		Data                        string `json:"data"`
 		KinesisRecordMetadata       *struct {
-			ShardID                     string   `json:"shardId"`
-			PartitionKey                string   `json:"partitionKey"`
-			SequenceNumber              string   `json:"sequenceNumber"`
-			SubsequenceNumber           int64    `json:"subsequenceNumber"`
-			ApproximateArrivalTimestamp *float64 `json:"approximateArrivalTimestamp"`
+			ShardID                     string `json:"shardId"`
+			PartitionKey                string `json:"partitionKey"`
+			SequenceNumber              string `json:"sequenceNumber"`
+			SubsequenceNumber           int64  `json:"subsequenceNumber"`
+			ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
 		} `json:"kinesisRecordMetadata"`
 	} `json:"records"`
 }
@@ -346,11 +349,11 @@ func decodeFirehoseEvent(payload []byte) (*events.KinesisFirehoseEvent, error) {
 	return ev, nil
 }
 
-func msTime(ms *float64) events.MilliSecondsEpochTime {
+func msTime(ms *int64) events.MilliSecondsEpochTime {
 	if ms == nil {
 		return events.MilliSecondsEpochTime{}
 	}
-	return events.MilliSecondsEpochTime{Time: time.UnixMilli(int64(*ms))}
+	return events.MilliSecondsEpochTime{Time: time.UnixMilli(*ms)}
 }
 
 // firehoseMismatch names the source of an event a Firehose handler cannot
