@@ -55,14 +55,18 @@ func benchSQS[T any](b *testing.B, raw []byte, fn func(SQSRecord[T])) {
 // BenchmarkSQS1kSNS: each order published to an SNS topic that the queue
 // subscribes to (raw message delivery off).
 func BenchmarkSQS1kSNS(b *testing.B) {
-	raw := rewrapSQS(b, func(i int, body string) string { return snsNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body) })
+	raw := rewrapSQS(b, func(i int, body string) string {
+		return snsNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
+	})
 	benchSQS(b, raw, func(r SQSRecord[SNSMessage[benchOrder]]) { benchSink += r.Value.Message.Amount })
 }
 
 // BenchmarkSQS1kEventBridge: each order the detail of an EventBridge event
 // that a rule sends to the queue.
 func BenchmarkSQS1kEventBridge(b *testing.B) {
-	raw := rewrapSQS(b, func(i int, body string) string { return eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body) })
+	raw := rewrapSQS(b, func(i int, body string) string {
+		return eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body)
+	})
 	benchSQS(b, raw, func(r SQSRecord[EventBridgeEvent[benchOrder]]) { benchSink += r.Value.Detail.Amount })
 }
 

@@ -177,7 +177,7 @@ func TestSNSMessageInSQS(t *testing.T) {
 	want := SNSMessage[msg]{Message: msg{"o-1", "ok"}, Text: `{"id":"o-1","action":"ok"}`, Type: "Notification",
 		MessageID: "63a3f6b6-d533-4a47-aef9-fcf5cf758c76", TopicArn: "arn:aws:sns:us-west-2:123456789012:MyTopic",
 		Subject: "Testing publish to subscribed queues", Timestamp: time.Date(2012, 3, 29, 5, 12, 16, 901e6, time.UTC),
-		SignatureVersion:  "1", Signature: "EXAMPLEnTrFPa3...",
+		SignatureVersion: "1", Signature: "EXAMPLEnTrFPa3...",
 		SigningCertURL: "https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem",
 		UnsubscribeURL: "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:MyTopic:c7fe3a54-ab0e-4ec2-88e0-db410a0f2bee"}
 	if !m.Timestamp.Equal(want.Timestamp) {
