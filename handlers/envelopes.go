@@ -235,19 +235,19 @@ func (m *SNSMessage[T]) skipPayload() bool { return skipValue(&m.Message) }
 // Detail with the handler's codec, beside the event's metadata.
 type EventBridgeEvent[T any] struct {
 	// Detail is the event's detail, decoded.
-	Detail T
+	Detail T `json:"detail"`
 	// Version is "0".
-	Version string
+	Version string `json:"version"`
 	// ID is the event's id, the default idempotency key: EventBridge
 	// delivers an event at least once, always with its id.
-	ID string
+	ID string `json:"id"`
 	// DetailType is detail-type: with Source, what kind of event this is.
-	DetailType string
-	Source     string
-	Account    string
-	Time       time.Time
-	Region     string
-	Resources  []string
+	DetailType string    `json:"detail-type"`
+	Source     string    `json:"source"`
+	Account    string    `json:"account"`
+	Time       time.Time `json:"time"`
+	Region     string    `json:"region"`
+	Resources  []string  `json:"resources"`
 }
 
 type eventBridgeWire struct {
@@ -256,7 +256,7 @@ type eventBridgeWire struct {
 	DetailType string     `json:"detail-type"`
 	Source     string     `json:"source"`
 	Account    string     `json:"account"`
-	Time       string     `json:"time"`
+	Time       time.Time  `json:"time"`
 	Region     string     `json:"region"`
 	Resources  []string   `json:"resources"`
 	Detail     sharedJSON `json:"detail"`
@@ -267,7 +267,27 @@ var (
 	eventBridgeWires = sync.Pool{New: func() any { return new(eventBridgeWire) }}
 )
 
+// plainValue reports whether the default codec decodes a T inside a JSON
+// document as decodeValue decodes it alone: not for the types decodeValue
+// gives the payload as is, nor for envelopes.
+func plainValue[T any]() bool {
+	switch any((*T)(nil)).(type) {
+	case *[]byte, *json.RawMessage, *string, payloadEnvelope:
+		return false
+	}
+	return true
+}
+
 func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
+	// The default codec decodes the event and its detail in one pass, into
+	// e itself; anything it does not settle (and every error, for its
+	// message) takes the way of the other codecs below.
+	if jc, ok := c.(jsonCodec); ok && plainValue[T]() {
+		if jc.plans.Plan(reflect.TypeFor[EventBridgeEvent[T]]()).Decode(data, unsafe.Pointer(e), true) && e.DetailType != "" && e.Source != "" {
+			return nil
+		}
+		*e = EventBridgeEvent[T]{}
+	}
 	w := eventBridgeWires.Get().(*eventBridgeWire)
 	defer func() {
 		*w = eventBridgeWire{}
@@ -276,16 +296,12 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	if err := decodeWire(eventBridgePlan, data, w); err != nil {
 		return fmt.Errorf("not an EventBridge event: %w", err)
 	}
-	if w.DetailType == "" || w.Source == "" || w.Detail == nil {
-		return fmt.Errorf("not an EventBridge event: it lacks detail-type, source or detail (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
+	if w.DetailType == "" || w.Source == "" {
+		return fmt.Errorf("not an EventBridge event: it lacks detail-type or source (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
 	}
-	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Region, w.Resources
-	if w.Time != "" {
-		t, err := time.Parse(time.RFC3339Nano, w.Time)
-		if err != nil {
-			return fmt.Errorf("EventBridge event %s: time: %w", w.ID, err)
-		}
-		e.Time = t
+	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+	if w.Detail == nil {
+		return nil // no detail: Detail stays zero, as encoding/json leaves it
 	}
 	if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
 		return fmt.Errorf("EventBridge event %s (%s from %s): detail: %w", w.ID, w.DetailType, w.Source, err)
