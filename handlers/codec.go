@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/sluicehq/sluice/internal/jsonplan"
@@ -33,17 +34,25 @@ func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 // never reuses them, so this is safe, but a value kept after the
 // invocation keeps its payload alive too. Called through the Codec
 // interface, it copies.
-func JSON() Codec { return jsonCodec{plans: &jsonplan.Cache{}} }
+func JSON() Codec { return jsonCodec{plans: &jsonplan.Cache{}, images: &sync.Map{}} }
 
-type jsonCodec struct{ plans *jsonplan.Cache }
+type jsonCodec struct {
+	plans  *jsonplan.Cache
+	images *sync.Map // reflect.Type -> *imagePlan, for DynamoDBChange
+}
 
 func (c jsonCodec) Unmarshal(data []byte, v any) error { return c.plans.Unmarshal(data, v) }
 
 // decodeStringValue decodes a payload held in a string (an SQS body). The
 // default codec reads it in place, without copying: it never writes to its
 // input, and the strings it returns may then share the body's memory, which
-// is immutable. Raw targets and other codecs get a copy.
+// is immutable. A *string receives s itself; raw targets and other codecs
+// get a copy.
 func decodeStringValue[T any](c Codec, s string, v *T) error {
+	if p, ok := any(v).(*string); ok {
+		*p = s
+		return nil
+	}
 	if _, ok := c.(jsonCodec); ok && s != "" {
 		switch any(v).(type) {
 		case *[]byte, *json.RawMessage:
@@ -54,8 +63,12 @@ func decodeStringValue[T any](c Codec, s string, v *T) error {
 	return decodeValue(c, []byte(s), v)
 }
 
-// decodeValue decodes data into v, which must be zero. A *[]byte receives data itself and a
-// *json.RawMessage the same bytes; anything else goes through the codec.
+// decodeValue decodes data into v, which must be zero. A *[]byte receives
+// data itself, a *json.RawMessage the same bytes and a *string their text
+// as is (a copy: data is also the record's raw payload); an envelope
+// (SNSMessage, EventBridgeEvent, S3Notification, DynamoDBChange) decodes
+// itself and its payload with the codec; anything else goes through the
+// codec.
 func decodeValue[T any](c Codec, data []byte, v *T) error {
 	switch p := any(v).(type) {
 	case *[]byte:
@@ -64,9 +77,28 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 	case *json.RawMessage:
 		*p = data
 		return nil
+	case *string:
+		*p = string(data)
+		return nil
+	case payloadEnvelope:
+		return p.decodeEnvelope(c, data)
 	}
 	if jc, ok := c.(jsonCodec); ok {
 		return jc.plans.Plan(reflect.TypeFor[T]()).Unmarshal(data, unsafe.Pointer(v), true)
 	}
 	return c.Unmarshal(data, v)
+}
+
+// DecodeValue decodes a payload into *v, which must be zero, by the rules
+// the handlers decode record payloads with: a []byte or json.RawMessage
+// receives data itself, a string its text, an envelope (SNSMessage,
+// EventBridgeEvent, S3Notification, DynamoDBChange) unwraps itself, and
+// anything else goes through c. It is for code that fetches a record's
+// payload itself (package largemessage); strings in *v may share data's
+// memory, which must not change afterwards.
+func DecodeValue[T any](c Codec, data []byte, v *T) error {
+	if c == nil {
+		c = JSON()
+	}
+	return decodeValue(c, data, v)
 }

@@ -17,7 +17,13 @@
 // for the shape Lambda sends, a general decoder with encoding/json's rules
 // for anything a scanner does not expect (each scanner is fuzzed against
 // encoding/json). Each record's payload is decoded into T with a Codec (JSON by default; T of type
-// []byte receives the raw payload). The typed record keeps the record exactly
+// []byte receives the raw payload, a string its text). A payload another
+// service wrapped is unwrapped by naming the wrapper as T: SNSMessage (SNS
+// notifications in SQS), EventBridgeEvent, S3Notification (S3 event
+// notifications; the s3:TestEvent message is acknowledged without running
+// the function) and DynamoDBChange (Kinesis Data Streams for DynamoDB);
+// each gives the record a default idempotency key of its own. NewFirehose
+// serves a Firehose stream's data transformation. The typed record keeps the record exactly
 // as Lambda delivered it beside the decoded value, with one exception:
 // DynamoDBRecord.Raw's image maps are usually nil, and its Keys, NewImage and
 // OldImage methods decode them on demand (DynamoDB images are decoded into T

@@ -134,6 +134,11 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	recs, decErrs, imgs := ev.recs, ev.errs, ev.imgs
 	items := engineItems.make(len(recs))
 	var nNew, nOld int
+	if len(recs) > 0 && recs[0].EventSource == "" {
+		if err := h.x.foreign(payload); err != nil {
+			return nil, err // a Firehose event decodes as records without ids
+		}
+	}
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceDynamoDB && src != "" {
 			return nil, h.x.mismatch(src)

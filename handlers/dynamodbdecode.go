@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -48,8 +49,49 @@ func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
 			return ev, nil
 		}
 	}
-	recs, errs, err := decodeRecordArray("dynamodb", payload, func(r *events.DynamoDBEventRecord) string { return r.Change.SequenceNumber })
+	// encoding/json stops a record at its first bad attribute value, often
+	// before the SequenceNumber that follows the images: every record
+	// passes decodeRecordArray's check, and ddbIdentifiers reads the
+	// identifiers of the malformed ones leniently.
+	recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+	if err == nil && errs != nil {
+		err = ddbIdentifiers(payload, recs, errs)
+	}
 	return ddbEvent{recs: recs, errs: errs}, err
+}
+
+// ddbIdentifiers fills in the sequence number of each malformed record
+// (errs[i] != nil) that the general decoder left without one, read from the
+// record's JSON with its attribute values skipped, so the record fails
+// alone. A malformed record without a sequence number fails the whole
+// invocation: there is nothing to report it by.
+func ddbIdentifiers(payload []byte, recs []events.DynamoDBEventRecord, errs []error) error {
+	var loose struct {
+		Records []json.RawMessage `json:"Records"`
+	}
+	if err := json.Unmarshal(payload, &loose); err != nil || len(loose.Records) != len(recs) {
+		return fmt.Errorf("sluice: dynamodb: the event is not a dynamodb event: %v", err)
+	}
+	for i := range recs {
+		if errs[i] == nil || recs[i].Change.SequenceNumber != "" {
+			continue
+		}
+		var ids struct {
+			EventID  string `json:"eventID"`
+			DynamoDB struct {
+				SequenceNumber string `json:"SequenceNumber"`
+			} `json:"dynamodb"`
+		}
+		_ = json.Unmarshal(loose.Records[i], &ids) // the bad value is skipped, not decoded
+		if ids.DynamoDB.SequenceNumber == "" {
+			return fmt.Errorf("sluice: dynamodb: record %d is malformed and has no identifier to report it by: %w", i, errs[i])
+		}
+		recs[i].Change.SequenceNumber = ids.DynamoDB.SequenceNumber
+		if recs[i].EventID == "" {
+			recs[i].EventID = ids.EventID
+		}
+	}
+	return nil
 }
 
 // scanDynamoDBEvent is the fast path of decodeDynamoDBEvent; ok is false

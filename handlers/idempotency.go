@@ -161,6 +161,9 @@ func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[
 		next: next, key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
 		cache: idempotency.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
 	}
+	if k, ok := envelopeKeyFor(defaultKey); ok {
+		l.key, l.valueKey = k, true // an envelope's key is in the decoded value (envelopes.go)
+	}
 	if c.idemKey != nil {
 		k, ok := c.idemKey.(func(R) string)
 		if !ok {

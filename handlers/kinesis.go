@@ -88,6 +88,11 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	recs := ev.records
 	items := engineItems.make(len(recs))
+	if len(recs) > 0 && recs[0].EventSource == "" {
+		if err := h.x.foreign(payload); err != nil {
+			return nil, err // a Firehose event decodes as records without ids
+		}
+	}
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceKinesis && src != "" {
 			return nil, h.x.mismatch(src)

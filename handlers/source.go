@@ -35,10 +35,17 @@ type SourceMismatchError struct {
 	// Array is the records array the handler reads: "Records", or "records"
 	// for Kafka.
 	Array string
+	// Event names an event that is not a mapping's but another service's
+	// invocation (an Amazon Data Firehose transformation), "" otherwise.
+	Event string
 }
 
 func (e *SourceMismatchError) Error() string {
 	want := strings.Join(e.Want, " or ")
+	if e.Event != "" {
+		return fmt.Sprintf("event is %s, but this handler expects %s records (%s): the function serves a Firehose stream "+
+			"as its transformation; build it with handlers.NewFirehose", e.Event, want, e.Handler)
+	}
 	if e.Got == "" {
 		return fmt.Sprintf("event has no %q array of %s records, which this handler expects (%s): "+
 			"the event source mapping and the handler do not match", e.Array, want, e.Handler)
@@ -76,6 +83,9 @@ func (x expect) check(payload []byte, err error) error {
 	if json.Unmarshal(payload, &top) != nil {
 		return err // not a JSON object: malformed, not another source
 	}
+	if isFirehoseEvent(top) {
+		return x.firehose()
+	}
 	got := eventSourceOf(top)
 	_, has := top[x.array]
 	switch {
@@ -107,4 +117,51 @@ func eventSourceOf(top map[string]json.RawMessage) string {
 		return src
 	}
 	return ""
+}
+
+// firehoseEvent names Firehose's transformation event in errors.
+const firehoseEvent = `an Amazon Data Firehose transformation event ({"invocationId", "deliveryStreamArn", "records":[{"recordId", "data"}]})`
+
+// firehose returns the error for a Firehose transformation event.
+func (x expect) firehose() *SourceMismatchError {
+	e := x.mismatch("")
+	e.Event = firehoseEvent
+	return e
+}
+
+// foreign checks an event whose first record carries no eventSource (every
+// record Lambda's mappings deliver carries one): when it is a Firehose
+// transformation event, which encoding/json's case-insensitive keys would
+// decode as records without ids, it returns a *SourceMismatchError.
+func (x expect) foreign(payload []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(payload, &top) != nil || !isFirehoseEvent(top) {
+		return nil
+	}
+	return x.firehose()
+}
+
+// isFirehoseEvent reports whether a JSON object is a Firehose
+// transformation event: a "records" array (Kafka's is an object), or
+// Firehose's invocationId or deliveryStreamArn. Keys are matched exactly.
+func isFirehoseEvent(top map[string]json.RawMessage) bool {
+	if _, ok := top["invocationId"]; ok {
+		return true
+	}
+	if _, ok := top["deliveryStreamArn"]; ok {
+		return true
+	}
+	r, ok := top["records"]
+	return ok && firstNonSpace(r) == '['
+}
+
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
 }

@@ -132,6 +132,11 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	}
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
 	items := engineItems.make(len(recs))
+	if len(recs) > 0 && recs[0].EventSource == "" {
+		if err := h.x.foreign(payload); err != nil {
+			return nil, err // a Firehose event decodes as records without ids
+		}
+	}
 	for i := range recs {
 		if src := recs[i].EventSource; src != sourceSQS && src != "" {
 			return nil, h.x.mismatch(src)
@@ -184,6 +189,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	// together on the way to the function: the message is not copied into
 	// the heap once more.
 	scratch := make([]T, max(workers, 1))
+	canSkip := skippable[T]()
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		return h.chain.run(ctx, i, func(ctx context.Context) error {
 			v := &scratch[w]
@@ -191,6 +197,9 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			*v = zero
 			if err := decode(i, v); err != nil {
 				return err
+			}
+			if canSkip && skipValue(v) {
+				return nil // the s3:TestEvent message: acknowledged, not run
 			}
 			return h.chain.Handle(ctx, SQSRecord[T]{Value: *v, Raw: recs[i]})
 		})

@@ -155,6 +155,8 @@ func SourceName(source string) string {
 		return "SQS FIFO"
 	case SourceKafka:
 		return "Kafka"
+	case SourceFirehose:
+		return "Firehose"
 	}
 	return strconv.Quote(source)
 }
@@ -275,6 +277,9 @@ type recordNote struct {
 // from Payload; nothing else is changed.
 func ParseEvent(data []byte) (*Event, error) {
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if ev, ok, err := parseFirehoseEvent(data); ok {
+		return ev, err // a Firehose transformation event (firehose.go)
+	}
 	evs, isEvents, err := splitEvents(data)
 	switch {
 	case err != nil && errors.Is(err, ErrNotRecords):
@@ -701,6 +706,8 @@ func (e *Event) Verdict(resp Response) Verdict {
 	}
 	var v verdict
 	switch e.Source {
+	case SourceFirehose:
+		return readFirehoseResponse(resp.Payload, e.ids)
 	case SourceKafka:
 		v = readKafkaResponse(resp.Payload, e.kafka)
 	case SourceKinesis, SourceDynamoDB:

@@ -71,6 +71,13 @@ func (c counting) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 // Sources lists the values SLUICE_SOURCE accepts.
 var Sources = []string{"kinesis", "dynamodb", "sqs", "sqs-fifo", "kafka"}
 
+// PayloadSources are the SLUICE_SOURCE values of the payloads other
+// services wrap: sqs-sns, SNS notifications in an SQS queue (each
+// Message a command); firehose, a Firehose transformation (each record's
+// data a command; ok answers the data unchanged, fail answers
+// ProcessingFailed).
+var PayloadSources = []string{"sqs-sns", "firehose"}
+
 func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler, error) {
 	f := &function{effects: effects, calls: map[string]int{}}
 	h, err := f.handler(source, opts...)
@@ -117,8 +124,19 @@ func (f *function) handler(source string, opts ...handlers.Option) (lambda.Handl
 		return handlers.NewKafka(func(ctx context.Context, r handlers.KafkaRecord[Command]) error {
 			return f.run(ctx, r.Value, fmt.Sprintf("%s@%d", r.TopicPartition(), r.Offset()), r.TopicPartition())
 		}, opts...)
+	case "sqs-sns":
+		return handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[handlers.SNSMessage[Command]]) error {
+			return f.run(ctx, r.Value.Message, r.MessageID(), r.Value.TopicArn)
+		}, opts...)
+	case "firehose":
+		return handlers.NewFirehose(func(ctx context.Context, r handlers.FirehoseRecord[Command]) (handlers.FirehoseResult, error) {
+			if err := f.run(ctx, r.Value, r.RecordID(), r.RecordID()); err != nil {
+				return handlers.FirehoseResult{}, err
+			}
+			return handlers.Transformed(r.Data()), nil
+		}, opts...)
 	}
-	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(Sources, ", "))
+	return nil, fmt.Errorf("SLUICE_SOURCE=%q: want one of %s", source, strings.Join(append(Sources[:len(Sources):len(Sources)], PayloadSources...), ", "))
 }
 
 // idKey keys idempotency by the payload's id, a business key (an order or

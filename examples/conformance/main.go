@@ -8,7 +8,8 @@
 //
 // Environment:
 //
-//	SLUICE_SOURCE        kinesis | dynamodb | sqs | sqs-fifo | kafka (required)
+//	SLUICE_SOURCE        kinesis | dynamodb | sqs | sqs-fifo | kafka, or
+//	                     sqs-sns | firehose (see PayloadSources) (required)
 //	SLUICE_EFFECTS_FILE  if set, one JSON line {"record":...,"id":...,"key":...}
 //	                     is appended for every record processed successfully:
 //	                     record is the record's identity in its source (SQS

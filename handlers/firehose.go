@@ -1,0 +1,396 @@
+package handlers
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/engine"
+)
+
+// The results a Firehose transformation gives a record.
+const (
+	FirehoseOk               = events.KinesisFirehoseTransformedStateOk
+	FirehoseDropped          = events.KinesisFirehoseTransformedStateDropped
+	FirehoseProcessingFailed = events.KinesisFirehoseTransformedStateProcessingFailed
+)
+
+// MaxFirehoseResponse is the largest response a Firehose transformation
+// can return: Firehose invokes the function synchronously, whose response
+// Lambda limits to 6 MB.
+const MaxFirehoseResponse = 6 << 20
+
+// FirehoseRecord is one record of an Amazon Data Firehose transformation
+// invocation: the decoded data and the record exactly as Firehose sent it.
+type FirehoseRecord[T any] struct {
+	Value T
+	Raw   events.KinesisFirehoseEventRecord
+	// DeliveryStreamARN is the Firehose stream the record goes through.
+	DeliveryStreamARN string
+}
+
+// RecordID is the record's id, which its result must carry back.
+func (r FirehoseRecord[T]) RecordID() string { return r.Raw.RecordID }
+
+// Data is the record's data, base64-decoded; do not modify it.
+func (r FirehoseRecord[T]) Data() []byte { return r.Raw.Data }
+
+// ArrivalTime is when Firehose received the record.
+func (r FirehoseRecord[T]) ArrivalTime() time.Time { return r.Raw.ApproximateArrivalTimestamp.Time }
+
+// FirehoseResult is a transformation's answer for one record: Ok with the
+// record's new data (and, for dynamic partitioning, its partition keys),
+// Dropped, or ProcessingFailed. Build it with Transformed or Dropped; a
+// function error makes it ProcessingFailed.
+type FirehoseResult struct {
+	// Result is FirehoseOk, FirehoseDropped or FirehoseProcessingFailed.
+	Result string
+	// Data is the transformed record (Ok). Firehose concatenates records
+	// as they are: add the newline a line-oriented destination needs.
+	Data []byte
+	// PartitionKeys are the record's dynamic partitioning keys, which the
+	// stream's S3 prefix reads as !{partitionKeyFromLambda:NAME}.
+	PartitionKeys map[string]string
+}
+
+// Transformed is the Ok result with the record's new data.
+func Transformed(data []byte) FirehoseResult { return FirehoseResult{Result: FirehoseOk, Data: data} }
+
+// Dropped is the result of a record the transformation leaves out on
+// purpose; Firehose counts it as processed.
+func Dropped() FirehoseResult { return FirehoseResult{Result: FirehoseDropped} }
+
+// WithPartitionKeys returns r with dynamic partitioning keys.
+func (r FirehoseResult) WithPartitionKeys(keys map[string]string) FirehoseResult {
+	r.PartitionKeys = keys
+	return r
+}
+
+// FirehoseHandler is the Lambda handler of an Amazon Data Firehose
+// transformation (a Lambda processor on a Firehose stream). It implements
+// lambda.Handler.
+type FirehoseHandler[T any] struct {
+	cfg   *config
+	chain pipeline[firehoseCall[T]]
+	x     expect
+}
+
+// firehoseCall carries a record through the retry chain to the function,
+// and its result back.
+type firehoseCall[T any] struct {
+	rec FirehoseRecord[T]
+	out *FirehoseResult
+}
+
+// NewFirehose returns the handler of a Firehose transformation: fn is
+// called for each record, with bounded concurrency (WithConcurrency,
+// default 8), and answers it. Firehose has no partial batch response:
+// every record is answered. A record fn fails (an error after the
+// in-process retries of a transient one, or a panic), and one whose data
+// does not decode into T, is answered ProcessingFailed, which Firehose
+// writes to the stream's error output (the processing-failed S3 prefix).
+// The function error of the invocation is kept for what Firehose should
+// retry whole: records not started before the deadline margin, and a
+// response over Lambda's 6 MB limit.
+//
+// Options for stream and queue sources that make no sense here
+// (WithIdempotency, WithDeadLetters, WithKeyConcurrency, ...) are refused.
+func NewFirehose[T any](fn func(context.Context, FirehoseRecord[T]) (FirehoseResult, error), opts ...Option) (*FirehoseHandler[T], error) {
+	// Firehose reads no partial batch response: the mapping variable
+	// does not concern it.
+	opts = append(opts[:len(opts):len(opts)], func(c *config) {
+		env := c.lookupEnv
+		c.lookupEnv = func(k string) (string, bool) {
+			if k == EnvReportBatchItemFailures {
+				return "", false
+			}
+			return env(k)
+		}
+	})
+	c, err := newConfig(kindSQS, "firehose", opts)
+	if err != nil {
+		return nil, err
+	}
+	var bad []error
+	for _, o := range []struct {
+		set  bool
+		name string
+	}{
+		{c.idemStore != nil, "WithIdempotency"}, {c.dlSet, "WithDeadLetters"}, {c.skipGroup, "WithSkipGroupOnFailure"},
+		{c.wholeBatch, "WithWholeBatchFailures"}, {c.partialWhenNone, "WithPartialResponseWhenNoneSucceed"},
+		{c.kafka != nil, "the Kafka options"}, {c.window.set, "the window options"},
+	} {
+		if o.set {
+			bad = append(bad, fmt.Errorf("%s does not apply to a Firehose transformation", o.name))
+		}
+	}
+	if fn == nil {
+		bad = append(bad, errors.New("handler function is nil"))
+	}
+	if err := errors.Join(bad...); err != nil {
+		return nil, fmt.Errorf("sluice: firehose handler: %w", err)
+	}
+	// Each record answers through its call; the chain adds the retries.
+	h, err := chain(c, func(ctx context.Context, call firehoseCall[T]) error {
+		res, err := fn(ctx, call.rec)
+		if err != nil {
+			return err
+		}
+		switch res.Result {
+		case FirehoseOk, FirehoseDropped:
+		case FirehoseProcessingFailed:
+			return batch.Permanent(errors.New("the function answered ProcessingFailed"))
+		default:
+			return batch.Permanent(fmt.Errorf("the function answered result %q: want handlers.Transformed(data) or handlers.Dropped()", res.Result))
+		}
+		*call.out = res
+		return nil
+	}, func(firehoseCall[T]) string { return "" })
+	if err != nil {
+		return nil, fmt.Errorf("sluice: firehose handler: %w", err)
+	}
+	return &FirehoseHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewFirehose", "records", []string{"aws:firehose"}}}, nil
+}
+
+// MustFirehose is NewFirehose that panics on an error, for use in main.
+func MustFirehose[T any](fn func(context.Context, FirehoseRecord[T]) (FirehoseResult, error), opts ...Option) *FirehoseHandler[T] {
+	h := must(NewFirehose(fn, opts...))
+	h.x.handler = "handlers.MustFirehose"
+	return h
+}
+
+// Invoke handles one Firehose transformation event and returns the
+// records' results.
+func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ev, err := decodeFirehoseEvent(payload)
+	if err != nil {
+		if e := h.x.firehoseMismatch(payload); e != nil {
+			return nil, e
+		}
+		return nil, err
+	}
+	recs := ev.Records
+	items := make([]engine.Item, len(recs))
+	for i := range recs {
+		items[i] = engine.Item{ID: recs[i].RecordID, Key: recs[i].RecordID, Arrival: recs[i].ApproximateArrivalTimestamp.Time}
+	}
+	results := make([]FirehoseResult, len(recs))
+	ecfg := h.cfg.engine("firehose", engine.Independent, h.cfg.concurrency)
+	ecfg.PartialResponseWhenNoneSucceed = true // every record is answered, failed or not
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
+		r := FirehoseRecord[T]{Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn}
+		if err := decodeValue(h.cfg.codec, recs[i].Data, &r.Value); err != nil {
+			return &batch.DecodeError{ID: items[i].ID, Err: err}
+		}
+		return h.chain.Handle(ctx, firehoseCall[T]{rec: r, out: &results[i]})
+	})
+	var notStarted int
+	for i, o := range res.Outcomes {
+		switch o {
+		case batch.Succeeded:
+		case batch.NotAttempted:
+			notStarted++
+		default:
+			results[i] = FirehoseResult{Result: FirehoseProcessingFailed}
+		}
+	}
+	if notStarted > 0 {
+		err = fmt.Errorf("sluice: firehose: %d of %d records were not started before the deadline margin: failing the invocation so Firehose retries the batch "+
+			"(give the function a longer timeout, or the processor a smaller BufferSizeInMBs)", notStarted, len(recs))
+	}
+	var out []byte
+	if err == nil {
+		out, err = appendFirehoseResponse(make([]byte, 0, 64+len(payload)), recs, results)
+	}
+	if h.cfg.onBatch != nil || h.cfg.metrics != nil {
+		var report []int
+		for i, r := range results {
+			if r.Result == FirehoseProcessingFailed {
+				report = append(report, i)
+			}
+		}
+		if h.cfg.onBatch != nil {
+			h.cfg.onBatch(ctx, batchReport("firehose", items, res, report, err))
+		}
+		if h.cfg.metrics != nil {
+			h.cfg.metrics.emit("firehose", ev.DeliveryStreamArn, items, res)
+		}
+	}
+	if err != nil {
+		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "sluice: firehose invocation failed", slog.String("error", err.Error()))
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendFirehoseResponse writes the response Firehose reads
+// ({"records":[{"recordId","result","data","metadata":{"partitionKeys"}}]}),
+// or an error when it would pass Lambda's 6 MB limit. Every record carries
+// data, as Firehose requires: the new data when Ok, none ("") when
+// Dropped, the record's own when ProcessingFailed.
+func appendFirehoseResponse(dst []byte, recs []events.KinesisFirehoseEventRecord, results []FirehoseResult) ([]byte, error) {
+	dst = append(dst, `{"records":[`...)
+	for i, r := range results {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"recordId":`...)
+		dst = appendJSONString(dst, recs[i].RecordID)
+		dst = append(dst, `,"result":`...)
+		dst = appendJSONString(dst, r.Result)
+		data := r.Data
+		switch r.Result {
+		case FirehoseDropped:
+			data = nil // nothing is delivered: no need to spend the response's 6 MB on it
+		case FirehoseProcessingFailed:
+			data = recs[i].Data
+		}
+		dst = append(dst, `,"data":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, data)
+		dst = append(dst, '"')
+		if len(r.PartitionKeys) > 0 && r.Result == FirehoseOk {
+			dst = append(dst, `,"metadata":{"partitionKeys":{`...)
+			n := 0
+			for _, k := range sortedKeys(r.PartitionKeys) {
+				if n > 0 {
+					dst = append(dst, ',')
+				}
+				n++
+				dst = appendJSONString(dst, k)
+				dst = append(dst, ':')
+				dst = appendJSONString(dst, r.PartitionKeys[k])
+			}
+			dst = append(dst, "}}"...)
+		}
+		dst = append(dst, '}')
+		if len(dst) > MaxFirehoseResponse {
+			return nil, &FirehoseResponseTooLargeError{Records: len(recs), At: i, Size: len(dst)}
+		}
+	}
+	return append(dst, "]}"...), nil
+}
+
+// FirehoseResponseTooLargeError is the function error of a transformation
+// whose response would pass Lambda's 6 MB limit for a synchronous
+// response. Lambda would fail the invocation anyway; Firehose retries it
+// and, after its retries, writes the batch to the error output.
+type FirehoseResponseTooLargeError struct {
+	Records int // records in the invocation
+	At      int // the record (index) whose result passed the limit
+	Size    int // the response's size up to and with that record, in bytes
+}
+
+func (e *FirehoseResponseTooLargeError) Error() string {
+	return fmt.Sprintf("sluice: firehose: the response passes Lambda's 6 MB (%d bytes) limit at record %d of %d (%d bytes so far): "+
+		"the transformation makes the records larger than the batch Firehose sent; set a smaller buffer size on the stream's "+
+		"Lambda processor (BufferSizeInMBs) so a batch's results fit", MaxFirehoseResponse, e.At+1, e.Records, e.Size)
+}
+
+// firehoseWire is the transformation event as Firehose sends it; the data
+// stays base64 until decodeFirehoseEvent decodes it.
+type firehoseWire struct {
+	InvocationID           string `json:"invocationId"`
+	DeliveryStreamArn      string `json:"deliveryStreamArn"`
+	SourceKinesisStreamArn string `json:"sourceKinesisStreamArn"`
+	Region                 string `json:"region"`
+	Records                []struct {
+		RecordID                    string `json:"recordId"`
+		ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
+		Data                        string `json:"data"`
+		KinesisRecordMetadata       *struct {
+			ShardID                     string `json:"shardId"`
+			PartitionKey                string `json:"partitionKey"`
+			SequenceNumber              string `json:"sequenceNumber"`
+			SubsequenceNumber           int64  `json:"subsequenceNumber"`
+			ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
+		} `json:"kinesisRecordMetadata"`
+	} `json:"records"`
+}
+
+var firehosePlan = planOf[firehoseWire]()
+
+// decodeFirehoseEvent decodes a transformation event into aws-lambda-go's
+// type. Every record must have a recordId, or there is nothing to answer
+// it by.
+func decodeFirehoseEvent(payload []byte) (*events.KinesisFirehoseEvent, error) {
+	var w firehoseWire
+	if err := decodeWire(firehosePlan, append([]byte(nil), payload...), &w); err != nil {
+		return nil, fmt.Errorf("sluice: firehose: the event is not a Firehose transformation event: %w", err)
+	}
+	if w.Records == nil {
+		return nil, errors.New(`sluice: firehose: the event has no "records" array`)
+	}
+	ev := &events.KinesisFirehoseEvent{InvocationID: w.InvocationID, DeliveryStreamArn: w.DeliveryStreamArn,
+		SourceKinesisStreamArn: w.SourceKinesisStreamArn, Region: w.Region, Records: make([]events.KinesisFirehoseEventRecord, len(w.Records))}
+	for i, r := range w.Records {
+		if r.RecordID == "" {
+			return nil, fmt.Errorf("sluice: firehose: record %d has no recordId, so it cannot be answered", i)
+		}
+		data, err := base64.StdEncoding.DecodeString(r.Data)
+		if err != nil {
+			return nil, fmt.Errorf("sluice: firehose: record %s: data is not base64: %w", r.RecordID, err)
+		}
+		out := &ev.Records[i]
+		out.RecordID, out.Data = r.RecordID, data
+		out.ApproximateArrivalTimestamp = msTime(r.ApproximateArrivalTimestamp)
+		if m := r.KinesisRecordMetadata; m != nil {
+			out.KinesisFirehoseRecordMetadata = events.KinesisFirehoseRecordMetadata{ShardID: m.ShardID, PartitionKey: m.PartitionKey,
+				SequenceNumber: m.SequenceNumber, SubsequenceNumber: m.SubsequenceNumber, ApproximateArrivalTimestamp: msTime(m.ApproximateArrivalTimestamp)}
+		}
+	}
+	return ev, nil
+}
+
+func msTime(ms *int64) events.MilliSecondsEpochTime {
+	if ms == nil {
+		return events.MilliSecondsEpochTime{}
+	}
+	return events.MilliSecondsEpochTime{Time: time.UnixMilli(*ms)}
+}
+
+// firehoseMismatch names the source of an event a Firehose handler cannot
+// decode, when it is another source's ("Records" with eventSource).
+func (x expect) firehoseMismatch(payload []byte) error {
+	var top map[string]any
+	if json.Unmarshal(payload, &top) != nil {
+		return nil
+	}
+	if src := eventSourceOfAny(top); src != "" {
+		return x.mismatch(src)
+	}
+	if _, ok := top["records"]; !ok {
+		return x.mismatch("")
+	}
+	return nil
+}
+
+func eventSourceOfAny(top map[string]any) string {
+	if recs, ok := top["Records"].([]any); ok {
+		for _, r := range recs {
+			if m, ok := r.(map[string]any); ok {
+				if s, ok := m["eventSource"].(string); ok && s != "" {
+					return s
+				}
+			}
+		}
+	}
+	s, _ := top["eventSource"].(string)
+	return s
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,122 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// FuzzEnvelopes decodes bytes as each envelope, with the default codec
+// and with encoding/json for what it carries (and for DynamoDBChange's
+// images, the image plan against events.UnmarshalImage): the two must
+// agree on error-or-not and on the value.
+func FuzzEnvelopes(f *testing.F) {
+	for _, s := range []string{
+		snsNotification("a", `{"id":"o-1","action":"ok"}`), snsNotification("b", "Hello world!"), snsNotification("c", s3TestEvent),
+		`{"Type":"Notification","Message":"{\"id\":1}"}`, `{"Type":"Notification","MessageAttributes":null,"Timestamp":"x"}`,
+		eventBridgeEvent("e", `{"id":"1","action":"fail"}`), eventBridgeEvent("f", `[1]`), `{"detail-type":"t","source":"s","detail":null}`,
+		s3Notification(s3Record("a+b%2Fc", "01"), s3Record("%zz", "02")), s3TestEvent, `{"Records":[{"s3":{"bucket":{"name":""}}}]}`,
+		ddbChange("1", "MODIFY", `{"Artist":{"S":"a"},"Plays":{"N":"1e3"}}`, `{"Plays":{"N":"-0"}}`), ddbChange("2", "INSERT", `{"Plays":{"S":"x"}}`, ""),
+		ddbChange("3", "INSERT", `{"Artist":{"NULL":true},"SongTitle":{"L":[]}}`, "null"), `{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1e300}}`,
+		`null`, `[]`, `{}`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		agree(t, in, func() any { return new(SNSMessage[msg]) })
+		agree(t, in, func() any { return new(SNSMessage[string]) })
+		agree(t, in, func() any { return new(SNSMessage[S3Notification]) })
+		agree(t, in, func() any { return new(EventBridgeEvent[msg]) })
+		agree(t, in, func() any { return new(S3Notification) })
+		agree(t, in, func() any { return new(DynamoDBChange[song]) })
+		var sns SNSMessage[msg]
+		if decodeValue(JSON(), append([]byte(nil), in...), &sns) == nil {
+			_ = sns.MessageAttributes() // never panics
+		}
+	})
+}
+
+// agree decodes in into two values made by mk, one with each codec.
+func agree(t *testing.T, in []byte, mk func() any) {
+	a, b := mk(), mk()
+	errA := decodeAny(JSON(), append([]byte(nil), in...), a)
+	errB := decodeAny(StdJSON(), append([]byte(nil), in...), b)
+	if (errA == nil) != (errB == nil) {
+		t.Fatalf("%T on %q: default codec %v, encoding/json %v", a, in, errA, errB)
+	}
+	if errA == nil && !reflect.DeepEqual(a, b) {
+		t.Fatalf("%T on %q:\n default %+v\n    std %+v", a, in, a, b)
+	}
+}
+
+func decodeAny(c Codec, data []byte, v any) error {
+	switch v := v.(type) {
+	case *SNSMessage[msg]:
+		return decodeValue(c, data, v)
+	case *SNSMessage[string]:
+		return decodeValue(c, data, v)
+	case *SNSMessage[S3Notification]:
+		return decodeValue(c, data, v)
+	case *EventBridgeEvent[msg]:
+		return decodeValue(c, data, v)
+	case *S3Notification:
+		return decodeValue(c, data, v)
+	case *DynamoDBChange[song]:
+		return decodeValue(c, data, v)
+	}
+	panic("unknown type")
+}
+
+// FuzzFirehoseEvent: what decodeFirehoseEvent accepts, encoding/json
+// decodes into aws-lambda-go's event with the same records; and the
+// response written for it reads back as aws-lambda-go's response, one
+// result per record.
+func FuzzFirehoseEvent(f *testing.F) {
+	f.Add(firehoseEventOf(`{"customer_id":"c1"}`, "Hello", ""))
+	f.Add([]byte(`{"records":[{"recordId":"r\u00e9","data":"SGk=","approximateArrivalTimestamp":1.5}]}`))
+	f.Add([]byte(`{"Records":[{"recordId":"r","data":"SGk=\n"}],"invocationId":null}`))
+	f.Add([]byte(`{"records":[{"recordId":"","data":""}]}`))
+	f.Add([]byte(`{"records":null}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ev, err := decodeFirehoseEvent(in)
+		if err != nil {
+			return
+		}
+		var std events.KinesisFirehoseEvent
+		if err := json.Unmarshal(in, &std); err != nil {
+			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
+		}
+		if len(std.Records) != len(ev.Records) {
+			t.Fatalf("%d records, encoding/json %d", len(ev.Records), len(std.Records))
+		}
+		results := make([]FirehoseResult, len(ev.Records))
+		for i, r := range ev.Records {
+			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, std.Records[i].Data) || ev.DeliveryStreamArn != std.DeliveryStreamArn {
+				t.Fatalf("record %d: %+v, encoding/json %+v", i, r, std.Records[i])
+			}
+			results[i] = Transformed(r.Data).WithPartitionKeys(map[string]string{string(r.Data): r.RecordID})
+		}
+		out, err := appendFirehoseResponse(nil, ev.Records, results)
+		if err != nil {
+			return // over 6 MB
+		}
+		var resp events.KinesisFirehoseResponse
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Records) != len(ev.Records) {
+			t.Fatalf("response %q: %v", out, err)
+		}
+		for i, r := range resp.Records {
+			// A key that is not UTF-8 is written as encoding/json writes it
+			// (U+FFFD for each bad byte).
+			var key string
+			kb, _ := json.Marshal(string(ev.Records[i].Data))
+			_ = json.Unmarshal(kb, &key)
+			if r.RecordID != ev.Records[i].RecordID || r.Result != FirehoseOk || !bytes.Equal(r.Data, ev.Records[i].Data) ||
+				r.Metadata.PartitionKeys[key] != r.RecordID {
+				t.Fatalf("result %d: %+v", i, r)
+			}
+		}
+	})
+}
