@@ -120,7 +120,9 @@ type item struct {
 }
 
 // identity names a record across envelopes.
-func identity(e *dlq.Envelope) string { return e.Source + "\x00" + e.SourceARN + "\x00" + e.RecordID }
+func identity(e *dlq.Envelope) string {
+	return e.Source + "\x00" + e.SourceARN + "\x00" + e.RecordKey()
+}
 
 // Run replays the envelopes of src until it is drained or ctx is done, then
 // closes src (a queue makes what is left visible again, a file is rewritten
@@ -324,7 +326,7 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 			if e.Source == dlq.SourceSQS {
 				continue
 			}
-			if err := r.opts.Attempts.Forget(ctx, dlq.AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)); err != nil {
+			if err := r.opts.Attempts.Forget(ctx, dlq.AttemptsKey(e.FunctionName, e.SourceARN, e.RecordKey())); err != nil {
 				return fmt.Errorf("redrive: resetting the attempts of record %s before its replay: %w", e.RecordID, err)
 			}
 		}
