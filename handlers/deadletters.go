@@ -108,7 +108,7 @@ func newDLLayer[R any](c *config, kind sourceKind) *dlLayer[R] {
 func (d *dlLayer[R]) key(b *hookBatch[R], i int) string {
 	var e dlq.Envelope
 	b.describe(i, &e)
-	return dlq.AttemptsKey(d.function, e.SourceARN, b.items[i].ID)
+	return dlq.AttemptsKey(d.function, e.SourceARN, b.recordKey(i))
 }
 
 func (d *dlLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Context {

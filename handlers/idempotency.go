@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -251,7 +252,12 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 
 // The default idempotency keys: each source's stable record id.
 
-func (r KinesisRecord[T]) idempotencyKey() string  { return r.Raw.EventID }
+func (r KinesisRecord[T]) idempotencyKey() string {
+	if r.agg { // a KPL user record: its event id and sub-sequence number
+		return kpl.SubSequenceKey(r.Raw.EventID, int(r.sub))
+	}
+	return r.Raw.EventID
+}
 func (r DynamoDBRecord[T]) idempotencyKey() string { return r.Raw.EventID }
 func (r SQSRecord[T]) idempotencyKey() string      { return r.Raw.MessageId }
 func (r KafkaRecord[T]) idempotencyKey() string {
