@@ -209,7 +209,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		return nil, err
 	}
 	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
-	kinesisRecords.put(ev.parentRecords())
+	ev.release()
 	engineItems.put(items)
 	return out, nil
 }

@@ -45,6 +45,7 @@ func (ev *kinesisEvent) deaggregate() {
 		err error
 	}
 	aggs := make([]parsed, len(recs))
+	store := make([]kpl.Aggregate, len(recs))
 	total := 0
 	for i := range recs {
 		only := ev.onlyOf(i)
@@ -52,7 +53,8 @@ func (ev *kinesisEvent) deaggregate() {
 			total++
 			continue
 		}
-		a, ok, err := kpl.Parse(recs[i].Kinesis.Data)
+		a := &store[i]
+		ok, err := a.Read(recs[i].Kinesis.Data)
 		switch {
 		case err != nil:
 			aggs[i].err = fmt.Errorf("kinesis data is a KPL aggregated record (its MD5 matches) that cannot be read: %w; "+
@@ -74,8 +76,13 @@ func (ev *kinesisEvent) deaggregate() {
 			total += a.Len()
 		}
 	}
-	out := make([]events.KinesisEventRecord, 0, total)
-	users := make([]kinesisUser, 0, total)
+	out, users := kinesisUserRecords.get(), kinesisUsers.get()
+	if cap(out) < total {
+		out = make([]events.KinesisEventRecord, 0, total)
+	}
+	if cap(users) < total {
+		users = make([]kinesisUser, 0, total)
+	}
 	var errs []error
 	addErr := func(err error) {
 		if errs == nil {
@@ -113,6 +120,25 @@ func (ev *kinesisEvent) deaggregate() {
 		}
 	}
 	ev.parents, ev.records, ev.users, ev.dataErrs = recs, out, users, errs
+}
+
+// kinesisUserRecords and kinesisUsers keep a deaggregated event's slices
+// for the next (KinesisHandler.Invoke puts them back).
+var (
+	kinesisUserRecords slicePool[events.KinesisEventRecord]
+	kinesisUsers       slicePool[kinesisUser]
+)
+
+// release gives the event's slices back to their pools; nothing may use
+// them afterwards.
+func (ev *kinesisEvent) release() {
+	if ev.users != nil {
+		kinesisUserRecords.put(ev.records)
+		kinesisUsers.put(ev.users)
+		kinesisRecords.put(ev.parents)
+		return
+	}
+	kinesisRecords.put(ev.records)
 }
 
 // onlyOf is the user record that record i's redrive marker names, or -1.

@@ -139,15 +139,27 @@ type span struct{ off, end int32 }
 // Parse checks data and parses its aggregate; ok is false for an ordinary
 // record (Deaggregate's rules).
 func Parse(data []byte) (a *Aggregate, ok bool, err error) {
-	msg, ok := body(data)
-	if !ok {
-		return nil, false, nil
-	}
 	a = &Aggregate{}
-	if err := a.parse(msg); err != nil {
-		return nil, true, err
+	if ok, err = a.Read(data); !ok || err != nil {
+		return nil, ok, err
 	}
 	return a, true, nil
+}
+
+// Read is Parse into a: a consumer of many aggregates keeps their
+// Aggregates in one slice. On an ordinary record or an error, a holds no
+// records.
+func (a *Aggregate) Read(data []byte) (ok bool, err error) {
+	*a = Aggregate{}
+	msg, ok := body(data)
+	if !ok {
+		return false, nil
+	}
+	if err := a.parse(msg); err != nil {
+		*a = Aggregate{}
+		return true, err
+	}
+	return true, nil
 }
 
 // Len is the number of user records.
@@ -184,9 +196,9 @@ func (a *Aggregate) parse(msg []byte) error {
 	}
 	a.msg, a.npk, a.n = msg, npk, nrec
 	buf := make([]byte, 0, keyBytes)
-	a.keys = make([]string, 0, npk+nehk)
+	a.keys = make([]string, npk+nehk)
 	a.spans = make([]span, 0, nrec)
-	ehk := make([]string, 0, nehk)
+	ipk, iehk := 0, npk
 	err := walk(msg, func(field, wire, at int, v []byte, _ uint64) error {
 		if wire != wireBytes {
 			return nil
@@ -200,16 +212,15 @@ func (a *Aggregate) parse(msg []byte) error {
 				s = ""
 			}
 			if field == 1 {
-				a.keys = append(a.keys, s)
+				a.keys[ipk], ipk = s, ipk+1
 			} else {
-				ehk = append(ehk, s)
+				a.keys[iehk], iehk = s, iehk+1
 			}
 		case 3:
 			a.spans = append(a.spans, span{int32(at), int32(at + len(v))})
 		}
 		return nil
 	})
-	a.keys = append(a.keys, ehk...)
 	return err
 }
 
