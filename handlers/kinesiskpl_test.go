@@ -472,3 +472,43 @@ func TestKinesisKPLEmptyAggregate(t *testing.T) {
 		t.Fatalf("%s %v ran %s", out, err, l.ids())
 	}
 }
+
+// FuzzKinesisKPL: whatever protobuf bytes an aggregate with a matching
+// checksum carries, the handler answers (a response naming a record of the
+// event, or a function error), never panics, and gives the function only
+// data from within the aggregate.
+func FuzzKinesisKPL(f *testing.F) {
+	f.Add(kpl.Encode([]kpl.Record{orderRec("a", "o-1", "ok"), orderRec("b", "o-2", "fail")})[4:])
+	f.Add([]byte{0x0a, 0x01, 'k', 0x1a, 0x04, 0x08, 0x05, 0x1a, 0x00})
+	f.Add([]byte{0x0a, 0x01, 'k', 0x1a, 0x09, 0x08, 0x00})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if len(msg) > 16 {
+			msg = msg[:len(msg)-16] // the seeds hold their checksum
+		}
+		sum := md5.Sum(msg)
+		data := append(append([]byte(kpl.Magic), msg...), sum[:]...)
+		b := &sevents.KinesisBuilder{}
+		b.Add("p", []byte("first"))
+		b.Add("k", data)
+		b.Add("p", []byte("last"))
+		ev := b.Event()
+		h, err := NewKinesis(func(_ context.Context, r KinesisRecord[[]byte]) error {
+			if r.Aggregated() && !bytes.Contains(data, r.Value) {
+				t.Fatalf("user record %d data %q is not in the aggregate", r.SubSequenceNumber(), r.Value)
+			}
+			return nil
+		}, quiet()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.Invoke(context.Background(), marshalEvent(t, ev.Records...))
+		if err != nil {
+			return
+		}
+		for _, id := range failures(t, out) {
+			if id != ev.Records[1].Kinesis.SequenceNumber {
+				t.Fatalf("reported %s, not the aggregate", id)
+			}
+		}
+	})
+}
