@@ -28,7 +28,8 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // idempotency.Do on store (opts configure it: TTL, lease, clock, store
 // retries). The key is the function name (AWS_LAMBDA_FUNCTION_NAME, omitted
 // when unset), "#", and the record's stable id: the event id (Kinesis,
-// DynamoDB Streams), the message id (SQS), or "<topic>-<partition>-<offset>"
+// DynamoDB Streams; for a KPL user record, ":" and its sub-sequence number
+// after it), the message id (SQS), or "<topic>-<partition>-<offset>"
 // (Kafka); WithIdempotencyKey takes it from the record instead. Per record:
 //
 //   - its effect already completed: the function does not run, the record
