@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -54,6 +55,10 @@ type Envelope struct {
 	// (Kafka) place the record in its shard, queue or partition.
 	SequenceNumber string `json:"sequenceNumber,omitempty"`
 	Offset         *int64 `json:"offset,omitempty"`
+	// SubSequenceNumber, for a user record of a Kinesis Producer Library
+	// aggregate, is its index in the aggregate: Record holds the whole
+	// Kinesis record, and a redrive delivers only this user record of it.
+	SubSequenceNumber *int64 `json:"subSequenceNumber,omitempty"`
 	// PartitionKey is the Kinesis partition key, or the DynamoDB item's
 	// key attributes as JSON.
 	PartitionKey string `json:"partitionKey,omitempty"`
@@ -84,6 +89,25 @@ type Envelope struct {
 	// element of "Records", or of a Kafka partition's list). When Truncated
 	// is set it is a JSON string holding a prefix of those bytes instead.
 	Record json.RawMessage `json:"record"`
+}
+
+// SubSequenceField is the key that a Kinesis record of an event rebuilt
+// from the envelope of a KPL user record (sluice redrive) carries beside
+// Lambda's fields, holding SubSequenceNumber: a Sluice Kinesis handler then
+// delivers only that user record of the aggregate, with its own
+// sub-sequence number (and so its own idempotency key), and skips the
+// others, which ran when the record was first delivered.
+const SubSequenceField = "sluiceSubSequenceNumber"
+
+// RecordKey names the envelope's record apart from every other: RecordID,
+// and for a user record of a KPL aggregate ":" and its sub-sequence number
+// (the user records of one Kinesis record share its RecordID). It is the
+// record's key in the attempts store (AttemptsKey).
+func (e *Envelope) RecordKey() string {
+	if e.SubSequenceNumber == nil {
+		return e.RecordID
+	}
+	return e.RecordID + ":" + strconv.FormatInt(*e.SubSequenceNumber, 10)
 }
 
 // Truncation describes a record cut to fit the destination.

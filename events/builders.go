@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/events/kpl"
 )
 
 // Defaults the builders use for fields left empty.
@@ -85,6 +87,18 @@ func (b *KinesisBuilder) Add(partitionKey string, data []byte) *KinesisBuilder {
 		},
 	})
 	return b
+}
+
+// AddAggregated appends one KPL aggregated record holding the user records
+// (kpl.Encode: partition keys and explicit hash keys in tables, the MD5
+// after them), with the first user record's partition key, as the Kinesis
+// Producer Library puts it, and returns the builder. It panics when there
+// are no user records: the KPL never writes an empty aggregate.
+func (b *KinesisBuilder) AddAggregated(userRecords ...kpl.Record) *KinesisBuilder {
+	if len(userRecords) == 0 {
+		panic("events: KinesisBuilder.AddAggregated needs at least one user record")
+	}
+	return b.Add(userRecords[0].PartitionKey, kpl.Encode(userRecords))
 }
 
 // Last returns the record added last.

@@ -19,7 +19,9 @@
 //     milliseconds of initialisation);
 //   - builders (KinesisBuilder, DynamoDBBuilder, SQSBuilder, KafkaBuilder) that
 //     produce events in exactly the JSON shapes Lambda delivers, for tests,
-//     examples and the local runner.
+//     examples and the local runner, KinesisBuilder.AddAggregated a record
+//     aggregated as the Kinesis Producer Library writes it (package
+//     events/kpl reads and writes that format).
 //
 // The package imports no AWS SDK package at all, so a Lambda binary that
 // uses it links none.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/internal/jsonshape"
 )
 
@@ -302,4 +303,26 @@ func TestImageRoundTripWithDynamoDBAVTags(t *testing.T) {
 	if err := UnmarshalImage(img, &wrong); err == nil {
 		t.Fatal("a string into an int field must fail")
 	}
+}
+
+// TestKinesisAddAggregated: the record carries the KPL's bytes and the
+// first user record's partition key; its data deaggregates to the user
+// records.
+func TestKinesisAddAggregated(t *testing.T) {
+	b := &KinesisBuilder{}
+	users := []kpl.Record{{PartitionKey: "o-1", Data: []byte(`{"orderId":"o-1"}`)}, {PartitionKey: "o-2", ExplicitHashKey: "42", Data: []byte(`{"orderId":"o-2"}`)}}
+	rec := b.AddAggregated(users...).Last()
+	if rec.Kinesis.PartitionKey != "o-1" || string(rec.Kinesis.Data[:4]) != kpl.Magic {
+		t.Fatalf("partition key %q, data %q", rec.Kinesis.PartitionKey, rec.Kinesis.Data)
+	}
+	got, ok, err := kpl.Deaggregate(rec.Kinesis.Data)
+	if !ok || err != nil || len(got) != 2 || got[1].ExplicitHashKey != "42" || string(got[1].Data) != `{"orderId":"o-2"}` {
+		t.Fatalf("ok %v err %v %+v", ok, err, got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("AddAggregated() of nothing did not panic")
+		}
+	}()
+	b.AddAggregated()
 }

@@ -42,6 +42,13 @@ type hookBatch[R any] struct {
 	// Kafka's map of topic-partitions (else a "Records" array).
 	payload []byte
 	kafka   bool
+	// When items are not one per record of the event (the user records of
+	// KPL aggregates): records is how many records the event holds, span
+	// maps item i to the index of its record in the event, and key names
+	// item i apart from its siblings (for the attempts store).
+	records int
+	span    func(i int) int
+	key     func(i int) string
 
 	spansOnce sync.Once
 	spans     []json.RawMessage
@@ -56,16 +63,28 @@ type hookBatch[R any] struct {
 func (b *hookBatch[R]) raw(i int) []byte {
 	b.spansOnce.Do(func() {
 		spans := splitRecords(b.payload, b.kafka)
-		if len(spans) == len(b.items) {
+		if n := b.records; len(spans) == n || n == 0 && len(spans) == len(b.items) {
 			b.spans = spans
 		}
 	})
+	if b.span != nil && i >= 0 && i < len(b.items) {
+		i = b.span(i)
+	}
 	if i < 0 || i >= len(b.spans) {
 		return nil
 	}
 	// A copy: the spans may share the payload, which the Lambda runtime
 	// reuses for the next event.
 	return append([]byte(nil), b.spans[i]...)
+}
+
+// recordKey names item i for the attempts store: its identifier, and for a
+// KPL user record its sub-sequence number too.
+func (b *hookBatch[R]) recordKey(i int) string {
+	if b.key != nil {
+		return b.key(i)
+	}
+	return b.items[i].ID
 }
 
 // splitRecords returns the spans of an event's records (encoding/json

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -27,7 +28,8 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // idempotency.Do on store (opts configure it: TTL, lease, clock, store
 // retries). The key is the function name (AWS_LAMBDA_FUNCTION_NAME, omitted
 // when unset), "#", and the record's stable id: the event id (Kinesis,
-// DynamoDB Streams), the message id (SQS), or "<topic>-<partition>-<offset>"
+// DynamoDB Streams; for a KPL user record, ":" and its sub-sequence number
+// after it), the message id (SQS), or "<topic>-<partition>-<offset>"
 // (Kafka); WithIdempotencyKey takes it from the record instead. Per record:
 //
 //   - its effect already completed: the function does not run, the record
@@ -302,7 +304,12 @@ func sharedKeys(keys []string) map[string]bool {
 
 // The default idempotency keys: each source's stable record id.
 
-func (r KinesisRecord[T]) idempotencyKey() string  { return r.Raw.EventID }
+func (r KinesisRecord[T]) idempotencyKey() string {
+	if r.agg { // a KPL user record: its event id and sub-sequence number
+		return kpl.SubSequenceKey(r.Raw.EventID, int(r.sub))
+	}
+	return r.Raw.EventID
+}
 func (r DynamoDBRecord[T]) idempotencyKey() string { return r.Raw.EventID }
 func (r SQSRecord[T]) idempotencyKey() string      { return r.Raw.MessageId }
 func (r KafkaRecord[T]) idempotencyKey() string {

@@ -10,22 +10,49 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
 // the record exactly as Lambda delivered it. Raw.Kinesis.Data holds the
 // base64-decoded payload; do not modify it.
+//
+// A record aggregated by the Kinesis Producer Library (KPL) reaches the
+// function as its user records, one KinesisRecord each (see
+// docs/handlers.md): Raw is then the Kinesis record with the user record's
+// data and partition key in Raw.Kinesis, and SubSequenceNumber says which
+// user record of the aggregate it is.
 type KinesisRecord[T any] struct {
 	Value T
 	Raw   events.KinesisEventRecord
+
+	agg bool
+	sub int32
+	ehk string
 }
 
 // SequenceNumber is the record's sequence number, its batch item identifier.
+// The user records of a KPL aggregate share their Kinesis record's.
 func (r KinesisRecord[T]) SequenceNumber() string { return r.Raw.Kinesis.SequenceNumber }
 
-// PartitionKey is the record's partition key.
+// SubSequenceNumber is the index of a KPL user record in its aggregate
+// (0 for the first), and 0 for a record that is not aggregated. Sequence
+// number and sub-sequence number together name a user record, as the
+// Kinesis Client Library's extended sequence number does.
+func (r KinesisRecord[T]) SubSequenceNumber() int { return int(r.sub) }
+
+// Aggregated reports whether the record is a user record of a KPL
+// aggregated record.
+func (r KinesisRecord[T]) Aggregated() bool { return r.agg }
+
+// PartitionKey is the record's partition key (a KPL user record's own).
 func (r KinesisRecord[T]) PartitionKey() string { return r.Raw.Kinesis.PartitionKey }
+
+// ExplicitHashKey is a KPL user record's explicit hash key, or "" when it
+// has none or the record is not aggregated (Lambda's events do not carry
+// the explicit hash key of a plain record).
+func (r KinesisRecord[T]) ExplicitHashKey() string { return r.ehk }
 
 // ShardID is the shard the record came from, taken from its event id.
 func (r KinesisRecord[T]) ShardID() string {
@@ -33,7 +60,7 @@ func (r KinesisRecord[T]) ShardID() string {
 	return id
 }
 
-// Data is the record's payload, base64-decoded.
+// Data is the record's payload, base64-decoded (a KPL user record's data).
 func (r KinesisRecord[T]) Data() []byte { return r.Raw.Kinesis.Data }
 
 // ArrivalTime is when Kinesis received the record.
@@ -71,6 +98,16 @@ func MustKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts .
 	return h
 }
 
+// kinesisRecordOf is record i of a deaggregated event, without its value.
+func kinesisRecordOf[T any](ev *kinesisEvent, i int) KinesisRecord[T] {
+	r := KinesisRecord[T]{Raw: ev.records[i]}
+	if ev.users != nil {
+		u := &ev.users[i]
+		r.agg, r.sub, r.ehk = u.agg, u.sub, u.ehk
+	}
+	return r
+}
+
 func must[H any](h H, err error) H {
 	if err != nil {
 		panic(err)
@@ -86,6 +123,12 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 			return nil, err
 		}
 	}
+	for i := range ev.records {
+		if src := ev.records[i].EventSource; src != sourceKinesis && src != "" {
+			return nil, h.x.mismatch(src)
+		}
+	}
+	ev.deaggregate()
 	recs := ev.records
 	items := engineItems.make(len(recs))
 	if len(recs) > 0 && recs[0].EventSource == "" {
@@ -94,9 +137,6 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		}
 	}
 	for i := range recs {
-		if src := recs[i].EventSource; src != sourceKinesis && src != "" {
-			return nil, h.x.mismatch(src)
-		}
 		items[i] = engine.Item{
 			ID:      recs[i].Kinesis.SequenceNumber,
 			Key:     recs[i].Kinesis.PartitionKey,
@@ -113,25 +153,46 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 			return &batch.DecodeError{ID: items[i].ID, Err: ev.dataErrs[i]}
 		}
 		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, v); err != nil {
+			if u := ev.user(i); u.agg {
+				err = fmt.Errorf("KPL user record %d: %w", u.sub, err)
+			}
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
 		return nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), &hookBatch[KinesisRecord[T]]{
+	// record is record i without its value.
+	record := func(i int) KinesisRecord[T] { return kinesisRecordOf[T](&ev, i) }
+	hb := &hookBatch[KinesisRecord[T]]{
 		items: items, payload: payload,
-		shell: func(i int) KinesisRecord[T] { return KinesisRecord[T]{Raw: recs[i]} },
+		shell: record,
 		record: func(i int) (r KinesisRecord[T], err error) {
-			r.Raw = recs[i]
+			r = record(i)
 			return r, decode(i, &r.Value)
 		},
 		describe: func(i int, e *dlq.Envelope) {
-			r := &recs[i]
+			u := ev.user(i)
+			r := &ev.parentRecords()[u.parent]
 			e.Source, e.SourceARN, e.EventID = dlq.SourceKinesis, r.EventSourceArn, r.EventID
 			e.Shard, _, _ = strings.Cut(r.EventID, ":")
-			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, r.Kinesis.PartitionKey
+			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, recs[i].Kinesis.PartitionKey
 			e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
+			if u.agg {
+				sub := int64(u.sub)
+				e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.sub)), &sub
+			}
 		},
-	})
+	}
+	if ev.users != nil {
+		hb.records = len(ev.parents)
+		hb.span = func(i int) int { return int(ev.users[i].parent) }
+		hb.key = func(i int) string {
+			if u := ev.users[i]; u.agg {
+				return kpl.SubSequenceKey(items[i].ID, int(u.sub))
+			}
+			return items[i].ID
+		}
+	}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), hb)
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
 	scratch := make([]T, workers)
@@ -143,7 +204,9 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 			if err := decode(i, v); err != nil {
 				return err
 			}
-			return h.chain.Handle(ctx, KinesisRecord[T]{Value: *v, Raw: recs[i]})
+			r := record(i)
+			r.Value = *v
+			return h.chain.Handle(ctx, r)
 		})
 	})
 	report, err := h.cfg.outcome(ctx, "kinesis", kinesisShardOf(recs), items, res)
@@ -151,7 +214,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		return nil, err
 	}
 	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
-	kinesisRecords.put(recs)
+	ev.release()
 	engineItems.put(items)
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
@@ -20,6 +21,15 @@ import (
 type kinesisEvent struct {
 	records  []events.KinesisEventRecord
 	dataErrs []error
+	// only holds, per record, 1 + the sub-sequence number its redrive
+	// marker (dlq.SubSequenceField) names, 0 for none; nil when no
+	// record has one.
+	only []int64
+	// After deaggregate, when the event held aggregates: records are the
+	// user records, users says where each came from, parents are the
+	// records as Lambda sent them.
+	users   []kinesisUser
+	parents []events.KinesisEventRecord
 }
 
 // decodeKinesisEvent decodes a Kinesis event. The result shares no memory
@@ -50,6 +60,8 @@ type refKinesisRecord struct {
 	EventVersion      string         `json:"eventVersion"`
 	InvokeIdentityArn string         `json:"invokeIdentityArn"`
 	Kinesis           refKinesisData `json:"kinesis"`
+	// SubSequenceNumber is the redrive marker (dlq.SubSequenceField).
+	SubSequenceNumber *int64 `json:"sluiceSubSequenceNumber"`
 }
 
 type refKinesisData struct {
@@ -84,6 +96,19 @@ func refDecodeKinesisEvent(payload []byte) (kinesisEvent, error) {
 			}
 			ev.dataErrs[i] = fmt.Errorf("kinesis data is not valid base64: %w", err)
 			data = nil
+		}
+		if n := r.SubSequenceNumber; n != nil {
+			if ev.only == nil {
+				ev.only = make([]int64, len(ref.Records))
+			}
+			if *n < 0 || *n >= 1<<31-1 {
+				if ev.dataErrs == nil {
+					ev.dataErrs = make([]error, len(ref.Records))
+				}
+				ev.dataErrs[i] = fmt.Errorf("%s %d is not the index of a user record", dlq.SubSequenceField, *n)
+			} else {
+				ev.only[i] = *n + 1
+			}
 		}
 		ev.records[i] = events.KinesisEventRecord{
 			AwsRegion:         r.AwsRegion,

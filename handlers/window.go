@@ -168,12 +168,13 @@ func NewKinesisWindow[T, S any](fold func(ctx context.Context, s S, r KinesisRec
 		if err != nil {
 			return nil, err
 		}
+		ev.deaggregate() // as the inner handler sees the records
 		if n > len(ev.records) {
 			return nil, fmt.Errorf("the event holds %d records, not %d", len(ev.records), n)
 		}
 		out := make([]KinesisRecord[T], n)
 		for i := range out {
-			out[i].Raw = ev.records[i]
+			out[i] = kinesisRecordOf[T](&ev, i)
 			if ev.dataErrs != nil && ev.dataErrs[i] != nil {
 				return nil, ev.dataErrs[i]
 			}
@@ -324,6 +325,8 @@ type windowRun[R, S any] struct {
 	folded  int  // records folded so far, in order
 	dirty   bool // a fold failed or panicked: state may be half-changed
 	recs    []R  // the typed records, decoded on demand for refolds
+	// lastSeq is the sequence number of the record folded last.
+	lastSeq string
 }
 
 func (r *windowRun[R, S]) window() Window {
@@ -357,6 +360,7 @@ func (h *windowHandler[R, S]) step(ctx context.Context, r R) error {
 	}
 	run.state, run.dirty = s, false
 	run.folded++
+	run.lastSeq = h.seq(r)
 	return nil
 }
 
@@ -424,6 +428,19 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 			return nil, err
 		}
 	}
+	if reported != "" && run.folded > 0 && reported == run.lastSeq {
+		// The reported record is the first not folded. When records folded
+		// before it share its sequence number (user records of one KPL
+		// aggregate), Lambda redelivers them with it: the state must not
+		// hold them yet.
+		if j, err := h.firstSibling(ctx, run, run.folded, reported); err != nil {
+			return nil, err
+		} else if j < run.folded {
+			if err := h.rebuild(ctx, run, j); err != nil {
+				return nil, err
+			}
+		}
+	}
 	state, err := encodeWindowState(run.state)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s window of shard %s: %w", h.source, ev.ShardID, err)
@@ -489,6 +506,22 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 			run.recs = recs
 		}
 		e.Record = h.seq(run.recs[lo])
+		// Report the whole Kinesis record when the user record that did
+		// not fit has siblings before it: the state is theirs' before.
+		j, err := h.firstSibling(ctx, run, lo, e.Record)
+		if err != nil {
+			return nil, err
+		}
+		if j < lo {
+			s, err := h.refold(ctx, run, j)
+			if err != nil {
+				return nil, err
+			}
+			if fits, err = encodeWindowState(s); err != nil {
+				return nil, err
+			}
+			lo = j
+		}
 	}
 	h.cfg.logger.LogAttrs(ctx, slog.LevelError, "sluice: window state too large",
 		slog.String("source", h.source), slog.String("shard", e.Shard), slog.String("record", e.Record),
@@ -497,6 +530,27 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		return nil, e
 	}
 	return withState(appendStringFailures(nil, []int{0}, func(int) string { return e.Record }), fits), nil
+}
+
+// firstSibling returns the index of the first of the records before record
+// i (of the first i) whose sequence number is seq, contiguous up to i: the
+// user records of one KPL aggregate share their Kinesis record's sequence
+// number, and a report of it redelivers them all. It is i when record i-1
+// has another sequence number (always, for records that are not
+// aggregated).
+func (h *windowHandler[R, S]) firstSibling(_ context.Context, run *windowRun[R, S], i int, seq string) (int, error) {
+	if len(run.recs) < i {
+		recs, err := h.records(run.payload, i)
+		if err != nil {
+			return 0, fmt.Errorf("sluice: %s window: decoding the batch again: %w", h.source, err)
+		}
+		run.recs = recs
+	}
+	j := i
+	for j > 0 && h.seq(run.recs[j-1]) == seq {
+		j--
+	}
+	return j, nil
 }
 
 // finalInvoke runs the final function on the window's aggregate.

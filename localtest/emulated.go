@@ -66,23 +66,26 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 	}
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
-		if r.PartitionKey == "" {
+		pk, payload, err := kinesisData(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v; a Kinesis record is %s", where(i, r), err, recordShapes[SourceKinesis])
+		}
+		if pk == "" {
 			return nil, nil, fmt.Errorf("%s: a Kinesis record needs a partitionKey; a Kinesis record is %s", where(i, r), recordShapes[SourceKinesis])
 		}
-		sh := kinesisShard(r.PartitionKey, s.shards)
+		sh := kinesisShard(pk, s.shards)
 		at := start.Add(time.Duration(i) * time.Millisecond)
 		b := builders[sh]
 		b.Clock = func() time.Time { return at }
-		payload := payloadText(r.Data)
-		b.Add(r.PartitionKey, payload)
+		b.Add(pk, payload)
 		rec := b.Last()
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return nil, nil, err
 		}
 		seq := rec.Kinesis.SequenceNumber
-		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: r.PartitionKey, Arrival: at, Event: raw})
-		refs[i] = newRef(i, r, seq, r.PartitionKey, payload)
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
+		refs[i] = newRef(i, r, seq, pk, payload)
 	}
 	return ms, refs, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/events/kpl"
 )
 
 // Event files: what `sam local generate-event` writes, what a Lambda
@@ -397,7 +398,18 @@ func (e *Event) addRecord(raw json.RawMessage) error {
 			return err
 		}
 		rec.PartitionKey = r.Kinesis.PartitionKey
-		rec.Data = e.text(n, "kinesis.data", r.Kinesis.Data)
+		if users, ok, err := kpl.Deaggregate(r.Kinesis.Data); ok && err == nil && len(users) > 0 {
+			// A KPL aggregate: its user records, aggregated again when sent.
+			for k, u := range users {
+				if u.Tags != nil {
+					e.note(n, "user record %d of the KPL aggregate has tags, which a records line does not carry: they are dropped", k)
+				}
+				rec.Aggregate = append(rec.Aggregate, UserRecord{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey,
+					Data: e.text(n, fmt.Sprintf("kinesis.data user record %d", k), u.Data)})
+			}
+		} else {
+			rec.Data = e.text(n, "kinesis.data", r.Kinesis.Data)
+		}
 		e.ids = append(e.ids, r.Kinesis.SequenceNumber)
 	case SourceDynamoDB:
 		var r events.DynamoDBEventRecord

@@ -4,16 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/sluicehq/sluice/events/kpl"
 )
 
 // InputRecord is one line of records.jsonl. Which fields count depends on the
 // source (every source takes "expect", see Expect):
 //
-//	kinesis   {"partitionKey", "data"}
+//	kinesis   {"partitionKey", "data"}, or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}
 //	dynamodb  {"keys", "newImage", "oldImage", "eventName"}  (plain JSON objects; eventName defaults from the images)
 //	sqs       {"body", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}
 //	kafka     {"partition", "key", "value", "headers"?}
@@ -21,6 +24,11 @@ import (
 // data, body, key and value may be any JSON value, sent as its JSON text, or
 // a JSON string, sent as the string. The runner assigns ids, sequence
 // numbers, offsets and arrival times.
+//
+// "aggregate" makes the line one Kinesis record aggregated as the Kinesis
+// Producer Library writes it (package events/kpl), holding those user
+// records; its partitionKey defaults to the first user record's, as the
+// KPL puts it.
 //
 // messageAttributes are SQS message attributes in the shape an SQS event
 // carries them, {"name": {"dataType": "String", "stringValue": "..."}}, with
@@ -30,6 +38,7 @@ import (
 type InputRecord struct {
 	PartitionKey string          `json:"partitionKey,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
+	Aggregate    []UserRecord    `json:"aggregate,omitempty"`
 
 	Keys      json.RawMessage `json:"keys,omitempty"`
 	NewImage  json.RawMessage `json:"newImage,omitempty"`
@@ -60,6 +69,32 @@ type InputRecord struct {
 	// records made in Go: they are named by their position in
 	// Options.Records instead.
 	Line int `json:"-"`
+}
+
+// UserRecord is one user record of a Kinesis records line's "aggregate".
+type UserRecord struct {
+	PartitionKey    string          `json:"partitionKey"`
+	ExplicitHashKey string          `json:"explicitHashKey,omitempty"`
+	Data            json.RawMessage `json:"data"`
+}
+
+// kinesisData is the partition key and data of a Kinesis input record:
+// for an aggregate, the KPL's bytes and the first user record's key.
+func kinesisData(r InputRecord) (partitionKey string, data []byte, err error) {
+	if len(r.Aggregate) == 0 {
+		return r.PartitionKey, payloadText(r.Data), nil
+	}
+	if len(r.Data) > 0 {
+		return "", nil, errors.New(`a Kinesis record has "data" or "aggregate", not both`)
+	}
+	users := make([]kpl.Record, len(r.Aggregate))
+	for i, u := range r.Aggregate {
+		if u.PartitionKey == "" {
+			return "", nil, fmt.Errorf("user record %d of the aggregate needs a partitionKey", i)
+		}
+		users[i] = kpl.Record{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey, Data: payloadText(u.Data)}
+	}
+	return or(r.PartitionKey, users[0].PartitionKey), kpl.Encode(users), nil
 }
 
 // LineError is a records.jsonl line that is not a record.
@@ -105,7 +140,7 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 
 // recordShapes is the shape of a records.jsonl line for each source.
 var recordShapes = map[string]string{
-	SourceKinesis:  `{"partitionKey", "data"}`,
+	SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}`,
 	SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
 	SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
 	SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
@@ -124,6 +159,7 @@ func sourceFields(rec InputRecord) []struct {
 	}{
 		{"partitionKey", SourceKinesis, rec.PartitionKey != ""},
 		{"data", SourceKinesis, len(rec.Data) > 0},
+		{"aggregate", SourceKinesis, len(rec.Aggregate) > 0},
 		{"keys", SourceDynamoDB, len(rec.Keys) > 0},
 		{"newImage", SourceDynamoDB, len(rec.NewImage) > 0},
 		{"oldImage", SourceDynamoDB, len(rec.OldImage) > 0},

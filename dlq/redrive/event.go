@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -69,7 +70,7 @@ func Event(envs []*dlq.Envelope) ([]byte, error) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.Write(bytes.TrimSpace(e.Record))
+			writeRecord(&buf, e)
 		}
 		buf.WriteString(`]}`)
 	}
@@ -77,6 +78,24 @@ func Event(envs []*dlq.Envelope) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// writeRecord writes e's record. The record of a KPL user record's
+// envelope is its whole Kinesis record: it gets the key that tells a Sluice
+// handler to deliver only that user record of the aggregate
+// (dlq.SubSequenceField), first, the rest byte for byte.
+func writeRecord(buf *bytes.Buffer, e *dlq.Envelope) {
+	r := bytes.TrimSpace(e.Record)
+	if e.Source != dlq.SourceKinesis || e.SubSequenceNumber == nil {
+		buf.Write(r)
+		return
+	}
+	buf.WriteString(`{"` + dlq.SubSequenceField + `":`)
+	buf.WriteString(strconv.FormatInt(*e.SubSequenceNumber, 10))
+	if rest := bytes.TrimSpace(r[1:]); len(rest) > 0 && rest[0] != '}' {
+		buf.WriteByte(',')
+	}
+	buf.Write(r[1:])
 }
 
 // check parses the event as the runner's mapping does and compares its

@@ -162,7 +162,9 @@ type item struct {
 }
 
 // identity names a record across envelopes.
-func identity(e *dlq.Envelope) string { return e.Source + "\x00" + e.SourceARN + "\x00" + e.RecordID }
+func identity(e *dlq.Envelope) string {
+	return e.Source + "\x00" + e.SourceARN + "\x00" + e.RecordKey()
+}
 
 // Run replays the envelopes of src until it is drained or ctx is done, then
 // closes src (a queue makes what is left visible again, a file is rewritten
