@@ -47,7 +47,7 @@ func rtt(b *testing.B) time.Duration {
 
 // firstRecords returns an event of the first n records of the file env
 // names, or of gen's.
-func firstRecords(b *testing.B, env string, n int, gen func() ([]byte, error)) []byte {
+func firstRecords(b testing.TB, env string, n int, gen func() ([]byte, error)) []byte {
 	var raw []byte
 	var err error
 	if path := os.Getenv(env); path != "" {
@@ -77,7 +77,7 @@ func orderJSON(i int, rnd *rand.Rand) []byte {
 	return fmt.Appendf(nil, `{"orderId":"ord-%08d","customerId":"cust-%06d","amount":12.5,"currency":"EUR"}`, i, rnd.IntN(50000))
 }
 
-func sqsEvent(b *testing.B) []byte {
+func sqsEvent(b testing.TB) []byte {
 	return firstRecords(b, "SLUICE_BENCH_SQS", 100, func() ([]byte, error) {
 		rnd := rand.New(rand.NewPCG(3, 4))
 		sb := &sevents.SQSBuilder{QueueARN: "arn:aws:sqs:us-east-1:123456789012:orders"}
@@ -109,11 +109,11 @@ func (c *counter) reset() { c.requests.Store(0); c.writes.Store(0) }
 type backend struct {
 	name  string
 	count *counter
-	fresh func(b *testing.B) idempotency.Store
+	fresh func(b testing.TB) idempotency.Store
 	close func()
 }
 
-func dynamoBackend(b *testing.B, d time.Duration) backend {
+func dynamoBackend(b testing.TB, d time.Duration) backend {
 	ep := os.Getenv("SLUICE_BENCH_DYNAMODB")
 	if ep == "" {
 		ep = servers.DynamoDB(b).Endpoint
@@ -142,11 +142,12 @@ func dynamoBackend(b *testing.B, d time.Duration) backend {
 	})
 	admin := dynamodb.NewFromConfig(cfg(ep)) // set-up goes around the proxy
 	var tables []string
-	n := 0
+	n, start := 0, time.Now().UnixNano() // names no earlier backend used
+
 	return backend{name: "dynamodb", count: c,
-		fresh: func(b *testing.B) idempotency.Store {
+		fresh: func(b testing.TB) idempotency.Store {
 			n++
-			table := fmt.Sprintf("bench-latency-%d-%d", os.Getpid(), n)
+			table := fmt.Sprintf("bench-latency-%d-%d-%d", os.Getpid(), start, n)
 			if err := dynamodbstore.CreateTable(context.Background(), admin, table); err != nil {
 				b.Fatal(err)
 			}
@@ -187,7 +188,7 @@ func (h redisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-func redisBackend(b *testing.B, d time.Duration) backend {
+func redisBackend(b testing.TB, d time.Duration) backend {
 	addr := os.Getenv("SLUICE_BENCH_REDIS")
 	if addr == "" {
 		addr = servers.Redis(b).Addr
@@ -199,11 +200,11 @@ func redisBackend(b *testing.B, d time.Duration) backend {
 	c := &counter{}
 	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
 	client.AddHook(redisHook{c})
-	n := 0
+	n, start := 0, time.Now().UnixNano() // a prefix no earlier backend used
 	return backend{name: "redis", count: c,
-		fresh: func(b *testing.B) idempotency.Store {
+		fresh: func(b testing.TB) idempotency.Store {
 			n++
-			s, err := redisstore.New(client, redisstore.WithPrefix(fmt.Sprintf("bench-latency:%d:%d:", os.Getpid(), n)))
+			s, err := redisstore.New(client, redisstore.WithPrefix(fmt.Sprintf("bench-latency:%d:%d:%d:", os.Getpid(), start, n)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -212,7 +213,7 @@ func redisBackend(b *testing.B, d time.Duration) backend {
 		close: func() { client.Close(); p.Close() }}
 }
 
-func backends(b *testing.B, d time.Duration) []backend {
+func backends(b testing.TB, d time.Duration) []backend {
 	return []backend{dynamoBackend(b, d), redisBackend(b, d)}
 }
 
@@ -267,7 +268,7 @@ func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, replay bo
 
 var quiet = handlers.WithLogger(slog.New(slog.DiscardHandler))
 
-func sqsHandler(b *testing.B) invoker {
+func sqsHandler(b testing.TB) invoker {
 	return func(store idempotency.Store) (func(context.Context, []byte) ([]byte, error), *atomic.Int64) {
 		calls := &atomic.Int64{}
 		var mu sync.Mutex
