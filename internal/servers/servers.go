@@ -186,8 +186,8 @@ func New(t testing.TB, kind Kind) *Server {
 	return srv
 }
 
-// Start installs the servers if needed (see Install) and starts a server of
-// the given kind on a free port on 127.0.0.1. It returns once the server has
+// Start installs the servers if needed (see Install; Redis is found on PATH
+// instead) and starts a server of the given kind on a free port on 127.0.0.1. It returns once the server has
 // answered a real API request. ctx bounds installing and starting only; the
 // server runs until Stop (or until this process exits).
 func Start(ctx context.Context, kind Kind) (*Server, error) {
@@ -261,9 +261,9 @@ func sharedServer(t testing.TB, kind Kind) *Server {
 	return srv
 }
 
-// StopAll stops the shared servers started by DynamoDB, Kinesis, SQS and Redis. Call
-// it from TestMain after m.Run; a later DynamoDB/Kinesis/SQS call starts a new
-// server.
+// StopAll stops the shared servers started by DynamoDB, Kinesis, SQS and
+// Redis. Call it from TestMain after m.Run; a later DynamoDB/Kinesis/SQS/Redis
+// call starts a new server.
 func StopAll() error {
 	shared.mu.Lock()
 	slots := make([]*sharedSlot, 0, len(shared.perKind))
