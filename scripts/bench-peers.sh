@@ -29,6 +29,18 @@
 # default parallel,sequential,sdk-floor), SKIP_IDEM=1 leaves idempotency out,
 # INSTR=1 adds instructions per record of the Go benchmarks, counted by
 # valgrind (a few minutes more; the one figure a busy machine does not move).
+#
+# Latency mode, IDEM_RTT=50ms (any Go duration): only idempotency, at
+# production latency. DynamoDB Local and a redis-server sit behind
+# latencyproxy delay lines of that round trip; Sluice's
+# bench/idemlatency benchmarks (on the DynamoDB and the Redis store) and
+# Powertools' idem.mjs (on DynamoDB, through the same proxy) run SQS
+# standard, 100 messages, and Kinesis, 40 records of one shard, each first
+# pass (new keys) and replay; it prints wall ms, the store's requests and writes
+# per record, and round trips on the critical path (wall / RTT), median of
+# IDEM_REPEATS after one warm-up. IDEM_RTT_VARIANTS picks the peer's SQS
+# variants (default parallel,sdk-floor). It needs redis-server
+# (scripts/install-redis.sh installs it with apt-get when it can).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -96,6 +108,119 @@ go_bench() {
 		}' "$raw" | sort -r | emit
 }
 
+# start_dynamodb: DynamoDB Local for both sides; sets ddb and ddb_pid.
+start_dynamodb() {
+	go build -o "$out/dynamodblocal" ./bench/dynamodblocal
+	: >"$out/dynamodb-endpoint"
+	# It stops on SIGTERM (the trap) or when this script exits.
+	"$out/dynamodblocal" >"$out/dynamodb-endpoint" 2>>"$log" &
+	ddb_pid=$!
+	trap 'kill "$ddb_pid" 2>/dev/null || true; wait "$ddb_pid" 2>/dev/null || true' EXIT
+	for _ in $(seq 1 600); do
+		[[ -s "$out/dynamodb-endpoint" ]] && break
+		kill -0 "$ddb_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	ddb="$(head -1 "$out/dynamodb-endpoint")"
+	[[ -n "$ddb" ]] || { echo "bench-peers: DynamoDB Local did not start; see $log" >&2; exit 1; }
+	echo "env dynamodb_local=$ddb" | emit
+}
+
+if [[ -n "${IDEM_RTT:-}" ]]; then
+	case "$IDEM_RTT" in
+	*ms) rtt_ms="${IDEM_RTT%ms}" ;;
+	*s) rtt_ms="$(awk -v s="${IDEM_RTT%s}" 'BEGIN { print s * 1000 }')" ;;
+	*) echo "bench-peers: IDEM_RTT=$IDEM_RTT: want a duration such as 50ms" >&2; exit 1 ;;
+	esac
+	reps="${IDEM_REPEATS:-5}"
+	step "latency mode: redis-server (scripts/install-redis.sh)"
+	scripts/install-redis.sh
+	step "latency mode: DynamoDB Local and a latencyproxy of $IDEM_RTT in front of it"
+	start_dynamodb
+	go build -o "$out/latencyproxy" ./bench/latencyproxy/cmd/latencyproxy
+	: >"$out/proxy-endpoint"
+	"$out/latencyproxy" -upstream "$ddb" -rtt "$IDEM_RTT" >"$out/proxy-endpoint" 2>>"$log" &
+	proxy_pid=$!
+	trap 'kill "$proxy_pid" "$ddb_pid" 2>/dev/null || true; wait "$proxy_pid" "$ddb_pid" 2>/dev/null || true' EXIT
+	for _ in $(seq 1 100); do
+		[[ -s "$out/proxy-endpoint" ]] && break
+		sleep 0.1
+	done
+	proxy="$(head -1 "$out/proxy-endpoint")"
+	[[ -n "$proxy" ]] || { echo "bench-peers: latencyproxy did not start; see $log" >&2; exit 1; }
+	echo "env idem_rtt=$IDEM_RTT rtt_ms=$rtt_ms proxy=$proxy" | emit
+
+	step "latency mode: Sluice (bench/idemlatency: DynamoDB and Redis stores, each behind its own proxy)"
+	raw="$out/go-sluice-idem-rtt-$stamp.txt"
+	go test -c -o "$out/idemlatency.test" ./bench/idemlatency >>"$log" 2>&1 ||
+		{ echo "bench-peers: go test -c ./bench/idemlatency failed; see $log" >&2; exit 1; }
+	(cd bench/idemlatency && SLUICE_BENCH_DYNAMODB="$ddb" SLUICE_BENCH_RTT="$IDEM_RTT" \
+		SLUICE_BENCH_SQS="$out/sqs-1k.json" SLUICE_BENCH_KINESIS="$out/kinesis-10k.json" \
+		"$out/idemlatency.test" -test.run '^$' -test.bench '^BenchmarkLatency' -test.benchtime 1x -test.count $((reps + 1))) >"$raw" 2>>"$log" ||
+		{ echo "bench-peers: the latency benchmarks failed; see $raw and $log" >&2; exit 1; }
+	# One iteration per sample; the first sample of each is the warm-up.
+	awk -v rtt="$rtt_ms" '
+		/^BenchmarkLatency/ {
+			name = $1; sub(/-[0-9]+$/, "", name)
+			if (!(name in seen)) { seen[name] = 1; next }
+			for (i = 2; i < NF; i++) {
+				if ($(i+1) == "ns/op") w[name] = w[name] " " $i / 1e6
+				if ($(i+1) ~ /record$|allocs\/op|^records$/) m[name, $(i+1)] = $i
+			}
+		}
+		END {
+			for (nm in w) {
+				split(nm, p, "/")
+				bench = (p[1] ~ /SQS100$/) ? "sqs-100-idem-rtt" : "kinesis-40-idem-rtt"
+				k = split(substr(w[nm], 2), x, " ")
+				for (i = 2; i <= k; i++) { y = x[i] + 0; j = i - 1; while (j >= 1 && x[j] + 0 > y) { x[j+1] = x[j]; j-- } x[j+1] = y }
+				med = (k % 2) ? x[(k+1)/2] : (x[k/2] + x[k/2+1]) / 2
+				n = m[nm, "records"]
+				printf "peer=sluice-%s bench=%s variant=default phase=%s wall_ms_median=%.1f wall_ms_min=%.1f wall_ms_max=%.1f rtts=%.2f requests_per_record=%.3f writes_per_record=%.3f allocs_per_record=%.1f records=%d repeats=%d rtt_ms=%s\n",
+					p[2], bench, p[3], med, x[1], x[k], med / rtt, m[nm, "requests/record"], m[nm, "writes/record"], m[nm, "allocs/op"] / n, n, k, rtt
+			}
+		}' "$raw" | sort | emit
+
+	step "latency mode: Powertools for AWS Lambda (TypeScript), idem.mjs through the proxy"
+	(cd bench/powertools-ts &&
+		SLUICE_BENCH_DYNAMODB="$proxy" SLUICE_BENCH_DYNAMODB_ADMIN="$ddb" RTT_MS="$rtt_ms" REPEATS="$reps" WARMUP=1 \
+			SOURCE=sqs BATCH=100 BENCH=sqs-100-idem-rtt VARIANTS="${IDEM_RTT_VARIANTS:-parallel,sdk-floor}" node idem.mjs "$out" &&
+		SLUICE_BENCH_DYNAMODB="$proxy" SLUICE_BENCH_DYNAMODB_ADMIN="$ddb" RTT_MS="$rtt_ms" REPEATS="$reps" WARMUP=1 \
+			SOURCE=kinesis BATCH=40 BENCH=kinesis-40-idem-rtt VARIANTS=sequential node idem.mjs "$out") 2>>"$log" | emit
+	kill "$proxy_pid" "$ddb_pid" 2>/dev/null || true
+	wait "$proxy_pid" "$ddb_pid" 2>/dev/null || true
+	trap - EXIT
+
+	step "latency mode: summary"
+	awk '
+		/^peer=.* bench=(sqs-100|kinesis-40)-idem-rtt / {
+			delete f
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			id = f["peer"] " " f["variant"]; b = f["bench"] " " f["phase"]
+			if (!(b in knownb)) { knownb[b] = 1; bs[++nb] = b }
+			if (!((b, id) in known)) { known[b, id] = 1; ids[b] = ids[b] "|" id }
+			ms[b, id] = f["wall_ms_median"]; rt[b, id] = f["rtts"]; rq[b, id] = f["requests_per_record"]; wr[b, id] = f["writes_per_record"]
+			rtt = f["rtt_ms"]
+		}
+		END {
+			if (nb == 0) exit
+			for (i = 1; i <= nb; i++) {
+				b = bs[i]
+				s = ms[b, "sluice-dynamodb default"]
+				printf "\n%-30s %-28s %10s %8s %13s %11s %16s\n", b " (RTT " rtt " ms)", "contender", "wall ms", "RTTs", "requests/rec", "writes/rec", "wall/Sluice-ddb"
+				k = split(substr(ids[b], 2), list, "|")
+				for (j = 1; j <= k; j++) {
+					id = list[j]
+					r = (s > 0) ? sprintf("%.2f", ms[b, id] / s) : ""
+					printf "%-30s %-28s %10s %8s %13s %11s %16s\n", "", id, ms[b, id], rt[b, id], rq[b, id], wr[b, id], r
+				}
+			}
+			print "\nRTTs: wall time over the round trip, the round trips on the critical path. wall/Sluice-ddb: the contender'"'"'s wall time over Sluice'"'"'s on DynamoDB (above 1: Sluice is faster). Same servers, same proxy round trip, one run."
+		}' "$results" | tee "$out/summary-$stamp.txt"
+	echo "results: $results $out/summary-$stamp.txt  log: $log" >&2
+	exit 0
+fi
+
 step "go: Sluice and the hand loop, Kinesis 10k"
 go_bench sluice go-handloop kinesis-10k '^BenchmarkKinesis10k(HandLoop)?$' 20x
 step "go: Sluice and the hand loop, SQS 1k"
@@ -154,20 +279,7 @@ awk '/^BenchmarkColdStart\// {
 
 if [[ -z "${SKIP_IDEM:-}" ]]; then
 	step "idempotency: DynamoDB Local"
-	go build -o "$out/dynamodblocal" ./bench/dynamodblocal
-	: >"$out/dynamodb-endpoint"
-	# It stops on SIGTERM (the trap) or when this script exits.
-	"$out/dynamodblocal" >"$out/dynamodb-endpoint" 2>>"$log" &
-	ddb_pid=$!
-	trap 'kill "$ddb_pid" 2>/dev/null || true; wait "$ddb_pid" 2>/dev/null || true' EXIT
-	for _ in $(seq 1 600); do
-		[[ -s "$out/dynamodb-endpoint" ]] && break
-		kill -0 "$ddb_pid" 2>/dev/null || break
-		sleep 0.5
-	done
-	ddb="$(head -1 "$out/dynamodb-endpoint")"
-	[[ -n "$ddb" ]] || { echo "bench-peers: DynamoDB Local did not start; see $log" >&2; exit 1; }
-	echo "env dynamodb_local=$ddb" | emit
+	start_dynamodb
 
 	step "idempotency: Sluice (go test -bench BenchmarkSQS1kIdempotent)"
 	raw="$out/go-sluice-sqs-1k-idem-$stamp.txt"

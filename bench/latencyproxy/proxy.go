@@ -6,7 +6,7 @@
 // would on a real network, and a request and its answer cost one round
 // trip (twice the one-way delay) on top of the server's own time.
 //
-// scripts/bench-peers.sh starts it (go run ./bench/latencyproxy) in front of
+// scripts/bench-peers.sh starts it (cmd/latencyproxy) in front of
 // DynamoDB Local when IDEM_RTT is set; a Go benchmark can Start one itself.
 package latencyproxy
 

@@ -4,7 +4,15 @@
 //
 //   SLUICE_BENCH_DYNAMODB=http://127.0.0.1:PORT node idem.mjs DIR
 //   env: REPEATS (timed repeats, default 5), WARMUP (default 1),
-//        VARIANTS (default parallel,sequential,sdk-floor)
+//        VARIANTS (default parallel,sequential,sdk-floor),
+//        SOURCE (sqs, the default, on DIR/sqs-1k.json; or kinesis, on
+//        DIR/kinesis-10k.json, key eventID, the data base64-decoded),
+//        BATCH (the first BATCH records only; default all),
+//        BENCH (the bench= name printed; default sqs-1k-idem),
+//        SLUICE_BENCH_DYNAMODB_ADMIN (where tables are created and deleted,
+//        e.g. DynamoDB Local itself when SLUICE_BENCH_DYNAMODB is a latency
+//        proxy in front of it; default SLUICE_BENCH_DYNAMODB),
+//        RTT_MS (the proxy's round trip: adds rtts=wall/RTT to each line)
 //
 // Wiring, as the Powertools documentation shows for batches: the record
 // handler wrapped by makeIdempotent with a DynamoDBPersistenceLayer and
@@ -54,15 +62,25 @@ if (!dir || !endpoint) {
 const REPEATS = Number(process.env.REPEATS ?? 5);
 const WARMUP = Number(process.env.WARMUP ?? 1);
 const VARIANTS = (process.env.VARIANTS ?? 'parallel,sequential,sdk-floor').split(',');
+const SOURCE = process.env.SOURCE ?? 'sqs';
+if (SOURCE !== 'sqs' && SOURCE !== 'kinesis') {
+  console.error(`SOURCE=${SOURCE}: want sqs or kinesis`);
+  process.exit(2);
+}
+const BENCH = process.env.BENCH ?? 'sqs-1k-idem';
+const RTT_MS = Number(process.env.RTT_MS ?? 0);
 
-const event = JSON.parse(readFileSync(join(dir, 'sqs-1k.json'), 'utf8'));
+const event = JSON.parse(readFileSync(join(dir, SOURCE === 'sqs' ? 'sqs-1k.json' : 'kinesis-10k.json'), 'utf8'));
+if (process.env.BATCH) event.Records = event.Records.slice(0, Number(process.env.BATCH));
 const N = event.Records.length;
+// The record's key (what eventKeyJmesPath names) and its order's JSON.
+const recordKey = SOURCE === 'sqs' ? 'messageId' : 'eventID';
+const keyOf = (record) => record[recordKey];
+const body = SOURCE === 'sqs' ? (record) => record.body : (record) => Buffer.from(record.kinesis.data, 'base64').toString('utf8');
 
-const clientConfig = {
-  endpoint,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'AKIDSLUICELOCAL', secretAccessKey: 'sluice-local-secret' },
-};
+const credentials = { accessKeyId: 'AKIDSLUICELOCAL', secretAccessKey: 'sluice-local-secret' };
+const clientConfig = { endpoint, region: 'us-east-1', credentials };
+const adminConfig = { endpoint: process.env.SLUICE_BENCH_DYNAMODB_ADMIN || endpoint, region: 'us-east-1', credentials };
 
 // The metered client the handlers use; table setup goes through another.
 const meter = { requests: {}, wcu: 0, rcu: 0 };
@@ -94,7 +112,7 @@ db.middlewareStack.add(
   },
   { step: 'deserialize', name: 'sluiceBenchRequests' },
 );
-const admin = new DynamoDBClient(clientConfig);
+const admin = new DynamoDBClient(adminConfig);
 
 function lambdaContext() {
   const deadline = Date.now() + 900_000;
@@ -119,7 +137,7 @@ let ran = 0;
 let sum = 0;
 const recordHandler = async (record) => {
   ran++;
-  sum += JSON.parse(record.body).amount;
+  sum += JSON.parse(body(record)).amount;
 };
 
 async function createTable(name) {
@@ -137,9 +155,9 @@ async function createTable(name) {
 // A handler as a Lambda module builds it, once per table.
 function powertools(tableName, processInParallel) {
   const persistenceStore = new DynamoDBPersistenceLayer({ tableName, awsSdkV3Client: db });
-  const config = new IdempotencyConfig({ eventKeyJmesPath: 'messageId' });
+  const config = new IdempotencyConfig({ eventKeyJmesPath: recordKey });
   const idempotent = makeIdempotent(recordHandler, { persistenceStore, config });
-  const processor = new BatchProcessor(EventType.SQS);
+  const processor = new BatchProcessor(SOURCE === 'sqs' ? EventType.SQS : EventType.KinesisDataStreams);
   return async (ev, context) => {
     config.registerLambdaContext(context);
     return processPartialResponse(ev, idempotent, processor, { context, processInParallel });
@@ -155,7 +173,7 @@ function sdkFloor(tableName) {
           await db.send(
             new PutItemCommand({
               TableName: tableName,
-              Item: { id: { S: record.messageId }, expiration: { N: expiration } },
+              Item: { id: { S: keyOf(record) }, expiration: { N: expiration } },
               ConditionExpression: 'attribute_not_exists(id)',
             }),
           );
@@ -214,10 +232,11 @@ for (const variant of VARIANTS) {
       .map(([k, v]) => `${k}:${v}`)
       .join(',');
     console.log(
-      `peer=${variant === 'sdk-floor' ? 'sdk-floor' : 'powertools-ts'} bench=sqs-1k-idem variant=${variant} phase=${phase} ` +
+      `peer=${variant === 'sdk-floor' ? 'sdk-floor' : 'powertools-ts'} bench=${BENCH} variant=${variant} phase=${phase} ` +
         `wall_ms_median=${median(ms).toFixed(1)} wall_ms_min=${Math.min(...ms).toFixed(1)} wall_ms_max=${Math.max(...ms).toFixed(1)} ` +
         `requests_per_record=${per('requests')} writes_per_record=${per('writes')} wcu_per_record=${per('wcu')} ` +
-        `rcu_per_record=${per('rcu')} requests_by_op=${ops} records=${N} repeats=${xs.length} node=${process.version}`,
+        `rcu_per_record=${per('rcu')} requests_by_op=${ops} records=${N} repeats=${xs.length} node=${process.version}` +
+        (RTT_MS > 0 ? ` rtt_ms=${RTT_MS} rtts=${(median(ms) / RTT_MS).toFixed(2)}` : ''),
     );
   }
 }

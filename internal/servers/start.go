@@ -28,6 +28,8 @@ func start(ctx context.Context, dir string, kind Kind) (*Server, error) {
 		return startNode(ctx, dir, kind, "kinesalite.mjs")
 	case KindSQS:
 		return startNode(ctx, dir, kind, "fauxqs.mjs", "--disable-warning=ExperimentalWarning")
+	case KindRedis:
+		return startRedis(ctx)
 	default:
 		return nil, fmt.Errorf("start server: unknown kind %q (want one of %v)", kind, Kinds)
 	}
@@ -61,7 +63,7 @@ func startDynamoDB(ctx context.Context, dir string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		srv := &Server{Kind: KindDynamoDB, Port: port, Endpoint: endpoint(port), proc: p}
+		srv := &Server{Kind: KindDynamoDB, Port: port, Endpoint: endpoint(port), Addr: addr(port), proc: p}
 		err = waitReady(ctx, srv)
 		if err == nil {
 			return srv, nil
@@ -103,7 +105,7 @@ func startNode(ctx context.Context, dir string, kind Kind, script string, nodeFl
 	case <-ctx.Done():
 		return fail("did not print its port: %v", context.Cause(ctx))
 	}
-	srv := &Server{Kind: kind, Port: port, Endpoint: endpoint(port), proc: p}
+	srv := &Server{Kind: kind, Port: port, Endpoint: endpoint(port), Addr: addr(port), proc: p}
 	if err := waitReady(ctx, srv); err != nil {
 		return nil, err
 	}
@@ -195,4 +197,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func endpoint(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
+func endpoint(port int) string { return "http://" + addr(port) }
+
+func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
