@@ -185,6 +185,17 @@ func readTemplateMapping(t *cfnTemplate, id string) (*TemplateMapping, error) {
 		if _, ok := r.Properties["SelfManagedEventSource"]; ok {
 			m.SelfManaged = true
 		}
+		// Read only the mode: the rest (a consumer group id, a schema
+		// registry's secret) may be tokens resolved at deploy.
+		var sm struct{ ConsumptionMode json.RawMessage }
+		_ = json.Unmarshal(r.Properties["SelfManagedKafkaEventSourceConfig"], &sm)
+		if mode, _ := literalString(sm.ConsumptionMode); mode == "Queue" {
+			// Share groups: no per-partition order, records acknowledged one
+			// by one. The runner emulates Stream mode only, so its
+			// order-per-key check would hold an order Lambda does not keep.
+			bad("SelfManagedKafkaEventSourceConfig.ConsumptionMode", "Queue (a Kafka share group) is not emulated: sluice run "+
+				"reproduces Stream mode (a consumer group, order per partition), whose checks would not hold for a share group")
+		}
 		if _, ok := r.Properties["ProvisionedPollerConfig"]; ok {
 			m.Mode = KafkaProvisioned
 		}

@@ -101,6 +101,10 @@ func TestMappingFromTemplateErrors(t *testing.T) {
       "Stream`, `"EventSourceArn": {"Fn::ImportValue": "orders-arn"}, "X": {
      "Fn::GetAtt": [
       "Stream`, 1), "sluice-orders", []string{"EventSourceArn:", "imported from another stack (Fn::ImportValue)", "X: sluice run does not know this property"}},
+		{"kafka share group", `{"Resources": {"M": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {"FunctionName": "f",
+			"Topics": ["jobs"], "SelfManagedEventSource": {"Endpoints": {"KafkaBootstrapServers": ["b:9092"]}},
+			"SelfManagedKafkaEventSourceConfig": {"ConsumerGroupId": {"Ref": "G"}, "ConsumptionMode": "Queue"}}}}}`, "M",
+			[]string{"ConsumptionMode: Queue (a Kafka share group) is not emulated"}},
 		{"unknown property", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": 4, "KmsKeyArn": "arn:aws:kms:x",`, 1), "sluice-orders",
 			[]string{"KmsKeyArn: sluice run does not know this property"}},
 	}
