@@ -190,7 +190,9 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 			return "", "", nil, err
 		}
 		if retention > 0 && r.From.Time.Before(now.Add(-retention)) {
-			left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) { return probe.Read(ctx, sh, "", 1) })
+			left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) {
+				return probe.Read(ctx, sh, "", 1)
+			})
 			return "", "", nil, trimmedSince(what, r.From.Time, now, retention, left)
 		}
 	}
@@ -226,7 +228,7 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 }
 
 func (k *kinesisStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
-func (k *kinesisStream) close()                           {}
+func (k *kinesisStream) close()                             {}
 
 type dynamoDBStream struct {
 	cfg aws.Config
@@ -245,7 +247,9 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 		return "", "", nil, err
 	}
 	if !r.From.Time.IsZero() && r.From.Time.Before(now.Add(-DynamoDBRetention)) {
-		left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) { return probe.Read(ctx, sh, "", 1) })
+		left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) {
+			return probe.Read(ctx, sh, "", 1)
+		})
 		return "", "", nil, trimmedSince(what, r.From.Time, now, DynamoDBRetention, left)
 	}
 	position := "TRIM_HORIZON"
@@ -280,7 +284,7 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 }
 
 func (d *dynamoDBStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
-func (d *dynamoDBStream) close()                           {}
+func (d *dynamoDBStream) close()                             {}
 
 // envelopeEvent builds the event with redrive.Event, which checks it with
 // the runner's parser.

@@ -29,8 +29,8 @@ type dynamoDBStreamsAPI interface {
 // LocalStack) and delivers its records in the shape Lambda does. It is safe
 // for concurrent use.
 type DynamoDBStreamSource struct {
-	api      dynamoDBStreamsAPI
-	region   string
+	api       dynamoDBStreamsAPI
+	region    string
 	arn       string
 	position  string
 	sequences map[string]string // shard -> AT_SEQUENCE_NUMBER start
