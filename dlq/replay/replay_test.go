@@ -208,7 +208,7 @@ func (f *fakeStream) open(_ context.Context, r Range, cp map[string]string, _ ti
 	return localtest.SourceKinesis, "arn:aws:kinesis:us-east-1:1:stream/s", lanes, nil
 }
 func (f *fakeStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
-func (f *fakeStream) close()                           {}
+func (f *fakeStream) close()                             {}
 
 // fakeInvoker answers each event: records whose sequence number is in
 // fail are reported in a partial batch response.
