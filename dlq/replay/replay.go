@@ -319,7 +319,10 @@ func (r *run) event(ctx context.Context, group []*lane) error {
 	var partLanes []*lane
 	bytes := 0
 	room := r.opts.BatchSize
-	for _, l := range group {
+	// Kafka partitions take turns at the head of the event, so a busy one
+	// does not starve the others (the event lists them in order anyway).
+	for i := range group {
+		l := group[(i+r.sum.Events)%len(group)]
 		if l.stopped || room == 0 {
 			continue
 		}
