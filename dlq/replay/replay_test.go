@@ -205,7 +205,18 @@ func (f *fakeStream) open(_ context.Context, r Range, cp map[string]string, _ ti
 			return out, next == len(recs), nil
 		}})
 	}
+	if f.kafka {
+		return localtest.SourceKafka, "t", lanes, nil
+	}
 	return localtest.SourceKinesis, "arn:aws:kinesis:us-east-1:1:stream/s", lanes, nil
+}
+
+func kafkaRec(partition, offset int64) rec {
+	id := fmt.Sprintf("t-%d@%d", partition, offset)
+	p, o := partition, offset
+	ev := fmt.Sprintf(`{"topic":"t","partition":%d,"offset":%d,"timestamp":1,"timestampType":"CREATE_TIME","value":"e30=","headers":[]}`, p, o)
+	return rec{id: id, pos: fmt.Sprint(o), env: &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceKafka, Topic: "t", Partition: &p, Offset: &o,
+		RecordID: id, Record: json.RawMessage(ev)}}
 }
 func (f *fakeStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
 func (f *fakeStream) close()                             {}
@@ -225,9 +236,14 @@ func (f *fakeInvoker) Invoke(_ context.Context, inv localtest.Invocation) (local
 	f.events = append(f.events, ev.Items())
 	var failures []string
 	for _, id := range ev.Items() {
-		if f.fail[id] {
-			failures = append(failures, fmt.Sprintf(`{"itemIdentifier":%q}`, id))
+		if !f.fail[id] {
+			continue
 		}
+		if part, off, ok := strings.Cut(id, "@"); ok { // Kafka: {partition, offset}
+			failures = append(failures, fmt.Sprintf(`{"itemIdentifier":{"partition":%q,"offset":%s}}`, part, off))
+			continue
+		}
+		failures = append(failures, fmt.Sprintf(`{"itemIdentifier":%q}`, id))
 	}
 	return localtest.Response{Payload: []byte(`{"batchItemFailures":[` + strings.Join(failures, ",") + `]}`)}, nil
 }
@@ -323,5 +339,28 @@ func TestKafkaPayloadAddsBootstrapServers(t *testing.T) {
 	want := `{"eventSource":"aws:kafka","eventSourceArn":"arn:aws:kafka:us-east-1:1:cluster/c/1","bootstrapServers":"b:9092","records":{"t-0":[` + record + `]}}`
 	if string(b) != want {
 		t.Fatalf("payload\n%s\nwant\n%s", b, want)
+	}
+}
+
+// Kafka partitions share an event and take turns at its head; a failed
+// record stops its partition only.
+func TestRunKafkaPartitionsShareEvents(t *testing.T) {
+	f := &fakeStream{kafka: true, shards: map[string][]rec{}, order: []string{"t-0", "t-1"}}
+	for o := range int64(4) {
+		f.shards["t-0"] = append(f.shards["t-0"], kafkaRec(0, o))
+	}
+	f.shards["t-1"] = []rec{kafkaRec(1, 0), kafkaRec(1, 1)}
+	inv := &fakeInvoker{fail: map[string]bool{"t-1@1": true}}
+	sum, err := Run(context.Background(), f, Range{}, Options{Invoker: inv, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Event 1: t-0 first (2 records); event 2: t-1 first (t-1@0, t-1@1,
+	// which fails); then t-0 alone.
+	if got := fmt.Sprint(inv.events); got != "[[t-0@0 t-0@1] [t-1@0 t-1@1] [t-0@2 t-0@3]]" {
+		t.Fatalf("events %s", got)
+	}
+	if len(sum.Failures) != 1 || sum.Failures[0].Record != "t-1@1" || sum.Positions["t-1"] != "0" || sum.Positions["t-0"] != "3" {
+		t.Fatalf("summary %+v", sum)
 	}
 }
