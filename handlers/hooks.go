@@ -121,12 +121,16 @@ func splitRecords(payload []byte, kafka bool) []json.RawMessage {
 // dead-letter layer around both (WithDeadLetters).
 type pipeline[R any] struct {
 	batch.Handler[R]
-	hooks []batchHook[R]
-	dl    *dlLayer[R]
+	hooks  []batchHook[R]
+	dl     *dlLayer[R]
+	shadow bool // EnvShadow: the records run in a shadow replay
 }
 
 // begin runs the before hooks and sets cfg.After to run the after hooks.
 func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, b *hookBatch[R]) (context.Context, engine.Config) {
+	if p.shadow {
+		ctx = context.WithValue(ctx, shadowKey{}, true)
+	}
 	if len(p.hooks) == 0 {
 		return ctx, cfg
 	}

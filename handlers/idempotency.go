@@ -193,6 +193,9 @@ func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[
 	if name, _ := c.lookupEnv(EnvFunctionName); name != "" {
 		l.prefix = name + "#"
 	}
+	if shadow, _ := shadowOn(c); shadow {
+		l.prefix = ShadowKeyPrefix + l.prefix // a shadow replay's keys: a namespace of their own
+	}
 	return l, nil
 }
 

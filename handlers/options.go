@@ -361,7 +361,11 @@ func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(
 	if err != nil {
 		return pipeline[R]{}, err
 	}
-	p := pipeline[R]{Handler: retry(batch.HandlerFunc[R](fn))}
+	shadow, err := shadowOn(c)
+	if err != nil {
+		return pipeline[R]{}, err
+	}
+	p := pipeline[R]{Handler: retry(batch.HandlerFunc[R](fn)), shadow: shadow}
 	if c.idemStore != nil {
 		idem, err := idempotent(c, defaultKey, p.Handler)
 		if err != nil {

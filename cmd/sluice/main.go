@@ -45,6 +45,14 @@
 // prints the AWS_ENDPOINT_URL_* and dummy credential exports that point the
 // other commands (and a function under sluice run) at them.
 //
+//	sluice replay (--kinesis-stream NAME | --dynamodb-stream ARN | --kafka-topic TOPIC --kafka-brokers HOSTS) \
+//	    --from POSITION [--to POSITION] --handler ./bootstrap [--shadow] [--checkpoint FILE] [--dry-run]
+//
+// replay reads a range of a stream's retained history (from a time, a
+// sequence number or an offset), sends it in Lambda's event shape, batched
+// as the mapping batches it, and records its progress in a checkpoint of
+// its own; --shadow runs the function as a shadow consumer.
+//
 // The handler is a compiled Lambda bootstrap (run behind a Lambda Runtime API
 // that sluice hosts; a timeout kills and restarts it, as Lambda does) or an
 // http(s):// Lambda Invoke API endpoint (SAM start-lambda, LocalStack, the
@@ -74,6 +82,9 @@ Usage:
       replay dead-lettered records; remove each envelope once it succeeded
   sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL)
       read back the records Lambda's on-failure records name, as envelopes
+  sluice replay (--kinesis-stream NAME | --dynamodb-stream ARN | --kafka-topic T --kafka-brokers H)
+               --from POSITION [--to POSITION] --handler TARGET [--shadow] [--checkpoint FILE]
+      replay a range of a stream's history (not retry: production or shadow)
   sluice tables create [--idempotency NAME] [--attempts NAME]
       create the DynamoDB idempotency and dead-letter attempts tables
       (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION); running it again succeeds
@@ -90,7 +101,8 @@ Run "sluice COMMAND -h" for the flags.
 // finished and every invariant held, 1 when an invariant was violated or the
 // run failed; for invoke, 0 when the function answered without a function
 // error, 1 otherwise; for redrive and fetch-failed, 0 when nothing is left,
-// 1 otherwise; 2 for a usage error.
+// 1 otherwise; for replay, 0 when the range was replayed, 1 otherwise; 2
+// for a usage error.
 func cli(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -105,6 +117,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return redriveCommand(args[1:], stdout, stderr)
 	case "fetch-failed":
 		return fetchFailedCommand(args[1:], stdout, stderr)
+	case "replay":
+		return replayCommand(args[1:], stdout, stderr)
 	case "tables":
 		return tablesCommand(args[1:], stdout, stderr)
 	case "local":

@@ -39,6 +39,9 @@ type Effect struct {
 	Request    string `json:"request,omitempty"`
 	PID        int    `json:"pid"`
 	Invocation int64  `json:"invocation"`
+	// Shadow marks an effect made in a shadow replay (handlers.Shadow):
+	// the shadow sink, not production's.
+	Shadow bool `json:"shadow,omitempty"`
 }
 
 // ddbItem is the DynamoDB item shape: the command travels in "payload".
@@ -176,7 +179,7 @@ func keyOf(r handlers.DynamoDBRecord[ddbItem]) string {
 // the record's identity in its source; a payload without an id is named by
 // it in messages and transient counts.
 func (f *function) run(ctx context.Context, c Command, record, key string) error {
-	e := Effect{Record: record, ID: c.ID, Key: key, PID: os.Getpid(), Invocation: f.invocations.Load()}
+	e := Effect{Record: record, ID: c.ID, Key: key, PID: os.Getpid(), Invocation: f.invocations.Load(), Shadow: handlers.Shadow(ctx)}
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
 		e.Request = lc.AwsRequestID
 	}

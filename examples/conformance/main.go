@@ -19,7 +19,11 @@
 //	                     request the invocation's request id, pid the
 //	                     process id, invocation the number of invocations
 //	                     this process has served (counted in memory: 1 in a
-//	                     new process)
+//	                     new process), and "shadow":true for an effect made
+//	                     in a shadow replay (handlers.Shadow: the shadow sink)
+//	SLUICE_SHADOW        1: the function runs a shadow replay (sluice replay
+//	                     --shadow sets it); its effects carry "shadow":true
+//	                     and its idempotency keys the prefix shadow#
 //	SLUICE_RETRY_BACKOFF if set (a Go duration such as 5ms), the base of the
 //	                     in-process retry back-off instead of 50ms, so tests
 //	                     with many transient failures run fast

@@ -29,32 +29,61 @@ type dynamoDBStreamsAPI interface {
 // LocalStack) and delivers its records in the shape Lambda does. It is safe
 // for concurrent use.
 type DynamoDBStreamSource struct {
-	api      dynamoDBStreamsAPI
-	region   string
-	arn      string
-	position string
-	cursors  shardCursors
+	api       dynamoDBStreamsAPI
+	region    string
+	arn       string
+	position  string
+	sequences map[string]string // shard -> AT_SEQUENCE_NUMBER start
+	cursors   shardCursors
+}
+
+// ErrTrimmed is wrapped by the error of a read that asks for records past
+// the stream's retention (DynamoDB Streams' TrimmedDataAccessException).
+var ErrTrimmed = errors.New("the records are past the stream's retention")
+
+// DynamoDBStreamOption configures DynamoDBStream.
+type DynamoDBStreamOption func(*DynamoDBStreamSource)
+
+// DynamoDBStartingSequenceNumbers sets, per shard id, the sequence number
+// an AT_SEQUENCE_NUMBER starting position starts at (the record itself
+// included). A Read of a shard it does not name fails.
+func DynamoDBStartingSequenceNumbers(seqs map[string]string) DynamoDBStreamOption {
+	return func(s *DynamoDBStreamSource) { s.sequences = seqs }
 }
 
 var _ localtest.StreamSource = (*DynamoDBStreamSource)(nil)
 
 // DynamoDBStream returns a StreamSource for the DynamoDB stream streamARN
 // (a table's LatestStreamArn) at the endpoint and region of cfg.
-// startingPosition is TRIM_HORIZON or LATEST; another value fails the first
-// Read.
+// startingPosition is TRIM_HORIZON, LATEST or AT_SEQUENCE_NUMBER (with
+// DynamoDBStartingSequenceNumbers); another value fails the first Read. A
+// read of trimmed records fails with an error wrapping ErrTrimmed.
 //
 // Records carry eventSourceARN = streamARN and the awsRegion the server puts
 // in the record (DynamoDB Local says "ddblocal", also in its ARNs), or cfg's
 // region when it puts none. StreamRecord.PartitionKey is the record's Keys
 // as canonical JSON (attribute names sorted), e.g. {"pk":{"S":"a"}}, so equal
 // keys give equal strings. Iterators are reused as KinesisStream does.
-func DynamoDBStream(cfg aws.Config, streamARN, startingPosition string) *DynamoDBStreamSource {
-	return &DynamoDBStreamSource{
+func DynamoDBStream(cfg aws.Config, streamARN, startingPosition string, opts ...DynamoDBStreamOption) *DynamoDBStreamSource {
+	s := &DynamoDBStreamSource{
 		api:      dynamodbstreams.NewFromConfig(cfg),
 		region:   cfg.Region,
 		arn:      streamARN,
 		position: startingPosition,
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// trimmed wraps ErrTrimmed around a TrimmedDataAccessException, or is nil.
+func (s *DynamoDBStreamSource) trimmed(what string, err error) error {
+	var t *streamtypes.TrimmedDataAccessException
+	if errors.As(err, &t) {
+		return fmt.Errorf("%s: %w (%s)", what, ErrTrimmed, aws.ToString(t.Message))
+	}
+	return nil
 }
 
 // Shards lists the stream's shards, parents before their children and
@@ -130,8 +159,12 @@ func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, ma
 			if errors.As(err, &expired) {
 				return shardPage{expired: true}, nil
 			}
+			what := fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard)
+			if terr := s.trimmed(what, err); terr != nil {
+				return shardPage{}, terr
+			}
 			if err != nil {
-				return shardPage{}, remote.Err(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetRecords", s.arn, shard), err)
+				return shardPage{}, remote.Err(ctx, what, err)
 			}
 			// An open shard may answer empty pages before its records, and
 			// DynamoDB Streams has no MillisBehindLatest: never at the tip.
@@ -157,12 +190,23 @@ func (s *DynamoDBStreamSource) iterator(ctx context.Context, shard, after string
 		in.ShardIteratorType = streamtypes.ShardIteratorTypeTrimHorizon
 	case s.position == "LATEST":
 		in.ShardIteratorType = streamtypes.ShardIteratorTypeLatest
+	case s.position == "AT_SEQUENCE_NUMBER":
+		seq := s.sequences[shard]
+		if seq == "" {
+			return "", fmt.Errorf("localtest: DynamoDB stream %s: starting position AT_SEQUENCE_NUMBER names no sequence number for shard %s; pass DynamoDBStartingSequenceNumbers", s.arn, shard)
+		}
+		in.ShardIteratorType = streamtypes.ShardIteratorTypeAtSequenceNumber
+		in.SequenceNumber = &seq
 	default:
-		return "", fmt.Errorf("localtest: DynamoDB stream %s: starting position %q is not TRIM_HORIZON or LATEST", s.arn, s.position)
+		return "", fmt.Errorf("localtest: DynamoDB stream %s: starting position %q is not TRIM_HORIZON, LATEST or AT_SEQUENCE_NUMBER", s.arn, s.position)
 	}
 	out, err := s.api.GetShardIterator(ctx, in)
+	what := fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetShardIterator %s", s.arn, shard, in.ShardIteratorType)
+	if terr := s.trimmed(what, err); terr != nil {
+		return "", terr
+	}
 	if err != nil {
-		return "", remote.Err(ctx, fmt.Sprintf("localtest: DynamoDB stream %s shard %s: GetShardIterator %s", s.arn, shard, in.ShardIteratorType), err)
+		return "", remote.Err(ctx, what, err)
 	}
 	return aws.ToString(out.ShardIterator), nil
 }

@@ -352,13 +352,54 @@ const kafkaMaxWait = 5 * time.Second
 
 // endOffset returns the partition's high watermark (ListOffsets, latest).
 func (k *KafkaClusterSource) endOffset(ctx context.Context, topic string, partition int32) (int64, error) {
+	return k.listOffset(ctx, topic, partition, -1)
+}
+
+// OffsetRange returns the offset of the first record partition
+// ("<topic>-<n>") still holds (its log start offset) and its end offset
+// (one past its last record): ListOffsets earliest and latest.
+func (k *KafkaClusterSource) OffsetRange(ctx context.Context, partition string) (start, end int64, err error) {
+	topic, p, err := sevents.ParseKafkaPartitionKey(partition)
+	if err != nil {
+		return 0, 0, fmt.Errorf("localtest: Kafka OffsetRange: %w", err)
+	}
+	if start, err = k.listOffset(ctx, topic, int32(p), -2); err != nil {
+		return 0, 0, err
+	}
+	if end, err = k.listOffset(ctx, topic, int32(p), -1); err != nil {
+		return 0, 0, err
+	}
+	return start, end, nil
+}
+
+// OffsetAt returns the offset of partition's first record whose timestamp
+// is at or after t (ListOffsets by timestamp), or its end offset when
+// there is none.
+func (k *KafkaClusterSource) OffsetAt(ctx context.Context, partition string, t time.Time) (int64, error) {
+	topic, p, err := sevents.ParseKafkaPartitionKey(partition)
+	if err != nil {
+		return 0, fmt.Errorf("localtest: Kafka OffsetAt: %w", err)
+	}
+	off, err := k.listOffset(ctx, topic, int32(p), t.UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	if off < 0 { // no record at or after t
+		return k.listOffset(ctx, topic, int32(p), -1)
+	}
+	return off, nil
+}
+
+// listOffset asks ListOffsets for the partition's offset at ts: a time in
+// Unix milliseconds, -1 latest, -2 earliest.
+func (k *KafkaClusterSource) listOffset(ctx context.Context, topic string, partition int32, ts int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
 	rp.Partition = partition
-	rp.Timestamp = -1 // latest
+	rp.Timestamp = ts
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	what := fmt.Sprintf("localtest: Kafka ListOffsets %s", sevents.KafkaPartitionKey(topic, int64(partition)))

@@ -36,9 +36,11 @@ type KinesisStreamSource struct {
 	name      string
 	position  string
 	timestamp time.Time
+	sequences map[string]string // shard -> AT_SEQUENCE_NUMBER start
 
-	arnMu sync.Mutex
-	arn   string
+	arnMu     sync.Mutex
+	arn       string
+	retention time.Duration
 
 	cursors shardCursors
 }
@@ -54,10 +56,18 @@ func KinesisStartingTimestamp(t time.Time) KinesisStreamOption {
 	return func(s *KinesisStreamSource) { s.timestamp = t }
 }
 
+// KinesisStartingSequenceNumbers sets, per shard id, the sequence number an
+// AT_SEQUENCE_NUMBER starting position starts at (the record itself
+// included). A Read of a shard it does not name fails.
+func KinesisStartingSequenceNumbers(seqs map[string]string) KinesisStreamOption {
+	return func(s *KinesisStreamSource) { s.sequences = seqs }
+}
+
 // KinesisStream returns a StreamSource for the Kinesis data stream
 // streamName at the endpoint and region of cfg. startingPosition is where a
-// Read with after == "" begins: TRIM_HORIZON, LATEST or AT_TIMESTAMP (with
-// KinesisStartingTimestamp). An unknown position fails the first Read.
+// Read with after == "" begins: TRIM_HORIZON, LATEST, AT_TIMESTAMP (with
+// KinesisStartingTimestamp) or AT_SEQUENCE_NUMBER (with
+// KinesisStartingSequenceNumbers). An unknown position fails the first Read.
 //
 // The stream is addressed by name, never by ARN, because kinesalite refuses
 // StreamARN. Records carry the stream ARN from DescribeStreamSummary, the
@@ -155,8 +165,15 @@ func (s *KinesisStreamSource) iterator(ctx context.Context, shard, after string)
 		}
 		in.ShardIteratorType = kintypes.ShardIteratorTypeAtTimestamp
 		in.Timestamp = &s.timestamp
+	case s.position == "AT_SEQUENCE_NUMBER":
+		seq := s.sequences[shard]
+		if seq == "" {
+			return "", fmt.Errorf("localtest: Kinesis stream %q: starting position AT_SEQUENCE_NUMBER names no sequence number for shard %s; pass KinesisStartingSequenceNumbers", s.name, shard)
+		}
+		in.ShardIteratorType = kintypes.ShardIteratorTypeAtSequenceNumber
+		in.StartingSequenceNumber = &seq
 	default:
-		return "", fmt.Errorf("localtest: Kinesis stream %q: starting position %q is not TRIM_HORIZON, LATEST or AT_TIMESTAMP", s.name, s.position)
+		return "", fmt.Errorf("localtest: Kinesis stream %q: starting position %q is not TRIM_HORIZON, LATEST, AT_TIMESTAMP or AT_SEQUENCE_NUMBER", s.name, s.position)
 	}
 	out, err := s.api.GetShardIterator(ctx, in)
 	if err != nil {
@@ -176,7 +193,22 @@ func (s *KinesisStreamSource) streamARN(ctx context.Context) (string, error) {
 		return "", remote.Err(ctx, fmt.Sprintf("localtest: Kinesis stream %q: DescribeStreamSummary", s.name), err)
 	}
 	s.arn = aws.ToString(out.StreamDescriptionSummary.StreamARN)
+	s.retention = time.Duration(aws.ToInt32(out.StreamDescriptionSummary.RetentionPeriodHours)) * time.Hour
 	return s.arn, nil
+}
+
+// StreamARN returns the stream's ARN (DescribeStreamSummary, once).
+func (s *KinesisStreamSource) StreamARN(ctx context.Context) (string, error) { return s.streamARN(ctx) }
+
+// Retention returns the stream's retention period (RetentionPeriodHours of
+// DescribeStreamSummary): records older than that are trimmed.
+func (s *KinesisStreamSource) Retention(ctx context.Context) (time.Duration, error) {
+	if _, err := s.streamARN(ctx); err != nil {
+		return 0, err
+	}
+	s.arnMu.Lock()
+	defer s.arnMu.Unlock()
+	return s.retention, nil
 }
 
 // kinesisRecord converts a GetRecords record to the Lambda event record.
