@@ -695,7 +695,11 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown}
+		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
+		killed: map[string]bool{}, killRepeatsOK: r.opts.AllowKillRepeats}
+	for _, k := range r.report.Kills {
+		in.killed[k.RequestID] = true
+	}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()
 		if in.err == nil {

@@ -33,6 +33,27 @@ type effectsInput struct {
 	// instead (the function's dead letters could not be read): such a
 	// record without an effect is not known to be lost.
 	unknown string
+	// killed names, by request id, the invocations the runner killed (an
+	// injected crash or timeout); killRepeatsOK accepts an effect repeated
+	// because a killed invocation ran it (see Options.AllowKillRepeats).
+	killed        map[string]bool
+	killRepeatsOK bool
+}
+
+// killRepeats is how many of a record's repeated effects a kill explains:
+// its effects (in the order they happened, by the request id of the
+// invocation that made each) other than the last that a killed invocation
+// made. A process killed after a record's effect and before its completion
+// was stored leaves the record to run again: the window an idempotency
+// store cannot close, since the effect is outside it.
+func killRepeats(requests []string, killed map[string]bool) int {
+	n := 0
+	for _, r := range requests[:max(len(requests)-1, 0)] {
+		if r != "" && killed[r] {
+			n++
+		}
+	}
+	return n
 }
 
 // checkInvariants checks, from the records in source order, each record's
@@ -79,7 +100,7 @@ func checkInvariants(in effectsInput) []InvariantResult {
 		}
 		return out
 	}
-	group, first, count, why := matchEffects(in, processed)
+	group, first, count, requests, why := matchEffects(in, processed)
 	if why != "" {
 		out := []InvariantResult{loss.notEvaluated(why)}
 		if !in.unordered {
@@ -117,15 +138,32 @@ func checkInvariants(in effectsInput) []InvariantResult {
 				members[group[i]] = append(members[group[i]], rec.name())
 			}
 		}
+		allowed := 0
 		for i, rec := range in.records {
-			switch {
-			case count[i] <= 1:
-			case len(members[i]) > 0:
-				v, _ := payloadField(rec.payload, in.field)
-				once.violate("%s %q (records %s) took effect %d times", in.field, v, strings.Join(members[i], ", "), count[i])
-			default:
-				once.violate("record %s took effect %d times", rec.name(), count[i])
+			if count[i] <= 1 {
+				continue
 			}
+			what := fmt.Sprintf("record %s", rec.name())
+			if len(members[i]) > 0 {
+				v, _ := payloadField(rec.payload, in.field)
+				what = fmt.Sprintf("%s %q (records %s)", in.field, v, strings.Join(members[i], ", "))
+			}
+			cut := killRepeats(requests[i], in.killed)
+			switch {
+			case cut >= count[i]-1 && in.killRepeatsOK:
+				allowed += count[i] - 1
+			case cut >= count[i]-1:
+				once.violate("%s took effect %d times: its run in an invocation the runner killed made the effect and died before "+
+					"its completion was stored, so the record ran again. No idempotency store closes that window (the effect is "+
+					"outside it): make the effect itself idempotent (pass the record's idempotency key to the service it goes to), "+
+					"then accept such repeats with --allow-kill-repeats (Options.AllowKillRepeats)", what, count[i])
+			default:
+				once.violate("%s took effect %d times", what, count[i])
+			}
+		}
+		if allowed > 0 && once.Status == StatusHeld {
+			once.Reason = fmt.Sprintf("%d effects repeated because the invocation that first made them was killed before their completion "+
+				"was stored, allowed by --allow-kill-repeats (Options.AllowKillRepeats)", allowed)
 		}
 		out = append(out, once)
 	}
@@ -172,9 +210,9 @@ func checkInvariants(in effectsInput) []InvariantResult {
 // them. Their representative is the first of them, in source order, that
 // ended processed (else the first of them): the one whose delivery the
 // effect came from when the duplicates keep their order.
-func matchEffects(in effectsInput, processed int) (group, first, count []int, why string) {
+func matchEffects(in effectsInput, processed int) (group, first, count []int, requests [][]string, why string) {
 	if in.err != nil {
-		return nil, nil, nil, "the effects could not be read: " + in.err.Error()
+		return nil, nil, nil, nil, "the effects could not be read: " + in.err.Error()
 	}
 	group = make([]int, len(in.records))
 	for i := range group {
@@ -186,9 +224,9 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, wh
 			for i := range none {
 				none[i] = -1
 			}
-			return group, none, make([]int, len(in.records)), ""
+			return group, none, make([]int, len(in.records)), make([][]string, len(in.records)), ""
 		}
-		return nil, nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
+		return nil, nil, nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
 			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
 	}
 	index := make(map[string]int, len(in.records))
@@ -215,7 +253,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, wh
 			}
 		}
 		if len(missing) > 0 {
-			return nil, nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
+			return nil, nil, nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
 				len(missing), in.field, list(missing))
 		}
 		for i, rec := range in.records {
@@ -224,7 +262,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, wh
 			}
 		}
 	}
-	first, count = make([]int, len(in.records)), make([]int, len(in.records))
+	first, count, requests = make([]int, len(in.records)), make([]int, len(in.records)), make([][]string, len(in.records))
 	for i := range first {
 		first[i] = -1
 	}
@@ -243,15 +281,16 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, wh
 			first[i] = pos
 		}
 		count[i]++
+		requests[i] = append(requests[i], e.Request)
 	}
 	if len(stray) > 0 {
 		how := `"record" (the record's id in its source)`
 		if in.field != "" {
 			how = fmt.Sprintf("the payload field %q", in.field)
 		}
-		return nil, nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
+		return nil, nil, nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
 	}
-	return group, first, count, ""
+	return group, first, count, requests, ""
 }
 
 func (e Effect) describe(field string) string {

@@ -198,10 +198,29 @@ func TestCheckEffectOnce(t *testing.T) {
 		effects []Effect
 		err     error
 		field   string
+		killed  map[string]bool
+		allow   bool
 		want    string
 		mention string
 	}{
 		{name: "each once", have: true, effects: []Effect{{Record: "s1"}, {Record: "s2"}}, want: StatusHeld},
+		// Invocation r1 was killed after s1's effect, before its completion
+		// was stored; r2 ran s1 again.
+		{name: "a repeat after a kill is named as such", have: true, killed: map[string]bool{"r1": true},
+			effects: []Effect{{Record: "s1", Request: "r1"}, {Record: "s1", Request: "r2"}, {Record: "s2", Request: "r2"}},
+			want:    StatusViolated, mention: "its run in an invocation the runner killed made the effect and died before its completion was stored"},
+		{name: "a repeat after a kill, allowed", have: true, killed: map[string]bool{"r1": true}, allow: true,
+			effects: []Effect{{Record: "s1", Request: "r1"}, {Record: "s1", Request: "r2"}, {Record: "s2", Request: "r2"}},
+			want:    StatusHeld, mention: "1 effects repeated because the invocation that first made them was killed"},
+		{name: "the killed run is the last one: not what a kill explains", have: true, killed: map[string]bool{"r2": true}, allow: true,
+			effects: []Effect{{Record: "s1", Request: "r1"}, {Record: "s2", Request: "r1"}, {Record: "s1", Request: "r2"}},
+			want:    StatusViolated, mention: "record line 1 took effect 2 times"},
+		{name: "a repeat without a kill is not allowed", have: true, killed: map[string]bool{"r9": true}, allow: true,
+			effects: []Effect{{Record: "s1", Request: "r1"}, {Record: "s1", Request: "r2"}, {Record: "s2", Request: "r2"}},
+			want:    StatusViolated, mention: "record line 1 took effect 2 times"},
+		{name: "three runs, one killed: one repeat unexplained", have: true, killed: map[string]bool{"r1": true}, allow: true,
+			effects: []Effect{{Record: "s1", Request: "r1"}, {Record: "s1", Request: "r2"}, {Record: "s1", Request: "r3"}, {Record: "s2", Request: "r3"}},
+			want:    StatusViolated, mention: "record line 1 took effect 3 times"},
 		{name: "a record twice", have: true, effects: []Effect{{Record: "s1"}, {Record: "s2"}, {Record: "s1"}},
 			want: StatusViolated, mention: "record line 1 took effect 2 times"},
 		{name: "effects unreadable", have: true, err: errors.New("bad line"), want: StatusNotEvaluated, mention: "could not be read"},
@@ -218,7 +237,8 @@ func TestCheckEffectOnce(t *testing.T) {
 				rs = []inputRef{{id: "s1", key: "a", line: 1, payload: []byte(`{"paymentId":"pay-005"}`)},
 					{id: "s2", key: "a", line: 2, payload: []byte(`{"paymentId":"pay-005"}`)}}
 			}
-			res := checkInvariants(effectsInput{records: rs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true, field: tt.field})
+			res := checkInvariants(effectsInput{records: rs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true, field: tt.field,
+				killed: tt.killed, killRepeatsOK: tt.allow})
 			var once *InvariantResult
 			for i := range res {
 				if res[i].Name == InvariantOnce {

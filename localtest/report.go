@@ -195,7 +195,8 @@ type InvariantResult struct {
 	Name string `json:"name"`
 	// Status is StatusHeld, StatusViolated or StatusNotEvaluated.
 	Status string `json:"status"`
-	// Reason says why the check could not be evaluated.
+	// Reason says why the check could not be evaluated; on a check that
+	// held, what it allowed (effect-once with AllowKillRepeats).
 	Reason     string   `json:"reason,omitempty"`
 	Violations []string `json:"violations,omitempty"`
 }

@@ -45,6 +45,15 @@ type Options struct {
 	// more than once. Lambda delivers at least once, so it holds only for a
 	// function that makes its effects idempotent (package idempotency).
 	ExactlyOnce bool
+	// AllowKillRepeats lets effect-once hold when a record's extra effects
+	// each came from an invocation the runner killed (an injected crash or
+	// timeout) after the effect: the process died before the record's
+	// completion was stored, so the record ran again. No idempotency store
+	// closes that window, since the effect is outside it; allow it when the
+	// effect's own destination drops repeats (the record's idempotency key
+	// passed to it). The check then says how many it allowed. Any other
+	// repeat still violates it.
+	AllowKillRepeats bool
 	// Allow lists fates (Fates) that every record may end with besides its
 	// expectation (InputRecord.Expect, by default processed): a run where
 	// poison records are meant to end on-failure allows FateOnFailure. A

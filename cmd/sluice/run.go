@@ -56,6 +56,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		`one {"record": <record id>, ...} line per processed record`)
 	effectsKey := fs.String("effects-key", "", `match effects to records by this top-level payload field (each effects line carries the same field) `+
 		`instead of by "record", the record's id in its source`)
+	allowKillRepeats := fs.Bool("allow-kill-repeats", false, "with --exactly-once and crash or timeout faults: accept a record's repeated "+
+		"effect when the invocation that first made it was killed before the record's completion was stored (the window no idempotency "+
+		"store closes); for a function whose effect's destination drops repeats by the record's idempotency key")
 	exactlyOnce := fs.Bool("exactly-once", false, "also check that no record took effect twice (idempotency); "+
 		"on by itself when the function's environment sets SLUICE_IDEMPOTENCY_TABLE; needs --effects")
 	timeout := fs.Duration("timeout", 3*time.Second, "the function's timeout")
@@ -244,6 +247,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		opts.Effects = func() ([]localtest.Effect, error) { return localtest.ReadEffects(abs, *effectsKey) }
 		// A function with idempotency on promises each effect once: check it.
 		opts.ExactlyOnce = *exactlyOnce || envValue(fenv, "SLUICE_IDEMPOTENCY_TABLE") != ""
+		opts.AllowKillRepeats = *allowKillRepeats
 	}
 	if isAPI && (fl.CrashRate > 0 || fl.TimeoutRate > 0) {
 		return usage("--faults crash and timeout kill the function's process inside an invocation: they need a bootstrap --handler "+
@@ -511,10 +515,12 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine 
 		}
 	}
 	for _, inv := range rep.Invariants {
-		switch inv.Status {
-		case localtest.StatusHeld:
+		switch {
+		case inv.Status == localtest.StatusHeld && inv.Reason != "":
+			fmt.Fprintf(w, "  invariant %s: held (%s)\n", inv.Name, inv.Reason)
+		case inv.Status == localtest.StatusHeld:
 			fmt.Fprintf(w, "  invariant %s: held\n", inv.Name)
-		case localtest.StatusViolated:
+		case inv.Status == localtest.StatusViolated:
 			fmt.Fprintf(w, "  invariant %s: VIOLATED\n", inv.Name)
 		default:
 			fmt.Fprintf(w, "  invariant %s: NOT EVALUATED: %s\n", inv.Name, inv.Reason)
