@@ -698,7 +698,11 @@ func (r *runner) finish(ctx context.Context) error {
 		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
 		killed: map[string]bool{}, killRepeatsOK: r.opts.AllowKillRepeats}
 	for _, k := range r.report.Kills {
-		in.killed[k.RequestID] = true
+		// At the hand-over no record ran; before answering every record had
+		// completed: only a kill mid-batch can cut a record's run short.
+		if k.Point == KillMidBatch {
+			in.killed[k.RequestID] = true
+		}
 	}
 	if in.have {
 		in.effects, in.err = r.opts.Effects()

@@ -33,23 +33,58 @@ type effectsInput struct {
 	// instead (the function's dead letters could not be read): such a
 	// record without an effect is not known to be lost.
 	unknown string
-	// killed names, by request id, the invocations the runner killed (an
-	// injected crash or timeout); killRepeatsOK accepts an effect repeated
-	// because a killed invocation ran it (see Options.AllowKillRepeats).
+	// killed names, by request id, the invocations the runner killed in
+	// the middle of their batch (a mid-batch crash, or a timeout frozen
+	// mid-batch); killRepeatsOK accepts an effect repeated because such a
+	// kill cut its record's run short (see Options.AllowKillRepeats).
 	killed        map[string]bool
 	killRepeatsOK bool
 }
 
+// Effects a kill can have cut short, per killed invocation: a process
+// killed mid-batch after a record's effect and before its completion was
+// stored leaves the record to run again, the window no idempotency store
+// closes, since the effect is outside it. Only the records running at the
+// kill can be in it: on an ordered lane the last few effects of each
+// ordering key (the record running, and the one whose completion may still
+// be in flight beside it), on an unordered queue the last few of the
+// invocation (as many as the handler runs at once, by default 8).
+const (
+	killWindowPerKey    = 2
+	killWindowUnordered = 10
+)
+
+// killWindow returns the positions of the effects a kill can have cut
+// short: for each invocation in killed, its last killWindowPerKey effects
+// of each key (ordered), or its last killWindowUnordered effects.
+// key(pos) is the ordering key of the record effect pos belongs to.
+func killWindow(effects []Effect, killed map[string]bool, ordered bool, key func(pos int) string) map[int]bool {
+	in := map[int]bool{}
+	seen := map[string]int{} // invocation (and key) -> effects counted from the end
+	for pos := len(effects) - 1; pos >= 0; pos-- {
+		req := effects[pos].Request
+		if req == "" || !killed[req] {
+			continue
+		}
+		limit, lane := killWindowUnordered, req
+		if ordered {
+			limit, lane = killWindowPerKey, req+"\x00"+key(pos)
+		}
+		if seen[lane] < limit {
+			in[pos] = true
+		}
+		seen[lane]++
+	}
+	return in
+}
+
 // killRepeats is how many of a record's repeated effects a kill explains:
-// its effects (in the order they happened, by the request id of the
-// invocation that made each) other than the last that a killed invocation
-// made. A process killed after a record's effect and before its completion
-// was stored leaves the record to run again: the window an idempotency
-// store cannot close, since the effect is outside it.
-func killRepeats(requests []string, killed map[string]bool) int {
+// its effects (at, positions in the order they happened) other than the
+// last that lie in the kill window.
+func killRepeats(at []int, window map[int]bool) int {
 	n := 0
-	for _, r := range requests[:max(len(requests)-1, 0)] {
-		if r != "" && killed[r] {
+	for _, pos := range at[:max(len(at)-1, 0)] {
+		if window[pos] {
 			n++
 		}
 	}
@@ -100,7 +135,7 @@ func checkInvariants(in effectsInput) []InvariantResult {
 		}
 		return out
 	}
-	group, first, count, requests, why := matchEffects(in, processed)
+	group, first, count, at, why := matchEffects(in, processed)
 	if why != "" {
 		out := []InvariantResult{loss.notEvaluated(why)}
 		if !in.unordered {
@@ -138,6 +173,13 @@ func checkInvariants(in effectsInput) []InvariantResult {
 				members[group[i]] = append(members[group[i]], rec.name())
 			}
 		}
+		owner := make([]int, len(in.effects)) // effect position -> record index
+		for i := range in.records {
+			for _, pos := range at[i] {
+				owner[pos] = i
+			}
+		}
+		window := killWindow(in.effects, in.killed, !in.unordered, func(pos int) string { return in.records[owner[pos]].key })
 		allowed := 0
 		for i, rec := range in.records {
 			if count[i] <= 1 {
@@ -148,7 +190,7 @@ func checkInvariants(in effectsInput) []InvariantResult {
 				v, _ := payloadField(rec.payload, in.field)
 				what = fmt.Sprintf("%s %q (records %s)", in.field, v, strings.Join(members[i], ", "))
 			}
-			cut := killRepeats(requests[i], in.killed)
+			cut := killRepeats(at[i], window)
 			switch {
 			case cut >= count[i]-1 && in.killRepeatsOK:
 				allowed += count[i] - 1
@@ -210,7 +252,7 @@ func checkInvariants(in effectsInput) []InvariantResult {
 // them. Their representative is the first of them, in source order, that
 // ended processed (else the first of them): the one whose delivery the
 // effect came from when the duplicates keep their order.
-func matchEffects(in effectsInput, processed int) (group, first, count []int, requests [][]string, why string) {
+func matchEffects(in effectsInput, processed int) (group, first, count []int, at [][]int, why string) {
 	if in.err != nil {
 		return nil, nil, nil, nil, "the effects could not be read: " + in.err.Error()
 	}
@@ -224,7 +266,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, re
 			for i := range none {
 				none[i] = -1
 			}
-			return group, none, make([]int, len(in.records)), make([][]string, len(in.records)), ""
+			return group, none, make([]int, len(in.records)), make([][]int, len(in.records)), ""
 		}
 		return nil, nil, nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
 			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
@@ -262,7 +304,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, re
 			}
 		}
 	}
-	first, count, requests = make([]int, len(in.records)), make([]int, len(in.records)), make([][]string, len(in.records))
+	first, count, at = make([]int, len(in.records)), make([]int, len(in.records)), make([][]int, len(in.records))
 	for i := range first {
 		first[i] = -1
 	}
@@ -281,7 +323,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, re
 			first[i] = pos
 		}
 		count[i]++
-		requests[i] = append(requests[i], e.Request)
+		at[i] = append(at[i], pos)
 	}
 	if len(stray) > 0 {
 		how := `"record" (the record's id in its source)`
@@ -290,7 +332,7 @@ func matchEffects(in effectsInput, processed int) (group, first, count []int, re
 		}
 		return nil, nil, nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.effects), how, list(stray))
 	}
-	return group, first, count, requests, ""
+	return group, first, count, at, ""
 }
 
 func (e Effect) describe(field string) string {
