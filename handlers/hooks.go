@@ -44,11 +44,11 @@ type hookBatch[R any] struct {
 	kafka   bool
 	// When items are not one per record of the event (the user records of
 	// KPL aggregates): records is how many records the event holds, span
-	// maps item i to the index of its record in the event, and key names
-	// item i apart from its siblings (for the attempts store).
+	// maps item i to the index of its record in the event. (describe names
+	// a user record apart from its siblings: its eventId holds the
+	// sub-sequence number, and so its attempts key.)
 	records int
 	span    func(i int) int
-	key     func(i int) string
 
 	spansOnce sync.Once
 	spans     []json.RawMessage
@@ -76,15 +76,6 @@ func (b *hookBatch[R]) raw(i int) []byte {
 	// A copy: the spans may share the payload, which the Lambda runtime
 	// reuses for the next event.
 	return append([]byte(nil), b.spans[i]...)
-}
-
-// recordKey names item i for the attempts store: its identifier, and for a
-// KPL user record its sub-sequence number too.
-func (b *hookBatch[R]) recordKey(i int) string {
-	if b.key != nil {
-		return b.key(i)
-	}
-	return b.items[i].ID
 }
 
 // splitRecords returns the spans of an event's records (encoding/json

@@ -185,12 +185,6 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if ev.users != nil {
 		hb.records = len(ev.parents)
 		hb.span = func(i int) int { return int(ev.users[i].parent) }
-		hb.key = func(i int) string {
-			if u := ev.users[i]; u.agg {
-				return kpl.SubSequenceKey(items[i].ID, int(u.sub))
-			}
-			return items[i].ID
-		}
 	}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), hb)
 	// As in SQSHandler.Invoke: a value per worker, the record put together

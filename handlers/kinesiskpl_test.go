@@ -319,13 +319,11 @@ func TestKinesisKPLIdempotencySkipsSiblings(t *testing.T) {
 // failed Kinesis record.
 func TestKinesisKPLKeyConcurrency(t *testing.T) {
 	b := &sevents.KinesisBuilder{}
-	var want []string
 	for p := range 20 {
 		var users []kpl.Record
 		for k := range 6 {
 			id := fmt.Sprintf("o-%02d-%d", p, k)
 			users = append(users, orderRec(fmt.Sprintf("cust-%d", (p+k)%4), id, "ok"))
-			want = append(want, id)
 		}
 		b.AddAggregated(users...)
 	}

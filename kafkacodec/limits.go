@@ -51,7 +51,7 @@ func (l Limits) WithDefaults() (Limits, error) {
 	set := func(name string, v *int, def int) {
 		switch {
 		case *v < 0:
-			errs = append(errs, fmt.Errorf("Limits.%s is %d: want 0 (the default, %d) or more", name, *v, def))
+			errs = append(errs, fmt.Errorf("kafkacodec.Limits.%s is %d: want 0 (the default, %d) or more", name, *v, def))
 		case *v == 0:
 			*v = def
 		}
