@@ -149,7 +149,7 @@ func TestReplayKinesisRoundTrip(t *testing.T) {
 	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":3,
 		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamName":%q}`, kin.Endpoint, name))
 	fnEnv := []string{"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + table, "--env", "SLUICE_EFFECTS_FILE=" + effects}
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s"}, fnEnv...)...)
+	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -346,7 +346,7 @@ func TestReplayDynamoDBRoundTrip(t *testing.T) {
 	fnEnv := []string{"--env", "SLUICE_SOURCE=dynamodb", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + idem, "--env", "SLUICE_EFFECTS_FILE=" + effects}
 	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"dynamodb","StartingPosition":"TRIM_HORIZON","BatchSize":2,
 		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamArn":%q}`, ddb.Endpoint, arn))
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s"}, fnEnv...)...)
+	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -410,7 +410,7 @@ func TestReplayKafkaRoundTrip(t *testing.T) {
 	fnEnv := []string{"--env", "SLUICE_SOURCE=kafka", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + idem, "--env", "SLUICE_EFFECTS_FILE=" + effects}
 	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"kafka","Mode":"provisioned","StartingPosition":"TRIM_HORIZON","BatchSize":4,"FunctionResponseTypes":["ReportBatchItemFailures"],
 		"Endpoint":"kafka://%s","Topic":"orders"}`, brokers))
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s"}, fnEnv...)...)
+	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}
