@@ -250,6 +250,9 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	// Claim every new key at once (Lookup put the completed ones in the
 	// cache, which NewBatch skips): each record then finds its claim in.
 	if a, err := idempotency.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
+		if b.policy != engine.Independent {
+			a.Ordered() // a record's effect starts once the previous one's completion is durable
+		}
 		st.ahead = a
 	}
 	return ctx

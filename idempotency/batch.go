@@ -47,11 +47,12 @@ type Ahead struct {
 // A Batch is for renewed leases (the default): with WithLease it claims
 // nothing ahead and Do is the package's Do.
 type Batch struct {
-	store Store
-	cfg   config
-	ctx   context.Context // the batch's context: completes and renewals run under it
-	sem   chan struct{}   // store requests in flight
-	held  chan struct{}   // claims held for records that have not started
+	store   Store
+	cfg     config
+	ordered bool            // Do waits for its complete (Ordered)
+	ctx     context.Context // the batch's context: completes and renewals run under it
+	sem     chan struct{}   // store requests in flight
+	held    chan struct{}   // claims held for records that have not started
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -319,8 +320,24 @@ func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]
 		result = slot.b
 	}
 	b.settle(e, result, true, lostErr)
+	if b.ordered {
+		<-e.done
+		b.mu.Lock()
+		err := b.failed[key]
+		delete(b.failed, key) // reported here, not by Finish
+		b.mu.Unlock()
+		return result, err
+	}
 	return result, nil
 }
+
+// Ordered makes Do wait for its record's complete before it returns, as
+// the package's Do does, while the claims are still taken ahead: on an
+// ordered lane (a shard, a FIFO group, a Kafka partition) the next
+// record's effect then starts only once the previous record's completion
+// is durable, so a crash in it never runs the previous effect again. Call
+// it before any Do.
+func (b *Batch) Ordered() { b.ordered = true }
 
 // hashOf is the payload hash of a record's own options, or its entry's.
 func (b *Batch) hashOf(opts []Option, e *entry) string {
