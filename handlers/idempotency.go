@@ -58,7 +58,13 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // In-process retries (WithRetry) run inside one claim. Before a batch runs,
 // every key is looked up at once (a request per hundred records on
 // DynamoDB), so a replayed batch skips its completed records without a claim
-// each. Pass idempotency.WithCache to keep completed keys in a warm
+// each; then every new key is claimed at once (idempotency.Batch: up to
+// idempotency.DefaultInFlight requests in flight; let the store's HTTP
+// client keep that many connections), so the claims of a batch cost about
+// one round trip. On SQS standard a record's complete is sent without
+// waiting for it, and the batch answers once every complete landed (a
+// record whose complete failed fails); on an ordered lane each complete
+// lands before the next record's function. Pass idempotency.WithCache to keep completed keys in a warm
 // container; WithIdempotencyPayload, WithOnDuplicate and
 // idempotency.SetResult do the rest of what Powertools users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
