@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
@@ -58,7 +60,13 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // In-process retries (WithRetry) run inside one claim. Before a batch runs,
 // every key is looked up at once (a request per hundred records on
 // DynamoDB), so a replayed batch skips its completed records without a claim
-// each. Pass idempotency.WithCache to keep completed keys in a warm
+// each; then every new key is claimed at once (idempotency.Batch: up to
+// idempotency.DefaultInFlight requests in flight; let the store's HTTP
+// client keep that many connections), so the claims of a batch cost about
+// one round trip. On SQS standard a record's complete is sent without
+// waiting for it, and the batch answers once every complete landed (a
+// record whose complete failed fails); on an ordered lane each complete
+// lands before the next record's function. Pass idempotency.WithCache to keep completed keys in a warm
 // container; WithIdempotencyPayload, WithOnDuplicate and
 // idempotency.SetResult do the rest of what Powertools users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
@@ -153,6 +161,10 @@ type idemBatchKey struct{}
 type idemBatch struct {
 	opts   []idempotency.Option
 	shared map[string]bool
+	ahead  *idempotency.Batch // the claims taken ahead, or nil
+
+	mu  sync.Mutex
+	ran map[int]string // item index -> key, of the records that ran under ahead
 }
 
 // idempotent builds the idempotency layer around next (the retry chain).
@@ -219,28 +231,69 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		return ctx // one claim answers as cheaply as one read
 	}
 	keys := make([]string, 0, len(b.items))
+	var ahead []idempotency.Ahead
 	for i := range b.items {
-		if !l.valueKey {
-			keys = append(keys, l.recordKey(b.shell(i))) // the default key: no need to decode the value
+		if !l.valueKey && l.payload == nil {
+			k := l.recordKey(b.shell(i)) // the default key: no need to decode the value
+			keys = append(keys, k)
+			ahead = append(ahead, idempotency.Ahead{Key: k})
 			continue
 		}
 		r, err := b.record(i)
 		if err != nil {
 			continue // it fails to decode; no key to look up
 		}
-		keys = append(keys, l.recordKey(r))
+		k := l.recordKey(r)
+		keys = append(keys, k)
+		a := idempotency.Ahead{Key: k}
+		if l.payload != nil {
+			a.Payload, a.HasPayload = l.payload(r), true
+		}
+		ahead = append(ahead, a)
 	}
 	if l.valueKey {
 		st.shared = sharedKeys(keys)
+		if st.shared != nil { // a key two records share is claimed by each, as it comes
+			ahead = slices.DeleteFunc(ahead, func(a idempotency.Ahead) bool { return st.shared[a.Key] })
+		}
 	}
 	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
 			slog.String("source", b.source), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
 	}
+	// Claim every new key at once (Lookup put the completed ones in the
+	// cache, which NewBatch skips): each record then finds its claim in.
+	if a, err := idempotency.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
+		if b.policy != engine.Independent {
+			a.Ordered() // a record's effect starts once the previous one's completion is durable
+		}
+		st.ahead = a
+	}
 	return ctx
 }
 
-func (l *idemLayer[R]) after(context.Context, *hookBatch[R], *engine.Result) {}
+// after waits for the completes and releases the records sent while the
+// batch went on, releases the claims taken ahead for records that never
+// ran, and fails each record whose complete did not land, as
+// idempotency.Do fails it, so the answer never reports a record done
+// whose completion is not durable.
+func (l *idemLayer[R]) after(ctx context.Context, _ *hookBatch[R], res *engine.Result) {
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	if st == nil || st.ahead == nil {
+		return
+	}
+	failed := st.ahead.Finish()
+	if len(failed) == 0 {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i, k := range st.ran {
+		if err := failed[k]; err != nil {
+			res.Fail(i, err)
+		}
+	}
+}
 
 // Handle runs r's chain at most once per key.
 func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
@@ -262,10 +315,29 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 		opts = append(opts[:len(opts):len(opts)], idempotency.WithPayload(l.payload(r)))
 	}
 	ran := false
-	result, err := idempotency.Do(ctx, l.store, k, func(ctx context.Context) ([]byte, error) {
+	fn := func(ctx context.Context) ([]byte, error) {
 		ran = true
 		return nil, l.next.Handle(ctx, r)
-	}, opts...)
+	}
+	var result []byte
+	var err error
+	if i, ok := engine.Index(ctx); ok && st != nil && st.ahead != nil && !st.shared[k] {
+		var own []idempotency.Option
+		if l.payload != nil {
+			own = opts[len(opts)-1:]
+		}
+		result, err = st.ahead.Do(ctx, k, fn, own...)
+		if ran && err == nil {
+			st.mu.Lock()
+			if st.ran == nil {
+				st.ran = map[int]string{}
+			}
+			st.ran[i] = k
+			st.mu.Unlock()
+		}
+	} else {
+		result, err = idempotency.Do(ctx, l.store, k, fn, opts...)
+	}
 	if errors.Is(err, idempotency.ErrPayloadMismatch) {
 		return batch.Permanent(err)
 	}

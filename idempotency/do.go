@@ -1,13 +1,17 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/batch"
 )
@@ -40,6 +44,7 @@ type config struct {
 	waitSet  bool // WithWait; otherwise two leases
 	payload  []byte
 	hasHash  bool
+	legacy   string // the payload's hash as earlier versions stored it (its bytes')
 	now      func() time.Time
 	retries  int
 	backoff  batch.Backoff
@@ -109,9 +114,12 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease, c.fix
 // outlasts ctx. WithWait(0) fails at once, as Powertools does.
 func WithWait(d time.Duration) Option { return func(c *config) { c.wait, c.waitSet = d, true } }
 
-// WithPayload stores the SHA-256 of payload with the claim; the same key
-// with a different payload then fails with ErrPayloadMismatch. Pass the
-// bytes that define "the same request" (the whole record or a chosen part).
+// WithPayload stores a hash of payload with the claim (PayloadHash: the
+// SHA-256 of its canonical JSON form when payload is JSON, else of its
+// bytes); the same key with a different payload then fails with
+// ErrPayloadMismatch, while the same JSON with its object keys in another
+// order, or other whitespace, is the same payload. Pass the bytes that
+// define "the same request" (the whole record or a chosen part).
 func WithPayload(payload []byte) Option {
 	return func(c *config) { c.payload, c.hasHash = payload, true }
 }
@@ -132,10 +140,49 @@ func WithStoreRetries(retries int, b batch.Backoff) Option {
 	return func(c *config) { c.retries, c.backoff = retries, b }
 }
 
-// PayloadHash returns the hash WithPayload stores: hex SHA-256.
+// PayloadHash returns the hash WithPayload stores: the hex SHA-256 of
+// payload's canonical JSON form (see CanonicalJSON) when payload is one
+// valid UTF-8 JSON value, else of payload's bytes. A record stored by an
+// earlier version, which hashed the bytes as they were, still matches.
 func PayloadHash(payload []byte) string {
+	if c, ok := CanonicalJSON(payload); ok {
+		return rawHash(c)
+	}
+	return rawHash(payload)
+}
+
+func rawHash(payload []byte) string {
 	h := sha256.Sum256(payload)
 	return hex.EncodeToString(h[:])
+}
+
+// CanonicalJSON returns payload's canonical JSON form, and true, when
+// payload is one valid UTF-8 JSON value: no insignificant whitespace,
+// object keys sorted (byte-wise, by their unescaped text; of a key given
+// twice the last is kept, as encoding/json reads it), strings with the
+// escapes encoding/json writes (but <, > and & as they are), numbers as
+// written. Powertools hashes its payloads the same way (sorted keys), so
+// reordered keys are not a different request.
+func CanonicalJSON(payload []byte) ([]byte, bool) {
+	if !utf8.Valid(payload) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false // more than one value
+	}
+	var out bytes.Buffer
+	e := json.NewEncoder(&out)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), true
 }
 
 // Do runs fn at most once for key (see the package documentation):
@@ -174,24 +221,25 @@ func Do(ctx context.Context, store Store, key string, fn func(context.Context) (
 	}
 	if cfg.hasHash {
 		c.PayloadHash = PayloadHash(cfg.payload)
+		cfg.legacy = rawHash(cfg.payload)
 	}
 	if cfg.cache != nil {
 		if rec, ok := cfg.cache.get(key, now); ok {
-			return duplicate(key, c.PayloadHash, rec)
+			return duplicate(key, c.PayloadHash, cfg.legacy, rec)
 		}
 	}
 	existing, err := cfg.claim(ctx, store, c)
 	if err != nil {
 		return nil, err
 	}
-	if existing != nil && existing.Status == StatusInProgress && !mismatch(c.PayloadHash, existing) && cfg.waitFor() > 0 {
+	if existing != nil && existing.Status == StatusInProgress && !mismatch(c.PayloadHash, cfg.legacy, existing) && cfg.waitFor() > 0 {
 		c, existing, err = cfg.await(ctx, store, c, existing)
 		if err != nil {
 			return nil, err
 		}
 	}
 	if existing != nil {
-		return duplicate(key, c.PayloadHash, existing)
+		return duplicate(key, c.PayloadHash, cfg.legacy, existing)
 	}
 	slot := &resultSlot{}
 	r := cfg.renew(ctx, store, key, c.Owner, c.LeaseUntil)
@@ -276,7 +324,7 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 		c.Now = cfg.now()
 		c.LeaseUntil, c.Expires = cfg.leaseUntil(ctx, c.Now), c.Now.Add(cfg.ttl)
 		rec, err := cfg.claim(ctx, store, c)
-		if err != nil || rec == nil || rec.Status == StatusCompleted || mismatch(c.PayloadHash, rec) {
+		if err != nil || rec == nil || rec.Status == StatusCompleted || mismatch(c.PayloadHash, cfg.legacy, rec) {
 			return c, rec, err
 		}
 		held = rec
@@ -368,8 +416,8 @@ func (e *InProgressError) Unwrap() error { return ErrInProgress }
 // duplicate answers a key that someone else holds: the stored result of a
 // completed record, or an *InProgressError; ErrPayloadMismatch when both
 // sides hashed their payloads and the hashes differ.
-func duplicate(key, hash string, existing *Record) ([]byte, error) {
-	if mismatch(hash, existing) {
+func duplicate(key, hash, legacy string, existing *Record) ([]byte, error) {
+	if mismatch(hash, legacy, existing) {
 		return nil, fmt.Errorf("idempotency: key %q was used before with a different payload; use a key per distinct request: %w", key, ErrPayloadMismatch)
 	}
 	if existing.Status == StatusCompleted {
@@ -379,9 +427,10 @@ func duplicate(key, hash string, existing *Record) ([]byte, error) {
 }
 
 // mismatch reports whether both hash and the existing record's hash are
-// set and differ: the key was reused for another payload.
-func mismatch(hash string, existing *Record) bool {
-	return hash != "" && existing.PayloadHash != "" && hash != existing.PayloadHash
+// set and differ (and the record's is not legacy, the payload's hash as
+// earlier versions stored it): the key was reused for another payload.
+func mismatch(hash, legacy string, existing *Record) bool {
+	return hash != "" && existing.PayloadHash != "" && hash != existing.PayloadHash && legacy != existing.PayloadHash
 }
 
 type resultKey struct{}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 	"github.com/sluicehq/sluice/internal/rie"
 	"github.com/sluicehq/sluice/internal/servers"
@@ -166,7 +167,8 @@ func TestCrashWithIdempotencyRetryWaitsForLease(t *testing.T) {
 				}
 				afterCrash := effectCounts(t, effects)
 				done := map[string]bool{}
-				var leaseEnd time.Time
+				var leaseEnd, aheadEnd time.Time
+				read := time.Now()
 				for i, id := range ids {
 					it, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
 						Key: map[string]types.AttributeValue{dynamodbstore.DefaultPartitionKey: &types.AttributeValueMemberS{Value: "conformance#" + idemKey(source, first, i)}}})
@@ -175,12 +177,16 @@ func TestCrashWithIdempotencyRetryWaitsForLease(t *testing.T) {
 					}
 					status, _ := it.Item[dynamodbstore.AttrStatus].(*types.AttributeValueMemberS)
 					done[id] = status != nil && status.Value == "COMPLETED"
-					if ms, ok := it.Item[dynamodbstore.AttrInProgressExpiration].(*types.AttributeValueMemberN); ok && i == 1 {
+					if ms, ok := it.Item[dynamodbstore.AttrInProgressExpiration].(*types.AttributeValueMemberN); ok && i >= 1 && !done[id] {
 						n, err := strconv.ParseInt(ms.Value, 10, 64)
 						if err != nil {
 							t.Fatal(err)
 						}
-						leaseEnd = time.UnixMilli(n)
+						if i == 1 {
+							leaseEnd = time.UnixMilli(n)
+						} else {
+							aheadEnd = time.UnixMilli(n)
+						}
 					}
 				}
 				if source != "sqs" {
@@ -191,6 +197,14 @@ func TestCrashWithIdempotencyRetryWaitsForLease(t *testing.T) {
 					if fmt.Sprint(afterCrash) != fmt.Sprint(want) || !done[ids[0]] || done[ids[1]] || leaseEnd.IsZero() {
 						t.Fatalf("after the crash: effects %v, completed %v, record 2's lease until %v; want effects %v, record 1 completed, record 2 in progress",
 							afterCrash, done, leaseEnd, want)
+					}
+					// Record 3's claim was taken ahead, before record 2 ran: the
+					// crash left it in progress, with a lease that ends within
+					// one lease (it lapses; nobody renews it), and the retry
+					// below runs record 3 after it, reporting nothing.
+					if aheadEnd.IsZero() || aheadEnd.After(read.Add(idempotency.DefaultLease)) {
+						t.Fatalf("after the crash: record 3's claim ahead has a lease until %v (read at %v); want one that lapses within %v",
+							aheadEnd, read, idempotency.DefaultLease)
 					}
 				}
 

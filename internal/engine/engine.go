@@ -227,6 +227,30 @@ func (r *Result) Unpark(i int, err error) {
 	r.Quarantined--
 }
 
+// Fail turns item i, which succeeded, into a failure with err after all
+// (its idempotency complete, sent while the batch went on, did not land),
+// so it is reported and Lambda delivers it again. It is meant for a
+// Config.After hook; an item that did not succeed is left alone.
+func (r *Result) Fail(i int, err error) {
+	if r.Outcomes[i] != Succeeded {
+		return
+	}
+	if r.Park(i) != nil {
+		r.Parked[i] = nil
+		r.Quarantined--
+	}
+	if r.Duplicate(i) {
+		r.Duplicated--
+	}
+	r.Outcomes[i] = Failed
+	if r.Errors == nil {
+		r.Errors = make([]error, len(r.Outcomes))
+	}
+	r.Errors[i] = err
+	r.Succeeded--
+	r.Failed++
+}
+
 // Error returns why item i failed or was not attempted, or nil.
 func (r *Result) Error(i int) error {
 	if r.Errors == nil {
@@ -446,6 +470,16 @@ func NoteDuplicate(ctx context.Context) {
 	r, i := s.r, s.i
 	r.dupOnce.Do(func() { r.dups = make([]bool, len(r.items)) })
 	r.dups[i] = true // only the worker running item i touches its mark
+}
+
+// Index returns the index of the item being processed under ctx (a
+// context given to Process, or derived from one), and false outside a Run.
+func Index(ctx context.Context) (int, bool) {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	if s == nil || s.r == nil {
+		return 0, false
+	}
+	return s.i, true
 }
 
 // Park tells the engine that the record being processed under ctx (a

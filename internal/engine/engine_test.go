@@ -493,3 +493,32 @@ func TestUnparkEveryRecordIsNoProgress(t *testing.T) {
 		t.Fatalf("want a function error: %+v", res)
 	}
 }
+
+// An After hook that fails a record which succeeded (its idempotency
+// complete did not land) gets it reported, with the policy's rules: on a
+// FIFO group the group's later records go back with it. Index tells
+// Process which record it runs.
+func TestResultFailInAfter(t *testing.T) {
+	items := []Item{{ID: "a", Key: "g"}, {ID: "b", Key: "g"}, {ID: "c", Key: "h"}}
+	seen := make([]int, len(items))
+	res := Run(context.Background(), items, Config{Policy: OrderedPerGroup, After: func(_ context.Context, r *Result) {
+		r.Fail(0, errors.New("complete lost"))
+		r.Fail(0, errors.New("twice")) // not succeeded any more: left alone
+	}}, func(ctx context.Context, _, i int) error {
+		j, ok := Index(ctx)
+		if !ok {
+			t.Error("Index: not in a Run")
+		}
+		seen[i] = j
+		return nil
+	})
+	if fmt.Sprint(res.Report) != "[0 1]" || res.Succeeded != 2 || res.Failed != 1 || res.Error(0).Error() != "complete lost" {
+		t.Fatalf("report %v, succeeded %d, failed %d, err %v; want [0 1], 2, 1, complete lost", res.Report, res.Succeeded, res.Failed, res.Error(0))
+	}
+	if fmt.Sprint(seen) != "[0 1 2]" {
+		t.Fatalf("Index saw %v; want [0 1 2]", seen)
+	}
+	if _, ok := Index(context.Background()); ok {
+		t.Fatal("Index outside a Run: ok")
+	}
+}

@@ -1,0 +1,182 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
+)
+
+// delayStore is a MemoryStore behind a fixed delay per call, as a store
+// across a network: the critical path in round trips is wall time / rtt.
+// It counts the calls, and fails the completes of failKey.
+type delayStore struct {
+	*idempotency.MemoryStore
+	rtt                                  time.Duration
+	claims, completes, extends, releases atomic.Int64
+	gets                                 atomic.Int64
+	failKey                              string
+}
+
+func (s *delayStore) wait(ctx context.Context) {
+	if s.rtt > 0 {
+		t := time.NewTimer(s.rtt)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (s *delayStore) Claim(ctx context.Context, c idempotency.Claim) (*idempotency.Record, error) {
+	s.claims.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.Claim(ctx, c)
+}
+
+func (s *delayStore) Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	s.completes.Add(1)
+	s.wait(ctx)
+	if key == s.failKey {
+		return &idempotency.StoreError{Op: "complete", Key: key, Err: errors.New("the table is gone")}
+	}
+	return s.MemoryStore.Complete(ctx, key, owner, result, expires)
+}
+
+func (s *delayStore) Extend(ctx context.Context, key, owner string, until time.Time) error {
+	s.extends.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.Extend(ctx, key, owner, until)
+}
+
+func (s *delayStore) Release(ctx context.Context, key, owner string) error {
+	s.releases.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.Release(ctx, key, owner)
+}
+
+func (s *delayStore) Get(ctx context.Context, keys []string) (map[string]*idempotency.Record, error) {
+	s.gets.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.Get(ctx, keys)
+}
+
+func (s *delayStore) calls() int64 {
+	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load()
+}
+
+func (s *delayStore) reset() {
+	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets} {
+		c.Store(0)
+	}
+}
+
+func kinesisIdemEvent(t testing.TB, n int) ([]byte, []string) {
+	b := &sevents.KinesisBuilder{}
+	for i := range n {
+		b.Add("pk", payload(fmt.Sprint(i), "ok"))
+	}
+	ev := b.Event()
+	raw, err := sevents.MarshalEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, n)
+	for i, r := range ev.Records {
+		ids[i] = r.EventID
+	}
+	return raw, ids
+}
+
+// A lane that stops at a failed record gives back the claims taken ahead
+// for the records after it: each is free at once, not after a lease.
+func TestIdempotencyClaimsAheadReleasedOnLaneFailure(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 6)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore()}
+	var rep BatchReport
+	var ran atomic.Int32
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error {
+		ran.Add(1)
+		if r.Value.ID == "2" {
+			return errors.New("boom")
+		}
+		return nil
+	}, idemOpts(store, &rep)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failures(t, out); len(got) != 1 || !strings.HasSuffix(ids[2], ":"+got[0]) || ran.Load() != 3 {
+		t.Fatalf("reported %v after %d runs; want %s after 3", got, ran.Load(), ids[2])
+	}
+	recs, err := store.Get(context.Background(), prefixed(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		rec := recs["orders-fn#"+id]
+		switch {
+		case i < 2 && (rec == nil || rec.Status != idempotency.StatusCompleted):
+			t.Errorf("record %d: %+v; want completed", i, rec)
+		case i >= 2 && rec != nil:
+			t.Errorf("record %d: %+v; want no record (released)", i, rec)
+		}
+	}
+	if store.claims.Load() != 6 || store.releases.Load() != 4 {
+		t.Fatalf("claims %d, releases %d; want 6 claims ahead and 4 releases", store.claims.Load(), store.releases.Load())
+	}
+}
+
+// A complete sent while the batch went on that fails makes its record
+// fail, as idempotency.Do fails it (the function ran; its result is not
+// stored), so the answer does not report it done.
+func TestIdempotencyAsyncCompleteFailureIsReported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fifo bool
+	}{{"Standard", false}, {"FIFO", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, ids := sqsEvent(t, tc.fifo, [2]string{"g", "ok"}, [2]string{"g", "ok"}, [2]string{"g", "ok"})
+			store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), failKey: "orders-fn#" + ids[1]}
+			var rep BatchReport
+			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Invoke(context.Background(), raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{ids[1]}
+			if tc.fifo {
+				want = []string{ids[1], ids[2]} // the group's later messages go back with it
+			}
+			if got := failures(t, out); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("reported %v; want %v", got, want)
+			}
+			for _, r := range rep.Records {
+				if r.ID == ids[1] && (r.Err == nil || !strings.Contains(r.Err.Error(), "not stored")) {
+					t.Fatalf("record %s: %v; want the complete's failure", r.ID, r.Err)
+				}
+			}
+		})
+	}
+}
+
+func prefixed(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "orders-fn#" + id
+	}
+	return out
+}

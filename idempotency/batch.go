@@ -1,0 +1,435 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// DefaultInFlight bounds the store requests a Batch has in flight at once
+// (claims, completes, releases and renewals together), and the claims it
+// holds for records that have not started. The HTTP client of the store's
+// SDK must allow that many connections to the store's host, or the
+// requests queue for a connection: the AWS SDK for Go v2 opens any number
+// (MaxConnsPerHost 0) but keeps only 10 idle per host
+// (MaxIdleConnsPerHost), so set MaxIdleConnsPerHost to DefaultInFlight on
+// the client's transport to reuse them across batches.
+const DefaultInFlight = 128
+
+// Ahead is one key a Batch claims ahead, with the payload its record
+// hashes (WithPayload), if any.
+type Ahead struct {
+	Key        string
+	Payload    []byte
+	HasPayload bool
+}
+
+// Batch takes the claims of a batch's keys ahead, all at once, and runs
+// each record's function under its claim when the record comes (Do), so
+// the claim round trips of a whole batch overlap instead of one per
+// record; it sends each complete (or release) as soon as the function
+// returns, without waiting for it, and Finish waits for them all. A
+// record's outcome is only final when Finish has returned: Finish reports
+// the keys whose complete failed, whose records must then fail as Do
+// would have failed them.
+//
+// While a claim is held, for a record waiting for its turn or running,
+// one keeper per batch renews it (Store.Extend) when less than two thirds
+// of its lease is left, several at once; a claim lost meanwhile cancels
+// its running function's context (cause ErrLeaseLost), as Do's renewal
+// does, and a record whose claim was lost before it started claims its
+// key again. Finish releases every claim whose record never started (its
+// lane stopped at a failure, the deadline came): a crash instead leaves
+// them to lapse within one lease, as any claim.
+//
+// A Batch is for renewed leases (the default): with WithLease it claims
+// nothing ahead and Do is the package's Do.
+type Batch struct {
+	store   Store
+	cfg     config
+	ordered bool            // Do waits for its complete (Ordered)
+	ctx     context.Context // the batch's context: completes and renewals run under it
+	sem     chan struct{}   // store requests in flight
+	held    chan struct{}   // claims held for records that have not started
+
+	mu      sync.Mutex
+	entries map[string]*entry
+	order   []*entry // in claim order, for the keeper and Finish
+	failed  map[string]error
+
+	calls    sync.WaitGroup // completes and releases in flight
+	stop     chan struct{}
+	stopOnce sync.Once
+	keeper   sync.WaitGroup
+}
+
+// entry states.
+const (
+	queued  = iota // its claim is not issued yet
+	issued         // its claim is in flight
+	ready          // the claim's answer is in
+	taken          // a record took the entry
+	settled        // its claim is no longer held: completed, released or lost
+)
+
+type entry struct {
+	c        Claim
+	state    int
+	answered chan struct{} // closed when the claim's answer is in
+	done     chan struct{} // closed when the entry is settled
+	existing *Record       // the record that holds the key instead
+	err      error         // the claim's store failure
+	lost     bool          // a renewal found the claim lost
+	cancel   context.CancelCauseFunc
+	running  bool
+}
+
+// NewBatch claims keys ahead (an empty or repeated key is left out), at
+// most DefaultInFlight at once, in the order given. opts are Do's (a
+// per-key WithPayload is in keys). Call Finish when the batch is done.
+func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*Batch, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	b := &Batch{
+		store: store, cfg: cfg, ctx: ctx,
+		sem: make(chan struct{}, DefaultInFlight), held: make(chan struct{}, DefaultInFlight),
+		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
+	}
+	if cfg.fixed {
+		return b, nil // a fixed lease is never renewed: a claim waiting for its turn could lapse
+	}
+	now := cfg.now()
+	for _, k := range keys {
+		if k.Key == "" || b.entries[k.Key] != nil {
+			continue
+		}
+		if cfg.cache != nil {
+			if _, ok := cfg.cache.get(k.Key, now); ok {
+				continue
+			}
+		}
+		e := &entry{c: Claim{Key: k.Key}, answered: make(chan struct{}), done: make(chan struct{})}
+		if k.HasPayload {
+			e.c.PayloadHash = PayloadHash(k.Payload)
+		}
+		b.entries[k.Key] = e
+		b.order = append(b.order, e)
+	}
+	if len(b.order) == 0 {
+		return b, nil
+	}
+	b.keeper.Add(2)
+	go func() { defer b.keeper.Done(); b.issue() }()
+	go func() { defer b.keeper.Done(); b.keep() }()
+	return b, nil
+}
+
+// issue sends the claims in order, holding at most DefaultInFlight
+// claims of records that have not started.
+func (b *Batch) issue() {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, e := range b.order {
+		select {
+		case b.held <- struct{}{}:
+		case <-b.stop:
+			return
+		case <-b.ctx.Done():
+			return
+		}
+		b.mu.Lock()
+		if e.state != queued { // its record came first and claims for itself
+			b.mu.Unlock()
+			<-b.held
+			continue
+		}
+		e.state = issued
+		b.mu.Unlock()
+		b.sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-b.sem }()
+			now := b.cfg.now()
+			c := e.c
+			c.Owner, c.Now = b.cfg.newOwner(), now
+			c.LeaseUntil, c.Expires = b.cfg.leaseUntil(b.ctx, now), now.Add(b.cfg.ttl)
+			existing, err := b.cfg.claim(b.ctx, b.store, c)
+			b.mu.Lock()
+			e.c, e.existing, e.err = c, existing, err
+			if existing != nil || err != nil {
+				e.state = settled // nothing held
+				close(e.done)
+				<-b.held
+			} else if e.state == issued {
+				e.state = ready
+			}
+			close(e.answered)
+			b.mu.Unlock()
+		})
+	}
+}
+
+// keep renews the held claims whose lease has less than two thirds left,
+// every sixth of the lease, until Finish.
+func (b *Batch) keep() {
+	every := b.cfg.lease / 6
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := b.cfg.now()
+		var due []*entry
+		b.mu.Lock()
+		for _, e := range b.order {
+			if (e.state == ready || e.state == taken && e.running) && !e.lost && e.c.LeaseUntil.Sub(now) <= 2*b.cfg.lease/3 {
+				due = append(due, e)
+			}
+		}
+		b.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, e := range due {
+			until := b.cfg.leaseUntil(b.ctx, now)
+			b.mu.Lock()
+			key, owner, lease := e.c.Key, e.c.Owner, e.c.LeaseUntil
+			b.mu.Unlock()
+			if !until.After(lease) {
+				continue // the lease reached the deadline
+			}
+			b.sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-b.sem }()
+				err := b.cfg.retry(b.ctx, func() error { return b.store.Extend(b.ctx, key, owner, until) })
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				switch {
+				case err == nil:
+					if e.c.Owner == owner {
+						e.c.LeaseUntil = until
+					}
+				case errors.Is(err, ErrLeaseLost) && e.c.Owner == owner:
+					e.lost = true
+					if e.cancel != nil {
+						e.cancel(fmt.Errorf("idempotency: key %q: the claim was lost while its function ran (its lease ran out and another claimant took the key): %w", key, err))
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// Do runs fn at most once for key, as the package's Do does, under the
+// claim taken ahead for key when there is one; opts are added to the
+// batch's. When fn succeeds, Do returns its result at once and the
+// complete is sent in the background: the record's outcome is only final
+// when Finish returns (see Finish). A second record with the same key
+// waits for the first's outcome, then is a duplicate of it (or runs, when
+// the first failed and gave the claim back).
+func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+	all := append(b.optsOf(), opts...)
+	b.mu.Lock()
+	e := b.entries[key]
+	if e == nil {
+		b.mu.Unlock()
+		return Do(ctx, b.store, key, fn, all...)
+	}
+	switch e.state {
+	case queued:
+		e.state = taken // the claimer skips it: this record claims for itself
+		close(e.answered)
+		close(e.done)
+		b.mu.Unlock()
+		return Do(ctx, b.store, key, fn, all...)
+	case issued, ready:
+		e.state = taken
+		b.mu.Unlock()
+	default: // another record of the batch took it, or its claim found another holder
+		b.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, &InProgressError{Key: key, Owner: e.c.Owner, LeaseUntil: e.c.LeaseUntil}
+		}
+		return Do(ctx, b.store, key, fn, all...) // the cache has its completion
+	}
+	select {
+	case <-e.answered:
+	case <-ctx.Done():
+		b.mu.Lock()
+		if e.state == taken { // give it back, so Finish releases it
+			e.state = issued
+			select {
+			case <-e.answered:
+				e.state = ready
+			default:
+			}
+		}
+		b.mu.Unlock()
+		return nil, &StoreError{Op: "claim", Key: key, Retryable: true, Err: ctx.Err()}
+	}
+	b.mu.Lock()
+	if e.existing != nil || e.err != nil {
+		b.mu.Unlock()
+		switch {
+		case e.err != nil:
+			return nil, e.err // the store failed after its retries, as Do's claim
+		case e.existing.Status == StatusCompleted:
+			return duplicate(key, b.hashOf(opts, e), b.legacyOf(opts), e.existing)
+		}
+		return Do(ctx, b.store, key, fn, all...) // in progress elsewhere: wait as Do waits
+	}
+	<-b.held // it started: another claim may be taken ahead
+	if e.lost {
+		e.state = settled
+		close(e.done)
+		b.mu.Unlock()
+		return Do(ctx, b.store, key, fn, all...) // its claim lapsed before its turn: claim again
+	}
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e.cancel, e.running = cancel, true
+	b.mu.Unlock()
+
+	slot := &resultSlot{}
+	result, err := run(context.WithValue(fctx, resultKey{}, slot), fn, func() { b.settle(e, nil, false, nil) })
+	b.mu.Lock()
+	e.running, e.cancel = false, nil
+	lost := e.lost
+	b.mu.Unlock()
+	var lostErr error
+	if lost {
+		lostErr = context.Cause(fctx)
+	}
+	if err != nil {
+		b.settle(e, nil, false, nil)
+		return nil, errors.Join(err, lostErr)
+	}
+	if result == nil {
+		result = slot.b
+	}
+	b.settle(e, result, true, lostErr)
+	if b.ordered {
+		<-e.done
+		b.mu.Lock()
+		err := b.failed[key]
+		delete(b.failed, key) // reported here, not by Finish
+		b.mu.Unlock()
+		return result, err
+	}
+	return result, nil
+}
+
+// Ordered makes Do wait for its record's complete before it returns, as
+// the package's Do does, while the claims are still taken ahead: on an
+// ordered lane (a shard, a FIFO group, a Kafka partition) the next
+// record's effect then starts only once the previous record's completion
+// is durable, so a crash in it never runs the previous effect again. Call
+// it before any Do.
+func (b *Batch) Ordered() { b.ordered = true }
+
+// hashOf is the payload hash of a record's own options, or its entry's.
+func (b *Batch) hashOf(opts []Option, e *entry) string {
+	cfg := b.cfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.hasHash {
+		return PayloadHash(cfg.payload)
+	}
+	return e.c.PayloadHash
+}
+
+// legacyOf is the hash of a record's payload as earlier versions stored
+// it (the bytes as they are), or "".
+func (b *Batch) legacyOf(opts []Option) string {
+	cfg := b.cfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.hasHash {
+		return ""
+	}
+	return rawHash(cfg.payload)
+}
+
+func (b *Batch) optsOf() []Option {
+	cfg := b.cfg
+	return []Option{func(c *config) { *c = cfg }}
+}
+
+// settle sends e's complete (ok) or release in the background; Finish
+// waits for it. A complete that fails is reported by Finish.
+func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
+	b.mu.Lock()
+	if e.state == settled {
+		b.mu.Unlock()
+		return
+	}
+	e.state = settled
+	c := e.c
+	b.mu.Unlock()
+	b.calls.Add(1)
+	b.sem <- struct{}{}
+	go func() {
+		defer b.calls.Done()
+		defer func() { <-b.sem }()
+		defer close(e.done)
+		if !ok {
+			_ = b.cfg.release(b.ctx, b.store, c) // a failed release lapses within the lease
+			return
+		}
+		expires := b.cfg.now().Add(b.cfg.ttl)
+		err := b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, c.Key, c.Owner, result, expires) })
+		if err != nil || lost != nil {
+			b.mu.Lock()
+			if b.failed == nil {
+				b.failed = map[string]error{}
+			}
+			b.failed[c.Key] = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", c.Key, errors.Join(err, lost))
+			b.mu.Unlock()
+			return
+		}
+		if b.cfg.cache != nil {
+			b.cfg.cache.put(&Record{Key: c.Key, Status: StatusCompleted, Result: result, PayloadHash: c.PayloadHash, Expires: expires.Truncate(time.Second)})
+		}
+	}()
+}
+
+// Finish stops the claims ahead, releases every claim whose record never
+// started, waits for every complete and release in flight, and returns
+// the keys whose complete failed, each with the error Do would have
+// returned (their functions succeeded but their results are not stored:
+// fail those records, so they are delivered again). It must be called
+// once, after every record returned.
+func (b *Batch) Finish() map[string]error {
+	b.stopOnce.Do(func() { close(b.stop) })
+	b.keeper.Wait()
+	b.mu.Lock()
+	var unused []*entry
+	for _, e := range b.order {
+		if e.state == ready || e.state == issued {
+			unused = append(unused, e)
+		}
+	}
+	b.mu.Unlock()
+	for _, e := range unused {
+		<-e.answered // issued claims have answered: issue returned
+		b.settle(e, nil, false, nil)
+	}
+	b.calls.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failed
+}
