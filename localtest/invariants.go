@@ -45,13 +45,16 @@ type effectsInput struct {
 // killed mid-batch after a record's effect and before its completion was
 // stored leaves the record to run again, the window no idempotency store
 // closes, since the effect is outside it. Only the records running at the
-// kill can be in it: on an ordered lane the last few effects of each
-// ordering key (the record running, and the one whose completion may still
-// be in flight beside it), on an unordered queue the last few of the
-// invocation (as many as the handler runs at once, by default 8).
+// kill, or whose completion was still in flight, can be in it: on an
+// ordered lane the last two effects of each ordering key (the handlers
+// store a record's completion before its key's next record runs), on an
+// unordered queue the last killWindowUnordered of the invocation: the
+// handler runs 8 records at once and, on an unordered queue, sends each
+// completion without waiting for it, with up to idempotency.DefaultInFlight
+// (128) store requests in flight.
 const (
 	killWindowPerKey    = 2
-	killWindowUnordered = 10
+	killWindowUnordered = 128 + 8
 )
 
 // killWindow returns the positions of the effects a kill can have cut

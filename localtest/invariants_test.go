@@ -2,6 +2,7 @@ package localtest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -255,10 +256,28 @@ func TestCheckEffectOnce(t *testing.T) {
 	}
 }
 
+// unorderedRun is n effects of invocation r1, each of its own record.
+func unorderedRun(n int) []Effect {
+	out := make([]Effect, n)
+	for i := range out {
+		out[i] = Effect{Record: fmt.Sprintf("m%d", i), Request: "r1"}
+	}
+	return out
+}
+
+// seq is the integers from lo up to hi, hi excluded.
+func seq(lo, hi int) []int {
+	var out []int
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 // TestKillWindow: only the effects running when a mid-batch kill landed
 // can have lost their completion: the last two of each ordering key of
-// the killed invocation on an ordered lane, its last ten on an unordered
-// queue.
+// the killed invocation on an ordered lane, its last 136 on an unordered
+// queue (completions sent without waiting).
 func TestKillWindow(t *testing.T) {
 	eff := func(specs ...string) []Effect { // "request/record"
 		var out []Effect
@@ -280,7 +299,8 @@ func TestKillWindow(t *testing.T) {
 		{"the last two of a key", eff("r1/a1", "r1/a2", "r1/a3", "r2/a1"), map[string]bool{"r1": true}, true, []int{1, 2}},
 		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3"), map[string]bool{"r1": true}, true, []int{1, 2, 3}},
 		{"only the killed invocation", eff("r1/a1", "r2/a2", "r2/a3"), map[string]bool{"r1": true}, true, []int{0}},
-		{"unordered: the last ten", eff("r1/a1", "r1/a2", "r1/a3", "r1/b1"), map[string]bool{"r1": true}, false, []int{0, 1, 2, 3}},
+		{"unordered: all of a short run", eff("r1/a1", "r1/a2", "r1/a3", "r1/b1"), map[string]bool{"r1": true}, false, []int{0, 1, 2, 3}},
+		{"unordered: not before the last 136", unorderedRun(140), map[string]bool{"r1": true}, false, seq(4, 140)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
