@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"github.com/sluicehq/sluice/events"
 	"sync"
 	"time"
 )
@@ -67,7 +68,7 @@ func AttemptsKey(function, sourceARN, recordID string) string {
 // sequence number alone; see KinesisLegacyAttemptsKey.)
 func AttemptsKeyOf(e *Envelope) string {
 	id := e.RecordID
-	if e.Source == SourceKinesis {
+	if e.Source == events.SourceKinesis {
 		switch {
 		case e.EventID != "":
 			id = e.EventID
@@ -83,7 +84,7 @@ func AttemptsKeyOf(e *Envelope) string {
 // record of another source. Redrive forgets it too, so a count an earlier
 // version kept cannot quarantine a replayed record.
 func KinesisLegacyAttemptsKey(e *Envelope) string {
-	if e.Source != SourceKinesis {
+	if e.Source != events.SourceKinesis {
 		return ""
 	}
 	return AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)

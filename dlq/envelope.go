@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strconv"
 	"time"
 )
@@ -12,14 +13,6 @@ import (
 // Version is the envelope format this package writes. Readers accept every
 // version up to it and refuse later ones with a clear error.
 const Version = 1
-
-// The sources an envelope can come from (Envelope.Source).
-const (
-	SourceKinesis  = "kinesis"
-	SourceDynamoDB = "dynamodb"
-	SourceSQS      = "sqs"
-	SourceKafka    = "kafka"
-)
 
 // Envelope is one quarantined record with everything needed to repair and
 // replay it: the record exactly as Lambda delivered it, where it came from,
@@ -29,8 +22,10 @@ const (
 type Envelope struct {
 	// Version is the envelope format (Version when written).
 	Version int `json:"version"`
-	// Source is "kinesis", "dynamodb", "sqs" or "kafka".
-	Source string `json:"source"`
+	// Source is events.SourceKinesis, events.SourceDynamoDB, events.SourceSQS or
+	// events.SourceKafka ("kinesis", "dynamodb", "sqs" or "kafka"; an SQS FIFO
+	// queue's records say "sqs").
+	Source events.Source `json:"source"`
 	// SourceARN is the stream, table stream, queue or cluster the record
 	// came from (eventSourceARN, or eventSourceArn for Kafka).
 	SourceARN string `json:"sourceArn"`
@@ -144,7 +139,7 @@ func Unmarshal(b []byte) (*Envelope, error) {
 		return nil, fmt.Errorf("%w: no version field", ErrNotEnvelope)
 	case e.Version > Version:
 		return nil, fmt.Errorf("dlq: envelope of record %s has version %d; this Sluice reads up to version %d: upgrade it", e.RecordID, e.Version, Version)
-	case e.Source != SourceKinesis && e.Source != SourceDynamoDB && e.Source != SourceSQS && e.Source != SourceKafka:
+	case e.Source != events.SourceKinesis && e.Source != events.SourceDynamoDB && e.Source != events.SourceSQS && e.Source != events.SourceKafka:
 		return nil, fmt.Errorf("%w: unknown source %q", ErrNotEnvelope, e.Source)
 	case e.RecordID == "":
 		return nil, fmt.Errorf("%w: no recordId", ErrNotEnvelope)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 func sample(record string) *dlq.Envelope {
 	p, o := int64(3), int64(42)
 	return &dlq.Envelope{
-		Version: dlq.Version, Source: dlq.SourceKafka, SourceARN: "arn:aws:kafka:us-east-1:1:cluster/c/x",
+		Version: dlq.Version, Source: events.SourceKafka, SourceARN: "arn:aws:kafka:us-east-1:1:cluster/c/x",
 		Topic: "orders", Partition: &p, Offset: &o, RecordID: "orders-3@42", EventID: "orders-3-42",
 		Attempts: 2, FirstFailure: time.Unix(100, 0).UTC(), LastFailure: time.Unix(200, 0).UTC(),
 		Error: "boom", Class: "plain", Reason: dlq.ReasonAttempts, FunctionName: "f", RequestID: "r",

@@ -2,6 +2,7 @@ package dlq_test
 
 import (
 	"context"
+	"github.com/sluicehq/sluice/events"
 	"testing"
 	"time"
 
@@ -33,12 +34,12 @@ func TestAttemptsKeyOf(t *testing.T) {
 		e        dlq.Envelope
 		key, old string
 	}{
-		{"kinesis by eventID", dlq.Envelope{Source: dlq.SourceKinesis, SourceARN: arn, FunctionName: "f", RecordID: "49", EventID: "shardId-000000000001:49", Shard: "shardId-000000000001"},
+		{"kinesis by eventID", dlq.Envelope{Source: events.SourceKinesis, SourceARN: arn, FunctionName: "f", RecordID: "49", EventID: "shardId-000000000001:49", Shard: "shardId-000000000001"},
 			"f#" + arn + "#shardId-000000000001:49", "f#" + arn + "#49"},
-		{"kinesis without eventID", dlq.Envelope{Source: dlq.SourceKinesis, SourceARN: arn, FunctionName: "f", RecordID: "49", Shard: "shardId-000000000002", SequenceNumber: "49"},
+		{"kinesis without eventID", dlq.Envelope{Source: events.SourceKinesis, SourceARN: arn, FunctionName: "f", RecordID: "49", Shard: "shardId-000000000002", SequenceNumber: "49"},
 			"f#" + arn + "#shardId-000000000002:49", "f#" + arn + "#49"},
-		{"sqs by message id", dlq.Envelope{Source: dlq.SourceSQS, SourceARN: "q", FunctionName: "f", RecordID: "m1", EventID: "m1"}, "f#q#m1", ""},
-		{"dynamodb by sequence number", dlq.Envelope{Source: dlq.SourceDynamoDB, SourceARN: "d", FunctionName: "f", RecordID: "7", EventID: "e7"}, "f#d#7", ""},
+		{"sqs by message id", dlq.Envelope{Source: events.SourceSQS, SourceARN: "q", FunctionName: "f", RecordID: "m1", EventID: "m1"}, "f#q#m1", ""},
+		{"dynamodb by sequence number", dlq.Envelope{Source: events.SourceDynamoDB, SourceARN: "d", FunctionName: "f", RecordID: "7", EventID: "e7"}, "f#d#7", ""},
 	} {
 		if got, old := dlq.AttemptsKeyOf(&tc.e), dlq.KinesisLegacyAttemptsKey(&tc.e); got != tc.key || old != tc.old {
 			t.Errorf("%s: key %q, legacy %q; want %q, %q", tc.name, got, old, tc.key, tc.old)

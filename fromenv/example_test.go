@@ -3,6 +3,7 @@ package fromenv_test
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 
@@ -20,12 +21,12 @@ func ExampleOptions() {
 	defer os.Unsetenv(fromenv.EnvDLQFile)
 
 	os.Setenv(fromenv.EnvMaxAttempts, "three")
-	_, err := fromenv.Options(context.Background(), fromenv.SQS)
+	_, err := fromenv.Options(context.Background(), events.SourceSQS)
 	fmt.Println(err != nil)
 
 	os.Setenv(fromenv.EnvMaxAttempts, "3")
 	defer os.Unsetenv(fromenv.EnvMaxAttempts)
-	opts, err := fromenv.Options(context.Background(), fromenv.SQS)
+	opts, err := fromenv.Options(context.Background(), events.SourceSQS)
 	// In main: lambda.Start(handlers.MustSQS(process, opts...))
 	fmt.Println(len(opts), err)
 

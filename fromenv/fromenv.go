@@ -3,7 +3,7 @@
 // set on a function, so that what is deployed and what the handler does
 // cannot drift apart:
 //
-//	opts, err := fromenv.Options(context.Background(), fromenv.Kinesis)
+//	opts, err := fromenv.Options(context.Background(), events.SourceKinesis)
 //	if err != nil {
 //		log.Fatal(err) // a misconfigured function fails at init
 //	}
@@ -39,7 +39,7 @@
 // registers it, and the deployment names the one to use (the consumer's
 // IdempotencyKey prop sets SLUICE_IDEMPOTENCY_KEY):
 //
-//	opts, err := fromenv.Options(ctx, fromenv.SQS,
+//	opts, err := fromenv.Options(ctx, events.SourceSQS,
 //		fromenv.IdempotencyKey("order-id", handlers.WithIdempotencyKey(
 //			func(r handlers.SQSRecord[Order]) string { return r.Value.ID })))
 //
@@ -69,6 +69,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
@@ -76,16 +77,9 @@ import (
 
 // Source is the kind of handler the options are for: SQS handlers count
 // attempts of standard queues with ApproximateReceiveCount, and those of
-// FIFO queues in the attempts store.
-type Source string
-
-// The sources.
-const (
-	Kinesis  Source = "kinesis"
-	DynamoDB Source = "dynamodb"
-	SQS      Source = "sqs"
-	Kafka    Source = "kafka"
-)
+// FIFO queues in the attempts store. Options takes events.SourceKinesis,
+// SourceDynamoDB, SourceSQS (standard and FIFO) or SourceKafka.
+type Source = events.Source
 
 // The environment variables Options reads.
 const (
@@ -172,7 +166,7 @@ func Options(ctx context.Context, source Source, settings ...Setting) ([]handler
 
 func options(ctx context.Context, source Source, getenv func(string) string, with ...Setting) ([]handlers.Option, error) {
 	switch source {
-	case Kinesis, DynamoDB, SQS, Kafka:
+	case events.SourceKinesis, events.SourceDynamoDB, events.SourceSQS, events.SourceKafka:
 	default:
 		return nil, fmt.Errorf("fromenv: source %q: want kinesis, dynamodb, sqs or kafka", source)
 	}
@@ -190,7 +184,7 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 	var opts []handlers.Option
 	if v := getenv(EnvKafkaEventRecordFormat); v != "" {
 		switch {
-		case source != Kafka:
+		case source != events.SourceKafka:
 			return nil, fmt.Errorf("fromenv: %s=%s is for Kafka handlers; this one is a %s handler", EnvKafkaEventRecordFormat, v, source)
 		case v != handlers.KafkaRecordFormatJSON && v != handlers.KafkaRecordFormatSource:
 			return nil, fmt.Errorf("fromenv: %s=%q: want %s or %s", EnvKafkaEventRecordFormat, v, handlers.KafkaRecordFormatJSON, handlers.KafkaRecordFormatSource)
@@ -262,7 +256,7 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvAttemptsTable, table, err)
 		}
 		dopts = append(dopts, dlq.WithAttempts(store))
-	} else if source != SQS {
+	} else if source != events.SourceSQS {
 		dopts = append(dopts, dlq.WithAttempts(dlq.NewMemory(0)))
 	}
 	var dest dlq.Destination

@@ -2,6 +2,7 @@ package fromenv
 
 import (
 	"context"
+	"github.com/sluicehq/sluice/events"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,14 +26,14 @@ func TestOptions(t *testing.T) {
 		options int
 		err     string
 	}{
-		{"nothing set", Kinesis, nil, 0, ""},
-		{"dead letters to a file, streams count in memory", Kinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3"}, 1, ""},
-		{"dead letters on SQS: FIFO batches count in the attempts table", SQS, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
-		{"idempotency and dead letters", Kafka, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "2m", EnvDLQFile: file}, 2, ""},
-		{"bad attempts", Kinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "zero"}, 0, EnvMaxAttempts},
-		{"bad lease", Kinesis, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "soon"}, 0, EnvIdempotencyLease},
-		{"lease without a table", Kinesis, map[string]string{EnvIdempotencyLease: "1m"}, 0, EnvIdempotencyTable},
-		{"attempts without a destination", Kinesis, map[string]string{EnvMaxAttempts: "3"}, 0, EnvDLQURL},
+		{"nothing set", events.SourceKinesis, nil, 0, ""},
+		{"dead letters to a file, streams count in memory", events.SourceKinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3"}, 1, ""},
+		{"dead letters on SQS: FIFO batches count in the attempts table", events.SourceSQS, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
+		{"idempotency and dead letters", events.SourceKafka, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "2m", EnvDLQFile: file}, 2, ""},
+		{"bad attempts", events.SourceKinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "zero"}, 0, EnvMaxAttempts},
+		{"bad lease", events.SourceKinesis, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "soon"}, 0, EnvIdempotencyLease},
+		{"lease without a table", events.SourceKinesis, map[string]string{EnvIdempotencyLease: "1m"}, 0, EnvIdempotencyTable},
+		{"attempts without a destination", events.SourceKinesis, map[string]string{EnvMaxAttempts: "3"}, 0, EnvDLQURL},
 		{"unknown source", Source("sns"), nil, 0, "want kinesis"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,9 +49,9 @@ func TestOptions(t *testing.T) {
 				t.Fatalf("%d options, %v; want %d", len(opts), err, tc.options)
 			}
 			switch tc.source {
-			case SQS:
+			case events.SourceSQS:
 				_, err = handlers.NewSQS(func(context.Context, handlers.SQSRecord[order]) error { return nil }, opts...)
-			case Kafka:
+			case events.SourceKafka:
 				_, err = handlers.NewKafka(func(context.Context, handlers.KafkaRecord[order]) error { return nil }, opts...)
 			default:
 				_, err = handlers.NewKinesis(func(context.Context, handlers.KinesisRecord[order]) error { return nil }, opts...)
@@ -121,14 +122,14 @@ func TestOptionsIdempotencyKey(t *testing.T) {
 	}
 	deployed := env(map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyKey: "order-id"})
 
-	opts, err := options(ctx, SQS, deployed, sqsKey)
+	opts, err := options(ctx, events.SourceSQS, deployed, sqsKey)
 	if err != nil || len(opts) != 2 {
 		t.Fatalf("%d options, %v; want WithIdempotency and the key", len(opts), err)
 	}
 	if err := build(opts); err != nil {
 		t.Fatalf("the handler refuses its own key: %v", err)
 	}
-	opts, err = options(ctx, SQS, deployed, kinesisKey)
+	opts, err = options(ctx, events.SourceSQS, deployed, kinesisKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,15 +138,15 @@ func TestOptionsIdempotencyKey(t *testing.T) {
 	}
 
 	// Without the table: an error Options returns, so main can print it.
-	opts, err = options(ctx, SQS, env(nil), sqsKey)
+	opts, err = options(ctx, events.SourceSQS, env(nil), sqsKey)
 	if err == nil || !strings.Contains(err.Error(), EnvIdempotencyTable) {
 		t.Fatalf("options %d, err %v; want an error naming %s", len(opts), err, EnvIdempotencyTable)
 	}
 	// Registering two keys by one name, or a key without a name.
-	if _, err := options(ctx, SQS, deployed, sqsKey, sqsKey); err == nil || !strings.Contains(err.Error(), "registered twice") {
+	if _, err := options(ctx, events.SourceSQS, deployed, sqsKey, sqsKey); err == nil || !strings.Contains(err.Error(), "registered twice") {
 		t.Fatalf("err %v", err)
 	}
-	if _, err := options(ctx, SQS, deployed, IdempotencyKey("", handlers.WithIdempotencyOptionalKey())); err == nil {
+	if _, err := options(ctx, events.SourceSQS, deployed, IdempotencyKey("", handlers.WithIdempotencyOptionalKey())); err == nil {
 		t.Fatal("an unnamed key was accepted")
 	}
 }
@@ -160,10 +161,10 @@ func TestOptionsKafkaRecordFormat(t *testing.T) {
 		options int
 		err     string
 	}{
-		{Kafka, "JSON", 1, ""},
-		{Kafka, "SOURCE", 1, ""},
-		{Kafka, "AVRO", 0, `SLUICE_KAFKA_EVENT_RECORD_FORMAT="AVRO": want JSON or SOURCE`},
-		{SQS, "JSON", 0, "is for Kafka handlers"},
+		{events.SourceKafka, "JSON", 1, ""},
+		{events.SourceKafka, "SOURCE", 1, ""},
+		{events.SourceKafka, "AVRO", 0, `SLUICE_KAFKA_EVENT_RECORD_FORMAT="AVRO": want JSON or SOURCE`},
+		{events.SourceSQS, "JSON", 0, "is for Kafka handlers"},
 	} {
 		opts, err := options(ctx, tc.source, env(map[string]string{EnvKafkaEventRecordFormat: tc.value}))
 		if tc.err != "" {

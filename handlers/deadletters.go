@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -151,7 +152,7 @@ func (d *dlLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Contex
 		a, err := s.Begin(ctx, d.key(b, 0), d.now())
 		if err != nil {
 			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting the attempt of a lone record failed; a crash in this invocation will not be counted",
-				slog.String("source", b.source), slog.String("record", b.items[0].ID), slog.String("error", err.Error()))
+				slog.String("source", string(b.source)), slog.String("record", b.items[0].ID), slog.String("error", err.Error()))
 		} else {
 			st.begun, st.head = true, a
 			st.blamed = dlq.Blame(a, true, d.cfg.MaxAttempts)
@@ -216,7 +217,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 		a, serr := d.fifo.Fail(ctx, d.key(st.b, i), false, dlq.Failure{Time: now, Error: capText(text), Class: class.String()})
 		if serr != nil {
 			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting a failed attempt failed; the record is quarantined only if it failed permanently",
-				slog.String("source", st.b.source), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
+				slog.String("source", string(st.b.source)), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
 			if class != batch.ClassPermanent {
 				return err
 			}
@@ -232,7 +233,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 		a, serr := d.cfg.Attempts.Fail(ctx, d.key(st.b, i), counted, dlq.Failure{Time: now, Error: capText(text), Class: class.String()})
 		if serr != nil {
 			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting a failed attempt failed; the record is quarantined only if it failed permanently",
-				slog.String("source", st.b.source), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
+				slog.String("source", string(st.b.source)), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
 			if counted {
 				attempts = st.head.Count
 			}
@@ -281,9 +282,9 @@ func (d *dlLayer[R]) quarantine(ctx context.Context, st *dlBatch[R], env *dlq.En
 	return nil
 }
 
-func (d *dlLayer[R]) logQuarantined(ctx context.Context, source string, e *dlq.Envelope) {
+func (d *dlLayer[R]) logQuarantined(ctx context.Context, source sevents.Source, e *dlq.Envelope) {
 	d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: record quarantined",
-		slog.String("source", source), slog.String("record", e.RecordID), slog.String("reason", e.Reason),
+		slog.String("source", string(source)), slog.String("record", e.RecordID), slog.String("reason", e.Reason),
 		slog.String("class", e.Class), slog.Int("attempts", e.Attempts), slog.String("error", e.Error))
 }
 

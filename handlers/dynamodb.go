@@ -103,13 +103,13 @@ type DynamoDBHandler[T any] struct {
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
 func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts ...Option) (*DynamoDBHandler[T], error) {
-	c, err := newConfig(kindStream, "dynamodb", opts)
+	c, err := newConfig(kindStream, sevents.SourceDynamoDB, opts)
 	if err != nil {
 		return nil, err
 	}
 	h, err := chain(c, fn, DynamoDBRecord[T].idempotencyKey)
 	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", "dynamodb", err)
+		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceDynamoDB, err)
 	}
 	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}},
 		plan: planFor(reflect.TypeFor[T]())}, nil
@@ -185,12 +185,12 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 		return r, nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("dynamodb", policy, workers), &hookBatch[DynamoDBRecord[T]]{
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceDynamoDB, policy, workers), &hookBatch[DynamoDBRecord[T]]{
 		items: items, payload: payload, record: decode,
 		shell: func(i int) DynamoDBRecord[T] { return DynamoDBRecord[T]{Raw: recs[i]} },
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i]
-			e.Source, e.SourceARN, e.EventID = dlq.SourceDynamoDB, r.EventSourceArn, r.EventID
+			e.Source, e.SourceARN, e.EventID = sevents.SourceDynamoDB, r.EventSourceArn, r.EventID
 			e.SequenceNumber = r.Change.SequenceNumber
 			if len(r.Change.Keys) > 0 {
 				if k, err := json.Marshal(r.Change.Keys); err == nil {
@@ -216,7 +216,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			return h.chain.Handle(ctx, r)
 		})
 	})
-	report, err := h.cfg.outcome(ctx, "dynamodb", dynamoDBTableOf(recs), items, res)
+	report, err := h.cfg.outcome(ctx, sevents.SourceDynamoDB, dynamoDBTableOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"slices"
 	"time"
@@ -115,7 +116,7 @@ func NewFirehose[T any](fn func(context.Context, FirehoseRecord[T]) (FirehoseRes
 			return env(k)
 		}
 	})
-	c, err := newConfig(kindSQS, "firehose", opts)
+	c, err := newConfig(kindSQS, sevents.SourceFirehose, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		items[i] = engine.Item{ID: recs[i].RecordID, Key: recs[i].RecordID, Arrival: recs[i].ApproximateArrivalTimestamp.Time}
 	}
 	results := make([]FirehoseResult, len(recs))
-	ecfg := h.cfg.engine("firehose", engine.Independent, h.cfg.concurrency)
+	ecfg := h.cfg.engine(sevents.SourceFirehose, engine.Independent, h.cfg.concurrency)
 	ecfg.PartialResponseWhenNoneSucceed = true // every record is answered, failed or not
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
 		r := FirehoseRecord[T]{Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn}
@@ -218,10 +219,10 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			}
 		}
 		if h.cfg.onBatch != nil {
-			h.cfg.onBatch(ctx, batchReport("firehose", items, res, report, err))
+			h.cfg.onBatch(ctx, batchReport(sevents.SourceFirehose, items, res, report, err))
 		}
 		if h.cfg.metrics != nil {
-			h.cfg.metrics.emit("firehose", ev.DeliveryStreamArn, items, res)
+			h.cfg.metrics.emit(sevents.SourceFirehose, ev.DeliveryStreamArn, items, res)
 		}
 	}
 	if err != nil {

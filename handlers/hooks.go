@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	sevents "github.com/sluicehq/sluice/events"
 	"slices"
 	"sync"
 
@@ -27,7 +28,7 @@ type batchHook[R any] interface {
 
 // hookBatch is one invocation's batch as hooks see it.
 type hookBatch[R any] struct {
-	source string
+	source sevents.Source
 	policy engine.Policy // the batch's ordering policy
 	items  []engine.Item
 	// record decodes record i as the handler's function receives it.

@@ -259,7 +259,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	}
 	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
-			slog.String("source", b.source), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
+			slog.String("source", string(b.source)), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
 	}
 	// Claim every new key at once (Lookup put the completed ones in the
 	// cache, which NewBatch skips): each record then finds its claim in.

@@ -80,13 +80,13 @@ type KafkaHandler[T any] struct {
 // batch responses need the mapping in provisioned mode with
 // ReportBatchItemFailures; in on-demand mode use WithWholeBatchFailures.
 func NewKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) (*KafkaHandler[T], error) {
-	c, err := newConfig(kindKafka, "kafka", opts)
+	c, err := newConfig(kindKafka, sevents.SourceKafka, opts)
 	if err != nil {
 		return nil, err
 	}
 	h, err := chain(c, fn, KafkaRecord[T].idempotencyKey)
 	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", "kafka", err)
+		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceKafka, err)
 	}
 	return &KafkaHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKafka", "records", []string{sourceMSK, sourceSelfManagedKafka}}}, nil
 }
@@ -229,7 +229,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		}
 		return nil
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kafka", engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceKafka, engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
 		items: items, payload: payload, kafka: true,
 		shell: func(i int) KafkaRecord[T] { return KafkaRecord[T]{Raw: recs[i].rec} },
 		record: func(i int) (KafkaRecord[T], error) {
@@ -239,7 +239,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		},
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i].rec
-			e.Source, e.SourceARN = dlq.SourceKafka, ev.arn
+			e.Source, e.SourceARN = sevents.SourceKafka, ev.arn
 			part, off := r.Partition, r.Offset
 			e.Topic, e.Partition = r.Topic, &part
 			if recs[i].err != nil { // only the offset is known: the rest from the partition key
@@ -269,7 +269,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 			return h.chain.Handle(ctx, *r)
 		})
 	})
-	report, err := h.cfg.outcome(ctx, "kafka", kafkaTopicOf(parts), items, res)
+	report, err := h.cfg.outcome(ctx, sevents.SourceKafka, kafkaTopicOf(parts), items, res)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	sevents "github.com/sluicehq/sluice/events"
+
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/events/kpl"
@@ -79,13 +81,13 @@ type KinesisHandler[T any] struct {
 // NewKinesis returns a Kinesis handler that calls fn for each record, or an
 // error for a bad option or a mapping contract it cannot honour.
 func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) (*KinesisHandler[T], error) {
-	c, err := newConfig(kindStream, "kinesis", opts)
+	c, err := newConfig(kindStream, sevents.SourceKinesis, opts)
 	if err != nil {
 		return nil, err
 	}
 	h, err := chain(c, fn, KinesisRecord[T].idempotencyKey)
 	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", "kinesis", err)
+		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceKinesis, err)
 	}
 	return &KinesisHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKinesis", "Records", []string{sourceKinesis}}}, nil
 }
@@ -172,7 +174,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		describe: func(i int, e *dlq.Envelope) {
 			u := ev.user(i)
 			r := &ev.parentRecords()[u.parent]
-			e.Source, e.SourceARN, e.EventID = dlq.SourceKinesis, r.EventSourceArn, r.EventID
+			e.Source, e.SourceARN, e.EventID = sevents.SourceKinesis, r.EventSourceArn, r.EventID
 			e.Shard, _, _ = strings.Cut(r.EventID, ":")
 			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, recs[i].Kinesis.PartitionKey
 			e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
@@ -186,7 +188,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 		hb.records = len(ev.parents)
 		hb.span = func(i int) int { return int(ev.users[i].parent) }
 	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine("kinesis", policy, workers), hb)
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceKinesis, policy, workers), hb)
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
 	scratch := make([]T, workers)
@@ -203,7 +205,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 			return h.chain.Handle(ctx, r)
 		})
 	})
-	report, err := h.cfg.outcome(ctx, "kinesis", kinesisShardOf(recs), items, res)
+	report, err := h.cfg.outcome(ctx, sevents.SourceKinesis, kinesisShardOf(recs), items, res)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	sevents "github.com/sluicehq/sluice/events"
 	"io"
 	"os"
 	"slices"
@@ -207,20 +208,20 @@ func validNamespace(ns string) error {
 }
 
 // resourceDimension names the resource dimension of a source.
-func resourceDimension(source string) string {
+func resourceDimension(source sevents.Source) string {
 	switch source {
-	case "kinesis":
+	case sevents.SourceKinesis:
 		return "ShardId"
-	case "dynamodb":
+	case sevents.SourceDynamoDB:
 		return "TableName"
-	case "kafka":
+	case sevents.SourceKafka:
 		return "Topic"
 	}
 	return "QueueName"
 }
 
 // emit writes one batch's metrics line.
-func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *engine.Result) {
+func (m *metricsConfig) emit(source sevents.Source, resource string, items []engine.Item, res *engine.Result) {
 	now := m.now()
 	oldest := res.Oldest
 	type dim struct{ name, value string }
@@ -232,7 +233,7 @@ func (m *metricsConfig) emit(source, resource string, items []engine.Item, res *
 		case DimensionFunction:
 			v = m.function
 		case DimensionSource:
-			v = source
+			v = string(source)
 		case DimensionResource:
 			v, name = resource, resourceDimension(source)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	sevents "github.com/sluicehq/sluice/events"
 	"io"
 	"log/slog"
 	"os"
@@ -180,8 +181,9 @@ func WithWholeBatchFailures() Option {
 // BatchReport tells a WithOnBatch hook what became of one invocation's
 // records.
 type BatchReport struct {
-	// Source is "kinesis", "dynamodb", "sqs", "sqs-fifo" or "kafka".
-	Source string
+	// Source is the handler's: sevents.SourceKinesis, SourceDynamoDB,
+	// SourceSQS, SourceSQSFIFO, SourceKafka or SourceFirehose.
+	Source sevents.Source
 	// Records holds one entry per record, in the order of the event
 	// (Kafka: topic-partitions sorted, each in offset order).
 	Records []RecordOutcome
@@ -266,7 +268,7 @@ const (
 	kindKafka
 )
 
-func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
+func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, error) {
 	c := &config{
 		margin:    DefaultDeadlineMargin,
 		retry:     batch.DefaultRetryPolicy(),
@@ -281,7 +283,7 @@ func newConfig(kind sourceKind, name string, opts []Option) (*config, error) {
 	if c.skipGroup && kind != kindSQS {
 		c.errs = append(c.errs, errors.New("WithSkipGroupOnFailure applies to SQS FIFO handlers only"))
 	}
-	if c.rawImages && name != "dynamodb" {
+	if c.rawImages && name != sevents.SourceDynamoDB {
 		c.errs = append(c.errs, errors.New("WithRawImages applies to DynamoDB Streams handlers only"))
 	}
 	if c.keyConcurrency > 0 && kind != kindStream {
@@ -381,7 +383,7 @@ func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(
 }
 
 // engine returns the engine configuration for one invocation.
-func (c *config) engine(source string, policy engine.Policy, concurrency int) engine.Config {
+func (c *config) engine(source sevents.Source, policy engine.Policy, concurrency int) engine.Config {
 	return engine.Config{
 		Policy:                         policy,
 		Concurrency:                    concurrency,
@@ -396,7 +398,7 @@ func (c *config) engine(source string, policy engine.Policy, concurrency int) en
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
 // resource is the shard, stream, queue or topic, for metrics.
-func (c *config) outcome(ctx context.Context, source, resource string, items []engine.Item, res *engine.Result) ([]int, error) {
+func (c *config) outcome(ctx context.Context, source sevents.Source, resource string, items []engine.Item, res *engine.Result) ([]int, error) {
 	report, err := res.Report, res.Err
 	if err == nil && c.wholeBatch && len(report) > 0 {
 		i := report[0]
@@ -415,7 +417,7 @@ func (c *config) outcome(ctx context.Context, source, resource string, items []e
 	return report, err
 }
 
-func batchReport(source string, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
+func batchReport(source sevents.Source, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
 	recs := make([]RecordOutcome, len(items))
 	for i, it := range items {
 		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),

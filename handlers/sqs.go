@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	sevents "github.com/sluicehq/sluice/events"
+
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/internal/engine"
@@ -93,9 +95,9 @@ func NewSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Opt
 }
 
 func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts []Option) (*SQSHandler[T], error) {
-	name, ctor := "sqs", "handlers.NewSQS"
+	name, ctor := sevents.SourceSQS, "handlers.NewSQS"
 	if fifo {
-		name, ctor = "sqs-fifo", "handlers.NewSQSFIFO"
+		name, ctor = sevents.SourceSQSFIFO, "handlers.NewSQSFIFO"
 	}
 	c, err := newConfig(kindSQS, name, opts)
 	if err != nil {
@@ -147,9 +149,9 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 	}
 	policy, workers := engine.Independent, h.cfg.concurrency
-	source := "sqs"
+	source := sevents.SourceSQS
 	if fifo {
-		source = "sqs-fifo"
+		source = sevents.SourceSQSFIFO
 		policy, workers = engine.Ordered, 1
 		if h.cfg.skipGroup {
 			policy = engine.OrderedPerGroup
@@ -177,7 +179,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		},
 		describe: func(i int, e *dlq.Envelope) {
 			r := &recs[i]
-			e.Source, e.SourceARN, e.EventID = dlq.SourceSQS, r.EventSourceARN, r.MessageId
+			e.Source, e.SourceARN, e.EventID = sevents.SourceSQS, r.EventSourceARN, r.MessageId
 			e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
 			if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
 				e.ArrivalTime = t.UTC()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
@@ -153,7 +154,7 @@ type KinesisWindowHandler[T, S any] struct {
 // WithWindowIdempotency and WithWindowStateLimit add to them.
 func NewKinesisWindow[T, S any](fold func(ctx context.Context, s S, r KinesisRecord[T]) (S, error),
 	final func(ctx context.Context, w Window, s S) error, opts ...Option) (*KinesisWindowHandler[T, S], error) {
-	w, err := newWindowHandler("kinesis", fold, final, func(r KinesisRecord[T]) string { return r.Raw.Kinesis.SequenceNumber })
+	w, err := newWindowHandler(sevents.SourceKinesis, fold, final, func(r KinesisRecord[T]) string { return r.Raw.Kinesis.SequenceNumber })
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ type DynamoDBWindowHandler[T, S any] struct {
 // NewDynamoDBWindow is NewKinesisWindow for DynamoDB Streams.
 func NewDynamoDBWindow[T, S any](fold func(ctx context.Context, s S, r DynamoDBRecord[T]) (S, error),
 	final func(ctx context.Context, w Window, s S) error, opts ...Option) (*DynamoDBWindowHandler[T, S], error) {
-	w, err := newWindowHandler("dynamodb", fold, final, func(r DynamoDBRecord[T]) string { return r.Raw.Change.SequenceNumber })
+	w, err := newWindowHandler(sevents.SourceDynamoDB, fold, final, func(r DynamoDBRecord[T]) string { return r.Raw.Change.SequenceNumber })
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,7 @@ func CurrentWindow(ctx context.Context) (Window, bool) {
 // windowHandler is what the Kinesis and DynamoDB window handlers share. R is
 // the typed record.
 type windowHandler[R, S any] struct {
-	source string
+	source sevents.Source
 	fold   func(context.Context, S, R) (S, error)
 	final  func(context.Context, Window, S) error
 	seq    func(R) string
@@ -281,7 +282,7 @@ type windowHandler[R, S any] struct {
 	fields *jsonplan.Plan // of windowEventFields
 }
 
-func newWindowHandler[R, S any](source string, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
+func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
 	seq func(R) string) (*windowHandler[R, S], error) {
 	switch {
 	case fold == nil:
@@ -404,7 +405,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 	if ev.Window == nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event has no tumbling window (no \"window\" field): "+
 			"give the event source mapping a TumblingWindowInSeconds, or build the function with handlers.New%s",
-			h.source, map[string]string{"kinesis": "Kinesis", "dynamodb": "DynamoDB"}[h.source])
+			h.source, map[sevents.Source]string{sevents.SourceKinesis: "Kinesis", sevents.SourceDynamoDB: "DynamoDB"}[h.source])
 	}
 	if ev.IsFinalInvokeForWindow && len(ev.Records) == 0 {
 		return h.finalInvoke(ctx, &ev)
@@ -524,7 +525,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		}
 	}
 	h.cfg.logger.LogAttrs(ctx, slog.LevelError, "sluice: window state too large",
-		slog.String("source", h.source), slog.String("shard", e.Shard), slog.String("record", e.Record),
+		slog.String("source", string(h.source)), slog.String("shard", e.Shard), slog.String("record", e.Record),
 		slog.Int("size", e.Size), slog.Int("limit", e.Limit), slog.String("error", e.Error()))
 	if lo == 0 || h.cfg.wholeBatch {
 		return nil, e

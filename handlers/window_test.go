@@ -15,6 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	sevents "github.com/sluicehq/sluice/events"
+
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/localtest"
@@ -79,7 +81,7 @@ func (f *windowFinals) final(_ context.Context, w Window, s winAgg) error {
 }
 
 func winMapping(batchSize, window int, extra func(m *localtest.Mapping)) *localtest.Mapping {
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, BatchSize: &batchSize, StartingPosition: "TRIM_HORIZON",
+	m := &localtest.Mapping{EventSource: sevents.SourceKinesis, BatchSize: &batchSize, StartingPosition: "TRIM_HORIZON",
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"}, TumblingWindowInSeconds: &window}
 	if extra != nil {
 		extra(m)
@@ -337,7 +339,7 @@ func TestDynamoDBWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := winMapping(100, 1, func(m *localtest.Mapping) { m.EventSource = localtest.SourceDynamoDB })
+	m := winMapping(100, 1, func(m *localtest.Mapping) { m.EventSource = sevents.SourceDynamoDB })
 	rep, _ := runWindow(t, m, recs, h)
 	if rep.Totals.Processed != n || len(f.wins) < 2 || !maps.Equal(f.total.Count, want.Count) || !maps.Equal(f.total.Sum, want.Sum) {
 		t.Fatalf("totals %+v, %d windows, total %+v, want %+v", rep.Totals, len(f.wins), f.total, want)

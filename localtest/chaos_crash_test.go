@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func chaosCrashIdempotency(t *testing.T, n int) {
 	}
 	defer inv.Close()
 	m := &localtest.Mapping{
-		EventSource: localtest.SourceSQS, BatchSize: ptr(50), MaximumBatchingWindowInSeconds: ptr(1),
+		EventSource: events.SourceSQS, BatchSize: ptr(50), MaximumBatchingWindowInSeconds: ptr(1),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 	}
 	start := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
@@ -216,7 +217,7 @@ func chaosIdempotency(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	m := &localtest.Mapping{
-		EventSource: localtest.SourceSQS, BatchSize: ptr(100), MaximumBatchingWindowInSeconds: ptr(1),
+		EventSource: events.SourceSQS, BatchSize: ptr(100), MaximumBatchingWindowInSeconds: ptr(1),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 		ScalingConfig:         &localtest.ScalingConfig{MaximumConcurrency: ptr(4)},
 	}

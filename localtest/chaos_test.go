@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func TestChaos(t *testing.T) {
 	}
 	defer inv.Close()
 	m := &localtest.Mapping{
-		EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100),
+		EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100),
 		Shards: ptr(4), ParallelizationFactor: ptr(2),
 		BisectBatchOnFunctionError: ptr(true), MaximumRetryAttempts: ptr(3),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"slices"
 	"sync"
 	"testing"
@@ -99,7 +100,7 @@ func TestSQSMaximumConcurrency(t *testing.T) {
 	for _, conc := range []int{2, 5} {
 		t.Run(fmt.Sprint(conc), func(t *testing.T) {
 			f := newInFlight(t, conc)
-			m := &Mapping{EventSource: SourceSQS, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+			m := &Mapping{EventSource: events.SourceSQS, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 				ScalingConfig: &ScalingConfig{MaximumConcurrency: ptr(conc)}}
 			rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(100, nil), Invoker: InProcess(f)})
 			if f.max != conc {
@@ -121,7 +122,7 @@ func TestSQSMaximumConcurrency(t *testing.T) {
 // Without ScalingConfig the runner makes one invocation at a time.
 func TestSQSOneBatchAtATimeByDefault(t *testing.T) {
 	f := newInFlight(t, 1)
-	m := &Mapping{EventSource: SourceSQS, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &Mapping{EventSource: events.SourceSQS, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	rep, _ := run(t, Options{Mapping: m, Records: sqsRecords(30, nil), Invoker: InProcess(f)})
 	if f.max != 1 || rep.Totals.Processed != 30 {
 		t.Fatalf("max in flight %d, totals %+v", f.max, rep.Totals)
@@ -134,7 +135,7 @@ func TestSQSFIFOMaximumConcurrencyKeepsGroups(t *testing.T) {
 	groups := []string{"a", "b", "c"}
 	recs := sqsRecords(12, func(i int) string { return groups[i%3] })
 	f := newInFlight(t, 3)
-	m := &Mapping{EventSource: SourceSQSFIFO, BatchSize: ptr(1), FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+	m := &Mapping{EventSource: events.SourceSQSFIFO, BatchSize: ptr(1), FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 		ScalingConfig: &ScalingConfig{MaximumConcurrency: ptr(3)}}
 	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(f)})
 	if len(f.overlap) > 0 {

@@ -115,12 +115,12 @@ func (m *Mapping) destinationProblem(d string) string {
 	case destUnknown:
 		return fmt.Sprintf("%q is not an on-failure destination: use an SQS queue URL, s3://bucket or arn:aws:s3:::bucket, kafka://topic (Kafka), a file:// path (JSON lines) or a file://dir/ (S3 objects)", d)
 	case destS3, destDir:
-		if !m.stream() && m.EventSource != SourceKafka {
+		if !m.stream() && m.EventSource != sevents.SourceKafka {
 			return fmt.Sprintf("%q: an S3 destination is for Kinesis, DynamoDB Streams and Kafka sources", d)
 		}
 	case destKafka:
 		switch {
-		case m.EventSource != SourceKafka:
+		case m.EventSource != sevents.SourceKafka:
 			return fmt.Sprintf("%q: a Kafka topic destination is for Kafka sources only", d)
 		case m.Mode != KafkaProvisioned:
 			return fmt.Sprintf("%q: a Kafka topic destination needs Mode provisioned", d)

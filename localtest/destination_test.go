@@ -46,7 +46,7 @@ func TestParseDestination(t *testing.T) {
 
 func TestValidateDestinationAndUUID(t *testing.T) {
 	kafka := func(mode, dest string) *Mapping {
-		return &Mapping{EventSource: SourceKafka, Mode: mode, StartingPosition: "TRIM_HORIZON", Topic: "orders",
+		return &Mapping{EventSource: sevents.SourceKafka, Mode: mode, StartingPosition: "TRIM_HORIZON", Topic: "orders",
 			DestinationConfig: &DestinationConfig{OnFailure: &OnFailure{Destination: dest}}}
 	}
 	kin := func(dest string) *Mapping {
@@ -175,7 +175,7 @@ func TestRunS3DestinationNeedsOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "destination.S3") {
 		t.Fatalf("Run: %v, want a pointer to destination.S3", err)
 	}
-	k := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
+	k := &Mapping{EventSource: sevents.SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
 		DestinationConfig: &DestinationConfig{OnFailure: &OnFailure{Destination: "kafka://dlt"}}}
 	_, err = Run(context.Background(), Options{Mapping: k, Records: []InputRecord{{Value: json.RawMessage(`1`)}}, Invoker: InProcess(fn(nil))})
 	if err == nil || !strings.Contains(err.Error(), "kafka://host:port/dlt") {

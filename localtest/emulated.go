@@ -68,10 +68,10 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 	for i, r := range in {
 		pk, payload, err := kinesisData(r)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %v; a Kinesis record is %s", where(i, r), err, recordShapes[SourceKinesis])
+			return nil, nil, fmt.Errorf("%s: %v; a Kinesis record is %s", where(i, r), err, recordShapes[sevents.SourceKinesis])
 		}
 		if pk == "" {
-			return nil, nil, fmt.Errorf("%s: a Kinesis record needs a partitionKey; a Kinesis record is %s", where(i, r), recordShapes[SourceKinesis])
+			return nil, nil, fmt.Errorf("%s: a Kinesis record needs a partitionKey; a Kinesis record is %s", where(i, r), recordShapes[sevents.SourceKinesis])
 		}
 		sh := kinesisShard(pk, s.shards)
 		at := start.Add(time.Duration(i) * time.Millisecond)
@@ -116,7 +116,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 	for i, r := range in {
 		keys, err := plainObject(r.Keys)
 		if err != nil || keys == nil {
-			return nil, nil, fmt.Errorf("%s: a DynamoDB record needs keys, a JSON object (%v); a DynamoDB Streams record is %s", where(i, r), err, recordShapes[SourceDynamoDB])
+			return nil, nil, fmt.Errorf("%s: a DynamoDB record needs keys, a JSON object (%v); a DynamoDB Streams record is %s", where(i, r), err, recordShapes[sevents.SourceDynamoDB])
 		}
 		newImg, err := plainObject(r.NewImage)
 		if err != nil {
@@ -220,7 +220,7 @@ type qmsg struct {
 func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c clock) (*memQueue, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	name := or(m.QueueName, "queue")
-	fifo := s.source == SourceSQSFIFO
+	fifo := s.source == sevents.SourceSQSFIFO
 	if fifo && !endsWith(name, ".fifo") {
 		name += ".fifo"
 	}
@@ -237,7 +237,7 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 		key := id
 		if fifo {
 			if r.MessageGroupID == "" {
-				return nil, nil, fmt.Errorf("%s: a FIFO message needs a messageGroupId; an SQS FIFO record is %s", where(i, r), recordShapes[SourceSQSFIFO])
+				return nil, nil, fmt.Errorf("%s: a FIFO message needs a messageGroupId; an SQS FIFO record is %s", where(i, r), recordShapes[sevents.SourceSQSFIFO])
 			}
 			msg.group, msg.dedup = r.MessageGroupID, r.MessageDeduplicationID
 			if msg.dedup == "" {

@@ -318,7 +318,7 @@ func (r *runner) setSource() error {
 		r.queue = r.opts.Queue
 		return nil
 	case r.opts.Kafka != nil:
-		if s.source != SourceKafka {
+		if s.source != sevents.SourceKafka {
 			return fmt.Errorf("localtest: a Kafka source was given for EventSource %s", s.source)
 		}
 		r.kafka = r.opts.Kafka
@@ -332,18 +332,18 @@ func (r *runner) setSource() error {
 	start := r.clock.Now().Add(-backlog)
 	var err error
 	switch s.source {
-	case SourceKinesis:
+	case sevents.SourceKinesis:
 		var ms *memStream
 		ms, r.refs, err = newMemKinesis(m, s, r.opts.Records, start)
 		r.stream = ms
-	case SourceDynamoDB:
+	case sevents.SourceDynamoDB:
 		var ms *memStream
 		ms, r.refs, err = newMemDynamoDB(m, s, r.opts.Records, start)
 		r.stream = ms
-	case SourceSQS, SourceSQSFIFO:
+	case sevents.SourceSQS, sevents.SourceSQSFIFO:
 		r.mq, r.refs, err = newMemQueue(m, s, r.opts.Records, start, r.clock)
 		r.queue = r.mq
-	case SourceKafka:
+	case sevents.SourceKafka:
 		var mk *memKafka
 		mk, r.refs, err = newMemKafka(m, s, r.opts.Records, start)
 		r.kafka = mk
@@ -695,7 +695,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 	}
 	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
+		field: r.opts.EffectsKey, unordered: r.s.source == sevents.SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
 		killed: map[string]bool{}, killRepeatsOK: r.opts.AllowKillRepeats}
 	for _, k := range r.report.Kills {
 		// At the hand-over no record ran; before answering every record had

@@ -49,10 +49,10 @@ var ErrNotEvent = errors.New("not a Lambda event of a Kinesis, DynamoDB Streams,
 
 // RecordsFile is what ReadRecordsFile found.
 type RecordsFile struct {
-	// Source is the source kind the events are of (SourceKinesis,
-	// SourceDynamoDB, SourceSQS, SourceSQSFIFO, SourceKafka), or "" for
+	// Source is the source kind the events are of (sevents.SourceKinesis,
+	// sevents.SourceDynamoDB, sevents.SourceSQS, sevents.SourceSQSFIFO, sevents.SourceKafka), or "" for
 	// JSON lines, which do not say.
-	Source string
+	Source sevents.Source
 	// Events is the number of events read; 0 for JSON lines.
 	Events int
 	// Records are the records, in the file's order (a Kafka event's
@@ -122,7 +122,7 @@ func ReadRecordsFile(r io.Reader) (*RecordsFile, error) {
 // of source kind source: events of another source are an error that names
 // both. Notes on what the records could not keep are written to notes, if
 // not nil, at most ten of them.
-func ReadRecordsFor(r io.Reader, source string, notes io.Writer) ([]InputRecord, error) {
+func ReadRecordsFor(r io.Reader, source sevents.Source, notes io.Writer) ([]InputRecord, error) {
 	f, err := ReadRecordsFile(r)
 	if err != nil {
 		return nil, err
@@ -144,22 +144,22 @@ func ReadRecordsFor(r io.Reader, source string, notes io.Writer) ([]InputRecord,
 }
 
 // SourceName is a source kind's name for messages: "Kinesis", "SQS FIFO".
-func SourceName(source string) string {
+func SourceName(source sevents.Source) string {
 	switch source {
-	case SourceKinesis:
+	case sevents.SourceKinesis:
 		return "Kinesis"
-	case SourceDynamoDB:
+	case sevents.SourceDynamoDB:
 		return "DynamoDB Streams"
-	case SourceSQS:
+	case sevents.SourceSQS:
 		return "SQS"
-	case SourceSQSFIFO:
+	case sevents.SourceSQSFIFO:
 		return "SQS FIFO"
-	case SourceKafka:
+	case sevents.SourceKafka:
 		return "Kafka"
-	case SourceFirehose:
+	case sevents.SourceFirehose:
 		return "Firehose"
 	}
-	return strconv.Quote(source)
+	return strconv.Quote(string(source))
 }
 
 // notRecords is the error for a file that is neither shape.
@@ -255,9 +255,9 @@ func notRecordsFile(data []byte, le *LineError) error {
 
 // Event is one Lambda event of a stream or queue source.
 type Event struct {
-	// Source is the source kind: SourceKinesis, SourceDynamoDB, SourceSQS,
-	// SourceSQSFIFO or SourceKafka.
-	Source string
+	// Source is the source kind: sevents.SourceKinesis, sevents.SourceDynamoDB, sevents.SourceSQS,
+	// sevents.SourceSQSFIFO or sevents.SourceKafka.
+	Source sevents.Source
 	// Payload is the event exactly as it was read.
 	Payload json.RawMessage
 	// Records are its records as InputRecords (see ReadRecordsFile).
@@ -340,7 +340,7 @@ func parseEvent(raw json.RawMessage) (*Event, error) {
 
 // recordSource is the source kind of one Records element, by its
 // eventSource or, when that is missing, by its fields.
-func recordSource(fields map[string]json.RawMessage) (string, error) {
+func recordSource(fields map[string]json.RawMessage) (sevents.Source, error) {
 	var src string
 	if v, ok := fields["eventSource"]; ok {
 		if err := json.Unmarshal(v, &src); err != nil {
@@ -349,26 +349,26 @@ func recordSource(fields map[string]json.RawMessage) (string, error) {
 	}
 	switch src {
 	case "aws:kinesis":
-		return SourceKinesis, nil
+		return sevents.SourceKinesis, nil
 	case "aws:dynamodb":
-		return SourceDynamoDB, nil
+		return sevents.SourceDynamoDB, nil
 	case "aws:sqs":
-		return SourceSQS, nil
+		return sevents.SourceSQS, nil
 	case "":
 		switch {
 		case fields["kinesis"] != nil:
-			return SourceKinesis, nil
+			return sevents.SourceKinesis, nil
 		case fields["dynamodb"] != nil:
-			return SourceDynamoDB, nil
+			return sevents.SourceDynamoDB, nil
 		case fields["messageId"] != nil || fields["body"] != nil:
-			return SourceSQS, nil
+			return sevents.SourceSQS, nil
 		}
 		return "", errors.New("no eventSource, and neither kinesis, dynamodb nor an SQS messageId or body")
 	}
 	return "", fmt.Errorf("eventSource %q is not aws:kinesis, aws:dynamodb or aws:sqs (Kafka events are {\"eventSource\":\"aws:kafka\",\"records\":{...}})", src)
 }
 
-func (e *Event) setSource(s string) error {
+func (e *Event) setSource(s sevents.Source) error {
 	if e.Source != "" && e.Source != s {
 		return fmt.Errorf("a %s record in a %s event: an event holds records of one source", SourceName(s), SourceName(e.Source))
 	}
@@ -392,7 +392,7 @@ func (e *Event) addRecord(raw json.RawMessage) error {
 	n := len(e.Records)
 	var rec InputRecord
 	switch src {
-	case SourceKinesis:
+	case sevents.SourceKinesis:
 		var r events.KinesisEventRecord
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return err
@@ -411,7 +411,7 @@ func (e *Event) addRecord(raw json.RawMessage) error {
 			rec.Data = e.text(n, "kinesis.data", r.Kinesis.Data)
 		}
 		e.ids = append(e.ids, r.Kinesis.SequenceNumber)
-	case SourceDynamoDB:
+	case sevents.SourceDynamoDB:
 		var r events.DynamoDBEventRecord
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return err
@@ -430,13 +430,13 @@ func (e *Event) addRecord(raw json.RawMessage) error {
 			e.note(n, "userIdentity %s/%s (a TTL deletion) is not kept: the record becomes a plain %s", r.UserIdentity.Type, r.UserIdentity.PrincipalID, or(r.EventName, "REMOVE"))
 		}
 		e.ids = append(e.ids, r.Change.SequenceNumber)
-	case SourceSQS:
+	case sevents.SourceSQS:
 		var r events.SQSMessage
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return err
 		}
 		if isFIFO(r) {
-			src = SourceSQSFIFO
+			src = sevents.SourceSQSFIFO
 		}
 		rec.Body, _ = json.Marshal(r.Body)
 		for k, v := range r.Attributes {
@@ -588,7 +588,7 @@ func (e *Event) addKafka(env map[string]json.RawMessage, recordsMap json.RawMess
 	if src != "" && src != "aws:kafka" && src != "SelfManagedKafka" {
 		return fmt.Errorf("eventSource %q with a records map: a Kafka event's eventSource is aws:kafka (Amazon MSK) or SelfManagedKafka", src)
 	}
-	e.Source = SourceKafka
+	e.Source = sevents.SourceKafka
 	var parts map[string][]events.KafkaRecord
 	if err := json.Unmarshal(recordsMap, &parts); err != nil {
 		return fmt.Errorf("records: %w", err)
@@ -718,11 +718,11 @@ func (e *Event) Verdict(resp Response) Verdict {
 	}
 	var v verdict
 	switch e.Source {
-	case SourceFirehose:
+	case sevents.SourceFirehose:
 		return readFirehoseResponse(resp.Payload, e.ids)
-	case SourceKafka:
+	case sevents.SourceKafka:
 		v = readKafkaResponse(resp.Payload, e.kafka)
-	case SourceKinesis, SourceDynamoDB:
+	case sevents.SourceKinesis, sevents.SourceDynamoDB:
 		v = readStreamResponse(resp.Payload, e.ids)
 	default:
 		v = readStringResponse(resp.Payload, e.ids)

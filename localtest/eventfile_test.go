@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,36 +70,36 @@ func recordsJSON(t *testing.T, recs []InputRecord) string {
 func TestReadRecordsFileEvents(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
-		source string
+		source events.Source
 		want   string // the records as JSON lines
 		notes  []string
 	}{
-		{"../events/testdata/kinesis.json", SourceKinesis,
+		{"../events/testdata/kinesis.json", events.SourceKinesis,
 			`{"partitionKey":"1","data":"Hello, this is a test."}
 {"partitionKey":"1","data":"This is only a test."}`, nil},
-		{"testdata/events/sam-kinesis-get-records.json", SourceKinesis,
+		{"testdata/events/sam-kinesis-get-records.json", events.SourceKinesis,
 			`{"partitionKey":"partitionKey-03","data":"Hello, this is a test 123."}`, nil},
-		{"../events/testdata/dynamodb.json", SourceDynamoDB,
+		{"../events/testdata/dynamodb.json", events.SourceDynamoDB,
 			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
 {"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
 {"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}
 {"keys":{"Id":102},"oldImage":{"Id":102,"Message":"Expired item"},"eventName":"REMOVE"}`,
 			[]string{"record 4: userIdentity Service/dynamodb.amazonaws.com (a TTL deletion) is not kept: the record becomes a plain REMOVE"}},
-		{"testdata/events/sam-dynamodb-update.json", SourceDynamoDB,
+		{"testdata/events/sam-dynamodb-update.json", events.SourceDynamoDB,
 			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
 {"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
 {"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}`, nil},
-		{"../events/testdata/sqs.json", SourceSQS,
+		{"../events/testdata/sqs.json", events.SourceSQS,
 			`{"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}
 {"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}`, nil},
-		{"testdata/events/sam-sqs-receive-message.json", SourceSQS,
+		{"testdata/events/sam-sqs-receive-message.json", events.SourceSQS,
 			`{"body":"Hello from SQS!","attributes":{"SenderId":"123456789012"}}`, nil},
-		{"../events/testdata/sqs-fifo.json", SourceSQSFIFO,
+		{"../events/testdata/sqs-fifo.json", events.SourceSQSFIFO,
 			`{"body":"Test message.","messageGroupId":"1","messageDeduplicationId":"1","attributes":{"SenderId":"AIDAIO23YVJENQZJOL4VO"}}`, nil},
-		{"../events/testdata/msk.json", SourceKafka,
+		{"../events/testdata/msk.json", events.SourceKafka,
 			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
 			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
-		{"../events/testdata/self-managed-kafka.json", SourceKafka,
+		{"../events/testdata/self-managed-kafka.json", events.SourceKafka,
 			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
 			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
 	} {
@@ -151,10 +152,10 @@ func TestEventRecordsRunOnTheEmulatedSource(t *testing.T) {
 		m    *Mapping
 	}{
 		{"../events/testdata/kinesis.json", kinesisMapping(10, nil)},
-		{"../events/testdata/dynamodb.json", &Mapping{EventSource: SourceDynamoDB, StartingPosition: "TRIM_HORIZON"}},
-		{"../events/testdata/sqs.json", &Mapping{EventSource: SourceSQS}},
-		{"../events/testdata/sqs-fifo.json", &Mapping{EventSource: SourceSQSFIFO}},
-		{"../events/testdata/msk.json", &Mapping{EventSource: SourceKafka, StartingPosition: "TRIM_HORIZON"}},
+		{"../events/testdata/dynamodb.json", &Mapping{EventSource: events.SourceDynamoDB, StartingPosition: "TRIM_HORIZON"}},
+		{"../events/testdata/sqs.json", &Mapping{EventSource: events.SourceSQS}},
+		{"../events/testdata/sqs-fifo.json", &Mapping{EventSource: events.SourceSQSFIFO}},
+		{"../events/testdata/msk.json", &Mapping{EventSource: events.SourceKafka, StartingPosition: "TRIM_HORIZON"}},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			recs, err := ReadRecordsFor(bytes.NewReader(readFile(t, tc.file)), tc.m.EventSource, nil)
@@ -296,16 +297,16 @@ func TestReadRecordsFileErrors(t *testing.T) {
 
 func TestReadRecordsForChecksTheSource(t *testing.T) {
 	sqs := readFile(t, "../events/testdata/sqs.json")
-	_, err := ReadRecordsFor(bytes.NewReader(sqs), SourceKinesis, nil)
+	_, err := ReadRecordsFor(bytes.NewReader(sqs), events.SourceKinesis, nil)
 	if err == nil || !strings.Contains(err.Error(), "SQS events") || !strings.Contains(err.Error(), `EventSource is "kinesis"`) {
 		t.Fatalf("SQS event on a Kinesis mapping: %v", err)
 	}
-	_, err = ReadRecordsFor(bytes.NewReader(readFile(t, "../events/testdata/sqs-fifo.json")), SourceSQS, nil)
+	_, err = ReadRecordsFor(bytes.NewReader(readFile(t, "../events/testdata/sqs-fifo.json")), events.SourceSQS, nil)
 	if err == nil || !strings.Contains(err.Error(), `SQS FIFO events but the mapping's EventSource is "sqs"`) {
 		t.Fatalf("FIFO event on a standard mapping: %v", err)
 	}
 	// JSON lines do not say their source.
-	if recs, err := ReadRecordsFor(strings.NewReader(`{"partitionKey":"k","data":1}`), SourceKinesis, nil); err != nil || len(recs) != 1 {
+	if recs, err := ReadRecordsFor(strings.NewReader(`{"partitionKey":"k","data":1}`), events.SourceKinesis, nil); err != nil || len(recs) != 1 {
 		t.Fatalf("JSON lines: %v %v", recs, err)
 	}
 	var notes bytes.Buffer
@@ -314,7 +315,7 @@ func TestReadRecordsForChecksTheSource(t *testing.T) {
 	for range 12 {
 		many = append(many, string(msk))
 	}
-	recs, err := ReadRecordsFor(strings.NewReader(strings.Join(many, "\n")), SourceKafka, &notes)
+	recs, err := ReadRecordsFor(strings.NewReader(strings.Join(many, "\n")), events.SourceKafka, &notes)
 	if err != nil || len(recs) != 12 {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
@@ -329,14 +330,14 @@ func TestParseEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Source != SourceSQS || len(ev.Records) != 2 || !bytes.Equal(ev.Payload, bytes.TrimSpace(readFile(t, "../events/testdata/sqs.json"))) {
+	if ev.Source != events.SourceSQS || len(ev.Records) != 2 || !bytes.Equal(ev.Payload, bytes.TrimSpace(readFile(t, "../events/testdata/sqs.json"))) {
 		t.Fatalf("%+v", ev)
 	}
 	if got := strings.Join(ev.Items(), ","); got != "059f36b4-87a3-44ab-83d2-661975830a7d,2e1424d4-f796-459a-8184-9c92662be6da" {
 		t.Fatalf("items %s", got)
 	}
 	ev, err = ParseEvent(readFile(t, "../events/testdata/msk.json"))
-	if err != nil || ev.Source != SourceKafka || strings.Join(ev.Items(), ",") != "mytopic-0@15" || len(ev.Notes()) != 1 {
+	if err != nil || ev.Source != events.SourceKafka || strings.Join(ev.Items(), ",") != "mytopic-0@15" || len(ev.Notes()) != 1 {
 		t.Fatalf("%v %+v", err, ev)
 	}
 	for _, tc := range []struct{ name, data, want string }{
@@ -431,7 +432,7 @@ func FuzzReadRecordsFile(f *testing.F) {
 		}
 		if rf.Events > 0 {
 			switch rf.Source {
-			case SourceKinesis, SourceDynamoDB, SourceSQS, SourceSQSFIFO, SourceKafka:
+			case events.SourceKinesis, events.SourceDynamoDB, events.SourceSQS, events.SourceSQSFIFO, events.SourceKafka:
 			case "":
 				if len(rf.Records) > 0 {
 					t.Fatalf("%d records of no source", len(rf.Records))

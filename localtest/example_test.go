@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"log/slog"
 	"sync"
 
@@ -33,7 +34,7 @@ func ExampleRun() {
 	}, handlers.WithLogger(slog.New(slog.DiscardHandler)), handlers.WithRetry(batch.RetryPolicy{}))
 
 	retries, bisect := 2, true
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+	m := &localtest.Mapping{EventSource: events.SourceKinesis, FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 		MaximumRetryAttempts: &retries, BisectBatchOnFunctionError: &bisect, StartingPosition: "TRIM_HORIZON"}
 	var records []localtest.InputRecord
 	for i, key := range []string{"alice", "bob", "alice", "bob"} {

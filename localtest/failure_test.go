@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strings"
 	"testing"
 )
@@ -90,7 +91,7 @@ func TestRunStopsAtSourceMismatch(t *testing.T) {
 	h := fn(func(context.Context, []byte) ([]byte, error) {
 		return nil, &SourceMismatchError{Want: "kinesis", Got: "sqs"}
 	})
-	m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &Mapping{EventSource: events.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(5, nil), Invoker: InProcess(h)})
 	if rep.Failure == nil || rep.Failure.Kind != FailureSourceMismatch || rep.Held() || rep.Totals.Invocations != 1 {
 		t.Fatalf("failure %+v, totals %+v", rep.Failure, rep.Totals)
@@ -110,7 +111,7 @@ func TestIgnoredResponsesAreCounted(t *testing.T) {
 		ids, _, _ := sqsIDs(t, p)
 		return failuresJSON(ids[0], ids[2]), nil
 	})
-	m := &Mapping{EventSource: SourceSQS, BatchSize: ptr(5)}
+	m := &Mapping{EventSource: events.SourceSQS, BatchSize: ptr(5)}
 	rep, tr := run(t, Options{Mapping: m, Records: sqsRecords(10, nil), Invoker: InProcess(h)})
 	if rep.Totals.IgnoredResponses != 2 || rep.Totals.IgnoredRecords != 4 || rep.Totals.Processed != 10 {
 		t.Fatalf("totals %+v", rep.Totals)
@@ -124,7 +125,7 @@ func TestIgnoredResponsesAreCounted(t *testing.T) {
 
 func TestRecordShapeIsCheckedAgainstTheSource(t *testing.T) {
 	recs := []InputRecord{{Body: json.RawMessage(`"a"`), Line: 1}, {PartitionKey: "k", Data: json.RawMessage(`"b"`), Line: 4}}
-	_, err := Run(context.Background(), Options{Mapping: &Mapping{EventSource: SourceSQS}, Records: recs, Invoker: InProcess(fn(nil))})
+	_, err := Run(context.Background(), Options{Mapping: &Mapping{EventSource: events.SourceSQS}, Records: recs, Invoker: InProcess(fn(nil))})
 	if err == nil || !strings.Contains(err.Error(), `records line 4: "partitionKey", "data" belong to a Kinesis record`) {
 		t.Fatalf("got %v", err)
 	}
@@ -152,13 +153,14 @@ func TestEffectsReadErrorIsNotEvaluated(t *testing.T) {
 
 func TestEventPayload(t *testing.T) {
 	tests := []struct {
-		source, event, want string
+		source      events.Source
+		event, want string
 	}{
-		{SourceKinesis, `{"kinesis":{"data":"eyJpZCI6MX0="}}`, `{"id":1}`},
-		{SourceSQS, `{"body":"{\"id\":\"a\"}"}`, `{"id":"a"}`},
-		{SourceKafka, `{"value":"eyJpZCI6MX0="}`, `{"id":1}`},
-		{SourceDynamoDB, `{"dynamodb":{"NewImage":{"pk":{"S":"x"},"n":{"N":"5"},"m":{"M":{}}}}}`, `{"n":5,"pk":"x"}`},
-		{SourceDynamoDB, `{"dynamodb":{"OldImage":{"payload":{"S":"{\"id\":\"d1\"}"}}}}`, `{"id":"d1"}`},
+		{events.SourceKinesis, `{"kinesis":{"data":"eyJpZCI6MX0="}}`, `{"id":1}`},
+		{events.SourceSQS, `{"body":"{\"id\":\"a\"}"}`, `{"id":"a"}`},
+		{events.SourceKafka, `{"value":"eyJpZCI6MX0="}`, `{"id":1}`},
+		{events.SourceDynamoDB, `{"dynamodb":{"NewImage":{"pk":{"S":"x"},"n":{"N":"5"},"m":{"M":{}}}}}`, `{"n":5,"pk":"x"}`},
+		{events.SourceDynamoDB, `{"dynamodb":{"OldImage":{"payload":{"S":"{\"id\":\"d1\"}"}}}}`, `{"id":"d1"}`},
 	}
 	for _, tt := range tests {
 		if got := string(eventPayload(tt.source, json.RawMessage(tt.event))); got != tt.want {

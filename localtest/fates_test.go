@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"errors"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,7 +139,7 @@ func TestMarkQuarantined(t *testing.T) {
 
 func envelopeLine(t *testing.T, id string) string {
 	t.Helper()
-	e := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, RecordID: id, Record: []byte(`{"messageId":"` + id + `"}`)}
+	e := &dlq.Envelope{Version: dlq.Version, Source: events.SourceSQS, RecordID: id, Record: []byte(`{"messageId":"` + id + `"}`)}
 	b, err := e.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +216,7 @@ func TestRunReadsTheQuarantine(t *testing.T) {
 		}
 		return nil, nil
 	})
-	m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &Mapping{EventSource: events.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	quarantined := quarantineFunc(func(context.Context) ([]string, error) {
 		return []string{"00000002-0000-4000-8000-000000000002", "from-another-run"}, nil
 	})
@@ -264,7 +265,7 @@ func TestRunReadsTheQuarantine(t *testing.T) {
 }
 
 func TestRunRefusesUnknownFates(t *testing.T) {
-	m := &Mapping{EventSource: SourceSQS}
+	m := &Mapping{EventSource: events.SourceSQS}
 	h := InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
 	if _, err := Run(context.Background(), Options{Mapping: m, Records: sqsRecords(1, nil), Invoker: h, Allow: []string{"lost"}}); err == nil ||
 		!strings.Contains(err.Error(), `Options.Allow: "lost" is not a fate`) {

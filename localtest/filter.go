@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"math"
 	"sort"
@@ -83,13 +84,13 @@ func (f *Filter) UnmarshalJSON(b []byte) error {
 
 // payloadKey is the field that holds a source's record payload, which
 // filters match as JSON.
-func payloadKey(source string) string {
+func payloadKey(source events.Source) string {
 	switch source {
-	case SourceKinesis:
+	case events.SourceKinesis:
 		return "data"
-	case SourceDynamoDB:
+	case events.SourceDynamoDB:
 		return "dynamodb"
-	case SourceKafka:
+	case events.SourceKafka:
 		return "value"
 	}
 	return "body"
@@ -97,14 +98,14 @@ func payloadKey(source string) string {
 
 // filterSet is a mapping's compiled FilterCriteria.
 type filterSet struct {
-	source   string
+	source   events.Source
 	patterns []*pattern
 }
 
 // compileFilters compiles the mapping's filters, returning every problem
 // as a ValidationError naming the filter. It returns nil without errors
 // when the mapping has no filters.
-func compileFilters(source string, fc *FilterCriteria) (*filterSet, []error) {
+func compileFilters(source events.Source, fc *FilterCriteria) (*filterSet, []error) {
 	if fc == nil || len(fc.Filters) == 0 {
 		return nil, nil
 	}
@@ -200,7 +201,7 @@ func decodeJSON(b []byte) (any, error) {
 // value from base64). A Kinesis record's fields under "kinesis"
 // (partitionKey, sequenceNumber, data, ...) are lifted to the top level,
 // where Lambda's patterns name them.
-func filterView(source string, event json.RawMessage) (map[string]any, error) {
+func filterView(source events.Source, event json.RawMessage) (map[string]any, error) {
 	v, err := decodeJSON(event)
 	if err != nil {
 		return nil, err
@@ -210,11 +211,11 @@ func filterView(source string, event json.RawMessage) (map[string]any, error) {
 		return nil, errors.New("the record is not a JSON object")
 	}
 	switch source {
-	case SourceSQS, SourceSQSFIFO:
+	case events.SourceSQS, events.SourceSQSFIFO:
 		if s, ok := m["body"].(string); ok {
 			m["body"] = newPayload([]byte(s))
 		}
-	case SourceKinesis:
+	case events.SourceKinesis:
 		if k, ok := m["kinesis"].(map[string]any); ok {
 			delete(m, "kinesis")
 			for name, x := range k {
@@ -222,7 +223,7 @@ func filterView(source string, event json.RawMessage) (map[string]any, error) {
 			}
 		}
 		m["data"] = base64Payload(m["data"])
-	case SourceKafka:
+	case events.SourceKafka:
 		if _, ok := m["value"]; ok {
 			m["value"] = base64Payload(m["value"])
 		}
@@ -286,7 +287,7 @@ type numCond struct {
 
 // compilePattern parses a pattern string and checks it against Lambda's
 // syntax. The error says where in the pattern it is wrong.
-func compilePattern(source, text string) (*pattern, error) {
+func compilePattern(source events.Source, text string) (*pattern, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("is empty; a pattern is a JSON object such as {\"" + payloadKey(source) + "\": {\"field\": [\"value\"]}}")
 	}
@@ -304,7 +305,7 @@ func compilePattern(source, text string) (*pattern, error) {
 	return compileObject(source, obj, "", true)
 }
 
-func compileObject(source string, obj map[string]any, path string, top bool) (*pattern, error) {
+func compileObject(source events.Source, obj map[string]any, path string, top bool) (*pattern, error) {
 	p := &pattern{}
 	names := make([]string, 0, len(obj))
 	for name := range obj {
@@ -342,7 +343,7 @@ func compileObject(source string, obj map[string]any, path string, top bool) (*p
 			}
 			p.fields = append(p.fields, fieldRule{name: name, sub: sub})
 		case []any:
-			if top && name == payloadKey(source) && (source == SourceKinesis || source == SourceDynamoDB) {
+			if top && name == payloadKey(source) && (source == events.SourceKinesis || source == events.SourceDynamoDB) {
 				return nil, fmt.Errorf("%s: the rule for the %s payload must be a JSON object naming its fields (Lambda rejects a non-JSON pattern for a stream's data properties)", at, source)
 			}
 			if len(x) == 0 {

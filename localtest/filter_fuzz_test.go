@@ -2,6 +2,7 @@ package localtest
 
 import (
 	"encoding/json"
+	"github.com/sluicehq/sluice/events"
 	"testing"
 )
 
@@ -23,11 +24,11 @@ func FuzzFilterPattern(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pat, record string) {
-		p, err := compilePattern(SourceSQS, pat)
+		p, err := compilePattern(events.SourceSQS, pat)
 		if err != nil {
 			return
 		}
-		view, verr := filterView(SourceSQS, json.RawMessage(record))
+		view, verr := filterView(events.SourceSQS, json.RawMessage(record))
 		got := verr == nil && p.match(view)
 		if got != (verr == nil && p.match(view)) {
 			t.Fatalf("pattern %s on %s: two evaluations disagree", pat, record)
@@ -40,7 +41,7 @@ func FuzzFilterPattern(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := compilePattern(SourceSQS, string(again))
+		q, err := compilePattern(events.SourceSQS, string(again))
 		if err != nil {
 			if len([]rune(string(again))) > maxPatternLength {
 				return // the re-encoding is longer than Lambda allows

@@ -11,13 +11,15 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
 )
 
 // matchDoc compiles a pattern and matches it against a plain JSON document
 // (no payload decoding).
 func matchDoc(t *testing.T, pat, doc string) bool {
 	t.Helper()
-	p, err := compilePattern(SourceSQS, pat)
+	p, err := compilePattern(sevents.SourceSQS, pat)
 	if err != nil {
 		t.Fatalf("pattern %s: %v", pat, err)
 	}
@@ -127,35 +129,37 @@ func TestFilterRecords(t *testing.T) {
 	ddb := `{"eventID":"1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"Id":{"N":"101"}},
 		"NewImage":{"Message":{"S":"New item!"},"Id":{"N":"101"}},"SequenceNumber":"111","SizeBytes":26,"StreamViewType":"NEW_AND_OLD_IMAGES"}}`
 	cases := []struct {
-		name, source, pattern, record string
-		want                          bool
+		name            string
+		source          sevents.Source
+		pattern, record string
+		want            bool
 	}{
-		{"kinesis/partitionKey and data", SourceKinesis, `{"partitionKey":["1"],"data":{"Location":["Los Angeles"]}}`,
+		{"kinesis/partitionKey and data", sevents.SourceKinesis, `{"partitionKey":["1"],"data":{"Location":["Los Angeles"]}}`,
 			kinesis("1", `{"Location":"Los Angeles"}`), true},
-		{"kinesis/other partitionKey", SourceKinesis, `{"partitionKey":["1"],"data":{"Location":["Los Angeles"]}}`,
+		{"kinesis/other partitionKey", sevents.SourceKinesis, `{"partitionKey":["1"],"data":{"Location":["Los Angeles"]}}`,
 			kinesis("2", `{"Location":"Los Angeles"}`), false},
-		{"kinesis/temperature range", SourceKinesis, `{"data":{"Temperature":[{"numeric":[">",50,"<=",60]}]}}`,
+		{"kinesis/temperature range", sevents.SourceKinesis, `{"data":{"Temperature":[{"numeric":[">",50,"<=",60]}]}}`,
 			kinesis("1", `{"Temperature":55}`), true},
-		{"kinesis/temperature out of range", SourceKinesis, `{"data":{"Temperature":[{"numeric":[">",50,"<=",60]}]}}`,
+		{"kinesis/temperature out of range", sevents.SourceKinesis, `{"data":{"Temperature":[{"numeric":[">",50,"<=",60]}]}}`,
 			kinesis("1", `{"Temperature":61}`), false},
-		{"kinesis/non-JSON data with a data pattern is dropped", SourceKinesis, `{"data":{"Location":[{"exists":false}]}}`,
+		{"kinesis/non-JSON data with a data pattern is dropped", sevents.SourceKinesis, `{"data":{"Location":[{"exists":false}]}}`,
 			kinesis("1", `plain text`), false},
-		{"kinesis/non-JSON data, metadata pattern only", SourceKinesis, `{"partitionKey":["1"]}`, kinesis("1", `plain text`), true},
-		{"dynamodb/nested key", SourceDynamoDB, `{"dynamodb":{"Keys":{"Id":{"N":["101"]}}}}`, ddb, true},
-		{"dynamodb/other key", SourceDynamoDB, `{"dynamodb":{"Keys":{"Id":{"N":["102"]}}}}`, ddb, false},
-		{"dynamodb/eventName", SourceDynamoDB, `{"eventName":["INSERT"]}`, ddb, true},
-		{"dynamodb/eventName REMOVE", SourceDynamoDB, `{"eventName":["REMOVE"]}`, ddb, false},
-		{"sqs/JSON body, JSON pattern", SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`{"RecordNumber":1234,"RequestCode":"BBBB"}`), true},
-		{"sqs/JSON body, other value", SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`{"RecordNumber":1234,"RequestCode":"AAAA"}`), false},
-		{"sqs/plain body, plain pattern", SourceSQS, `{"body":["hello"]}`, sqs(`hello`), true},
-		{"sqs/plain body, prefix", SourceSQS, `{"body":[{"prefix":"ERROR"}]}`, sqs(`ERROR: disk full`), true},
-		{"sqs/plain body, JSON pattern is dropped", SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`RequestCode BBBB`), false},
-		{"sqs/JSON body, plain pattern is dropped", SourceSQS, `{"body":[{"prefix":"{"}]}`, sqs(`{"a":1}`), false},
-		{"sqs/plain body, metadata pattern", SourceSQS, `{"attributes":{"SenderId":["AIDAIENQZJOLO23YVJ4VO"]}}`, sqs(`hello`), true},
-		{"kafka/JSON value", SourceKafka, `{"value":{"device_ID":[{"prefix":"AB"}]}}`, kafka(`{"device_ID":"AB1234","session":{"duration":162}}`), true},
-		{"kafka/JSON value nested", SourceKafka, `{"value":{"session":{"duration":[{"numeric":[">",200]}]}}}`, kafka(`{"device_ID":"AB1234","session":{"duration":162}}`), false},
-		{"kafka/plain value", SourceKafka, `{"value":[{"prefix":"Hello"}]}`, kafka(`Hello, this is a test.`), true},
-		{"kafka/metadata", SourceKafka, `{"partition":[0],"topic":["mytopic"]}`, kafka(`x`), true},
+		{"kinesis/non-JSON data, metadata pattern only", sevents.SourceKinesis, `{"partitionKey":["1"]}`, kinesis("1", `plain text`), true},
+		{"dynamodb/nested key", sevents.SourceDynamoDB, `{"dynamodb":{"Keys":{"Id":{"N":["101"]}}}}`, ddb, true},
+		{"dynamodb/other key", sevents.SourceDynamoDB, `{"dynamodb":{"Keys":{"Id":{"N":["102"]}}}}`, ddb, false},
+		{"dynamodb/eventName", sevents.SourceDynamoDB, `{"eventName":["INSERT"]}`, ddb, true},
+		{"dynamodb/eventName REMOVE", sevents.SourceDynamoDB, `{"eventName":["REMOVE"]}`, ddb, false},
+		{"sqs/JSON body, JSON pattern", sevents.SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`{"RecordNumber":1234,"RequestCode":"BBBB"}`), true},
+		{"sqs/JSON body, other value", sevents.SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`{"RecordNumber":1234,"RequestCode":"AAAA"}`), false},
+		{"sqs/plain body, plain pattern", sevents.SourceSQS, `{"body":["hello"]}`, sqs(`hello`), true},
+		{"sqs/plain body, prefix", sevents.SourceSQS, `{"body":[{"prefix":"ERROR"}]}`, sqs(`ERROR: disk full`), true},
+		{"sqs/plain body, JSON pattern is dropped", sevents.SourceSQS, `{"body":{"RequestCode":["BBBB"]}}`, sqs(`RequestCode BBBB`), false},
+		{"sqs/JSON body, plain pattern is dropped", sevents.SourceSQS, `{"body":[{"prefix":"{"}]}`, sqs(`{"a":1}`), false},
+		{"sqs/plain body, metadata pattern", sevents.SourceSQS, `{"attributes":{"SenderId":["AIDAIENQZJOLO23YVJ4VO"]}}`, sqs(`hello`), true},
+		{"kafka/JSON value", sevents.SourceKafka, `{"value":{"device_ID":[{"prefix":"AB"}]}}`, kafka(`{"device_ID":"AB1234","session":{"duration":162}}`), true},
+		{"kafka/JSON value nested", sevents.SourceKafka, `{"value":{"session":{"duration":[{"numeric":[">",200]}]}}}`, kafka(`{"device_ID":"AB1234","session":{"duration":162}}`), false},
+		{"kafka/plain value", sevents.SourceKafka, `{"value":[{"prefix":"Hello"}]}`, kafka(`Hello, this is a test.`), true},
+		{"kafka/metadata", sevents.SourceKafka, `{"partition":[0],"topic":["mytopic"]}`, kafka(`x`), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,7 +175,7 @@ func TestFilterRecords(t *testing.T) {
 }
 
 func TestFilterCriteriaFiltersAreORed(t *testing.T) {
-	fs, errs := compileFilters(SourceSQS, &FilterCriteria{Filters: []Filter{
+	fs, errs := compileFilters(sevents.SourceSQS, &FilterCriteria{Filters: []Filter{
 		{Pattern: `{"body":{"type":["a"]}}`}, {Pattern: `{"body":{"type":["b"]}}`}}})
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -182,7 +186,7 @@ func TestFilterCriteriaFiltersAreORed(t *testing.T) {
 			t.Errorf("body %s: got %v, want %v", body, got, want)
 		}
 	}
-	none, errs := compileFilters(SourceSQS, &FilterCriteria{})
+	none, errs := compileFilters(sevents.SourceSQS, &FilterCriteria{})
 	if none != nil || len(errs) > 0 || !none.keep(json.RawMessage(`{}`)) {
 		t.Fatalf("no filters must deliver everything: %v %v", none, errs)
 	}
@@ -194,36 +198,37 @@ func TestFilterCriteriaValidation(t *testing.T) {
 		six[i] = Filter{Pattern: fmt.Sprintf(`{"body":{"n":[%d]}}`, i)}
 	}
 	cases := []struct {
-		name, source string
-		filters      []Filter
-		field, want  string
+		name        string
+		source      sevents.Source
+		filters     []Filter
+		field, want string
 	}{
-		{"more than five", SourceSQS, six, "FilterCriteria.Filters", "6 filters: a mapping holds at most 5"},
-		{"not JSON", SourceSQS, []Filter{{Pattern: `{"body":{"a":["x"]}}`}, {Pattern: `{"body": {`}}, "FilterCriteria.Filters[1].Pattern", "is not valid JSON"},
-		{"empty", SourceSQS, []Filter{{Pattern: ` `}}, "FilterCriteria.Filters[0].Pattern", "is empty"},
-		{"not an object", SourceSQS, []Filter{{Pattern: `["x"]`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
-		{"null", SourceSQS, []Filter{{Pattern: `null`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
-		{"a plain string", SourceSQS, []Filter{{Pattern: `"order"`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
-		{"scalar rule", SourceSQS, []Filter{{Pattern: `{"body":{"a":"x"}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a: must be a list of values or operators (e.g. ["x"])`},
-		{"empty list", SourceSQS, []Filter{{Pattern: `{"a":[]}`}}, "FilterCriteria.Filters[0].Pattern", "a: an empty list matches nothing"},
-		{"unknown operator", SourceSQS, []Filter{{Pattern: `{"body":{"a":[{"contains":"x"}]}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a[0]: unknown operator "contains"`},
-		{"two operators in one object", SourceSQS, []Filter{{Pattern: `{"a":[{"prefix":"x","suffix":"y"}]}`}}, "FilterCriteria.Filters[0].Pattern", "exactly one operator, not 2"},
-		{"anything-but prefix", SourceSQS, []Filter{{Pattern: `{"a":[{"anything-but":{"prefix":"us-"}}]}`}}, "FilterCriteria.Filters[0].Pattern", "not supported by Lambda event filtering"},
-		{"wildcard", SourceSQS, []Filter{{Pattern: `{"a":[{"wildcard":"*.png"}]}`}}, "FilterCriteria.Filters[0].Pattern", "wildcard is an EventBridge operator"},
-		{"numeric two lower bounds", SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":[">",1,">=",2]}]}`}}, "FilterCriteria.Filters[0].Pattern", "at most one lower bound"},
-		{"numeric string", SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":[">","1"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be followed by a number"},
-		{"numeric equals in a range", SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":["=",1,"<",2]}]}`}}, "FilterCriteria.Filters[0].Pattern", `"=" stands alone`},
-		{"exists not boolean", SourceSQS, []Filter{{Pattern: `{"a":[{"exists":"yes"}]}`}}, "FilterCriteria.Filters[0].Pattern", "exists takes true or false"},
-		{"$or of one", SourceSQS, []Filter{{Pattern: `{"$or":[{"a":["x"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "at least two patterns"},
-		{"kinesis data as a plain list", SourceKinesis, []Filter{{Pattern: `{"data":[{"prefix":"x"}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object naming its fields"},
-		{"dynamodb in $or as a plain list", SourceDynamoDB, []Filter{{Pattern: `{"$or":[{"dynamodb":["x"]},{"eventName":["INSERT"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object naming its fields"},
-		{"too long", SourceSQS, []Filter{{Pattern: `{"a":["` + strings.Repeat("x", 4100) + `"]}`}}, "FilterCriteria.Filters[0].Pattern", "Lambda allows at most 4096"},
-		{"pattern written as an object", SourceSQS, []Filter{{notString: `{"body":{"a":["x"]}}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON string holding the pattern"},
+		{"more than five", sevents.SourceSQS, six, "FilterCriteria.Filters", "6 filters: a mapping holds at most 5"},
+		{"not JSON", sevents.SourceSQS, []Filter{{Pattern: `{"body":{"a":["x"]}}`}, {Pattern: `{"body": {`}}, "FilterCriteria.Filters[1].Pattern", "is not valid JSON"},
+		{"empty", sevents.SourceSQS, []Filter{{Pattern: ` `}}, "FilterCriteria.Filters[0].Pattern", "is empty"},
+		{"not an object", sevents.SourceSQS, []Filter{{Pattern: `["x"]`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"null", sevents.SourceSQS, []Filter{{Pattern: `null`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"a plain string", sevents.SourceSQS, []Filter{{Pattern: `"order"`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object"},
+		{"scalar rule", sevents.SourceSQS, []Filter{{Pattern: `{"body":{"a":"x"}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a: must be a list of values or operators (e.g. ["x"])`},
+		{"empty list", sevents.SourceSQS, []Filter{{Pattern: `{"a":[]}`}}, "FilterCriteria.Filters[0].Pattern", "a: an empty list matches nothing"},
+		{"unknown operator", sevents.SourceSQS, []Filter{{Pattern: `{"body":{"a":[{"contains":"x"}]}}`}}, "FilterCriteria.Filters[0].Pattern", `body.a[0]: unknown operator "contains"`},
+		{"two operators in one object", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"prefix":"x","suffix":"y"}]}`}}, "FilterCriteria.Filters[0].Pattern", "exactly one operator, not 2"},
+		{"anything-but prefix", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"anything-but":{"prefix":"us-"}}]}`}}, "FilterCriteria.Filters[0].Pattern", "not supported by Lambda event filtering"},
+		{"wildcard", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"wildcard":"*.png"}]}`}}, "FilterCriteria.Filters[0].Pattern", "wildcard is an EventBridge operator"},
+		{"numeric two lower bounds", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":[">",1,">=",2]}]}`}}, "FilterCriteria.Filters[0].Pattern", "at most one lower bound"},
+		{"numeric string", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":[">","1"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be followed by a number"},
+		{"numeric equals in a range", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"numeric":["=",1,"<",2]}]}`}}, "FilterCriteria.Filters[0].Pattern", `"=" stands alone`},
+		{"exists not boolean", sevents.SourceSQS, []Filter{{Pattern: `{"a":[{"exists":"yes"}]}`}}, "FilterCriteria.Filters[0].Pattern", "exists takes true or false"},
+		{"$or of one", sevents.SourceSQS, []Filter{{Pattern: `{"$or":[{"a":["x"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "at least two patterns"},
+		{"kinesis data as a plain list", sevents.SourceKinesis, []Filter{{Pattern: `{"data":[{"prefix":"x"}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object naming its fields"},
+		{"dynamodb in $or as a plain list", sevents.SourceDynamoDB, []Filter{{Pattern: `{"$or":[{"dynamodb":["x"]},{"eventName":["INSERT"]}]}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON object naming its fields"},
+		{"too long", sevents.SourceSQS, []Filter{{Pattern: `{"a":["` + strings.Repeat("x", 4100) + `"]}`}}, "FilterCriteria.Filters[0].Pattern", "Lambda allows at most 4096"},
+		{"pattern written as an object", sevents.SourceSQS, []Filter{{notString: `{"body":{"a":["x"]}}`}}, "FilterCriteria.Filters[0].Pattern", "must be a JSON string holding the pattern"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := &Mapping{EventSource: c.source, FilterCriteria: &FilterCriteria{Filters: c.filters}}
-			if c.source == SourceKinesis || c.source == SourceDynamoDB {
+			if c.source == sevents.SourceKinesis || c.source == sevents.SourceDynamoDB {
 				m.StartingPosition = "TRIM_HORIZON"
 			}
 			err := m.Validate()
@@ -277,8 +282,8 @@ func sqsFilterRecords() []InputRecord {
 }
 
 func TestRunSQSFilteredMessagesAreDeleted(t *testing.T) {
-	for _, source := range []string{SourceSQS, SourceSQSFIFO} {
-		t.Run(source, func(t *testing.T) {
+	for _, source := range []sevents.Source{sevents.SourceSQS, sevents.SourceSQSFIFO} {
+		t.Run(string(source), func(t *testing.T) {
 			var delivered []string
 			h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
 				_, pids, _ := sqsIDs(t, p)
@@ -286,7 +291,7 @@ func TestRunSQSFilteredMessagesAreDeleted(t *testing.T) {
 				return []byte(`{"batchItemFailures":[]}`), nil
 			})
 			recs := sqsFilterRecords()
-			if source == SourceSQSFIFO {
+			if source == sevents.SourceSQSFIFO {
 				for i := range recs {
 					recs[i].MessageGroupID = "g"
 				}
@@ -370,7 +375,7 @@ func TestRunKafkaFilteredRecordsAreSkippedPast(t *testing.T) {
 	for _, v := range []string{"INFO a", "DEBUG b", "INFO c", "DEBUG d"} {
 		recs = append(recs, InputRecord{Value: json.RawMessage(fmt.Sprintf("%q", v))})
 	}
-	m := &Mapping{EventSource: SourceKafka, StartingPosition: "TRIM_HORIZON",
+	m := &Mapping{EventSource: sevents.SourceKafka, StartingPosition: "TRIM_HORIZON",
 		FilterCriteria: &FilterCriteria{Filters: []Filter{{Pattern: `{"value":[{"prefix":"INFO"}]}`}}}}
 	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(h)})
 	if want := []string{"INFO a", "INFO c"}; !slices.Equal(delivered, want) {
@@ -382,7 +387,7 @@ func TestRunKafkaFilteredRecordsAreSkippedPast(t *testing.T) {
 }
 
 func TestRunRejectsAnInvalidFilterNamingIt(t *testing.T) {
-	m := &Mapping{EventSource: SourceSQS, FilterCriteria: &FilterCriteria{Filters: []Filter{
+	m := &Mapping{EventSource: sevents.SourceSQS, FilterCriteria: &FilterCriteria{Filters: []Filter{
 		{Pattern: `{"body":{"type":["order"]}}`}, {Pattern: `{"body":{"amount":[{"numeric":[">"]}]}}`}}}}
 	_, err := Run(context.Background(), Options{Mapping: m, Records: sqsFilterRecords(),
 		Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))})

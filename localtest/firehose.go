@@ -5,15 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strings"
 	"unicode/utf8"
 )
-
-// SourceFirehose is the source kind of an Amazon Data Firehose
-// transformation event, which `sluice invoke` sends to a function (a
-// Firehose stream invokes its Lambda processor itself: there is no event
-// source mapping to run).
-const SourceFirehose = "firehose"
 
 // parseFirehoseEvent reads a Firehose transformation event:
 // {"invocationId", "deliveryStreamArn", "records":[{"recordId", "data"}]}.
@@ -34,7 +29,7 @@ func parseFirehoseEvent(data []byte) (e *Event, ok bool, err error) {
 	if err := json.Unmarshal(list, &recs); err != nil {
 		return nil, true, fmt.Errorf("a Firehose transformation event's records: %w", err)
 	}
-	e = &Event{Source: SourceFirehose, Payload: bytes.TrimSpace(data)}
+	e = &Event{Source: events.SourceFirehose, Payload: bytes.TrimSpace(data)}
 	for i, r := range recs {
 		if r.RecordID == nil || *r.RecordID == "" {
 			return nil, true, fmt.Errorf("a Firehose transformation event: records[%d] has no recordId", i)

@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"github.com/sluicehq/sluice/events"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestFirehoseVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Source != SourceFirehose || !slices.Equal(ev.Items(), []string{"r1", "r2"}) || string(ev.Records[0].Data) != `{"a":1}` || string(ev.Records[1].Data) != `"Hello"` {
+	if ev.Source != events.SourceFirehose || !slices.Equal(ev.Items(), []string{"r1", "r2"}) || string(ev.Records[0].Data) != `{"a":1}` || string(ev.Records[1].Data) != `"Hello"` {
 		t.Fatalf("%+v", ev)
 	}
 	for _, tc := range []struct {

@@ -3,6 +3,7 @@ package localtest
 import (
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strings"
 	"testing"
 )
@@ -166,20 +167,20 @@ func TestHeldIsFalseForAFailedRun(t *testing.T) {
 func TestCheckShape(t *testing.T) {
 	p := 1
 	tests := []struct {
-		source string
+		source events.Source
 		rec    InputRecord
 		err    string // "" for none
 	}{
-		{SourceKinesis, InputRecord{PartitionKey: "k", Data: []byte(`{}`)}, ""},
-		{SourceSQS, InputRecord{Body: []byte(`{}`)}, ""},
-		{SourceSQSFIFO, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, ""},
-		{SourceKafka, InputRecord{Partition: &p, Value: []byte(`{}`)}, ""},
-		{SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`)}, ""},
-		{SourceSQS, InputRecord{PartitionKey: "k", Data: []byte(`{}`)},
+		{events.SourceKinesis, InputRecord{PartitionKey: "k", Data: []byte(`{}`)}, ""},
+		{events.SourceSQS, InputRecord{Body: []byte(`{}`)}, ""},
+		{events.SourceSQSFIFO, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, ""},
+		{events.SourceKafka, InputRecord{Partition: &p, Value: []byte(`{}`)}, ""},
+		{events.SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`)}, ""},
+		{events.SourceSQS, InputRecord{PartitionKey: "k", Data: []byte(`{}`)},
 			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body", "attributes"?, "messageAttributes"?}`},
-		{SourceSQS, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, `"messageGroupId" belongs to an SQS FIFO record`},
-		{SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data"}`},
-		{SourceKafka, InputRecord{Keys: []byte(`{}`)}, `"keys" belongs to a DynamoDB Streams record`},
+		{events.SourceSQS, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, `"messageGroupId" belongs to an SQS FIFO record`},
+		{events.SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data"}`},
+		{events.SourceKafka, InputRecord{Keys: []byte(`{}`)}, `"keys" belongs to a DynamoDB Streams record`},
 	}
 	for _, tt := range tests {
 		err := checkShape(tt.source, tt.rec)

@@ -15,7 +15,7 @@ import (
 
 // kafkaMapping is a provisioned Kafka mapping reading partial responses.
 func kafkaMapping(batch, partitions int, extra func(m *Mapping)) *Mapping {
-	m := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(batch), Partitions: ptr(partitions),
+	m := &Mapping{EventSource: sevents.SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(batch), Partitions: ptr(partitions),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	if extra != nil {
 		extra(m)

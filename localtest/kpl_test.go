@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	sevents "github.com/sluicehq/sluice/events"
+
 	"github.com/sluicehq/sluice/events/kpl"
 )
 
@@ -35,7 +37,7 @@ func (c *captured) Invoke(_ context.Context, p []byte) ([]byte, error) {
 func runKinesisRecords(t *testing.T, recs []InputRecord) []events.KinesisEventRecord {
 	t.Helper()
 	size := 10
-	m := &Mapping{EventSource: SourceKinesis, BatchSize: &size, StartingPosition: "TRIM_HORIZON", FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &Mapping{EventSource: sevents.SourceKinesis, BatchSize: &size, StartingPosition: "TRIM_HORIZON", FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	var c captured
 	rep, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: InProcess(&c), RetryDelay: time.Millisecond})
 	if err != nil {
@@ -86,13 +88,13 @@ func TestRecordsLineAggregateErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		size := 10
-		m := &Mapping{EventSource: SourceKinesis, BatchSize: &size, StartingPosition: "TRIM_HORIZON"}
+		m := &Mapping{EventSource: sevents.SourceKinesis, BatchSize: &size, StartingPosition: "TRIM_HORIZON"}
 		_, err = Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: InProcess(&captured{})})
 		if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), `"aggregate"`) {
 			t.Errorf("%s: %v, want %q", tc.line, err, tc.err)
 		}
 	}
-	if err := checkShape(SourceSQS, InputRecord{Aggregate: []UserRecord{{PartitionKey: "a"}}}); err == nil || !strings.Contains(err.Error(), `"aggregate" belongs to a Kinesis record`) {
+	if err := checkShape(sevents.SourceSQS, InputRecord{Aggregate: []UserRecord{{PartitionKey: "a"}}}); err == nil || !strings.Contains(err.Error(), `"aggregate" belongs to a Kinesis record`) {
 		t.Fatalf("aggregate on an SQS mapping: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ type laneRec struct {
 
 // laneKind is what differs between streams and Kafka.
 type laneKind struct {
-	source string
+	source sevents.Source
 	// envelope builds the event for a batch.
 	envelope func(l *lane, batch []laneRec) []byte
 	// read reads the response against the batch.
@@ -140,7 +140,7 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			}
 			json.Unmarshal(batch[0].event, &src)
 			arrival := isoTime
-			if r.s.source == SourceDynamoDB {
+			if r.s.source == sevents.SourceDynamoDB {
 				arrival = isoSeconds // recorded: DynamoDB writes whole seconds, Kinesis milliseconds
 			}
 			info := &sevents.StreamBatchInfo{
@@ -152,7 +152,7 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				BatchSize:                       len(batch),
 				StreamARN:                       src.ARN,
 			}
-			if r.s.source == SourceDynamoDB {
+			if r.s.source == sevents.SourceDynamoDB {
 				rec.DDBStreamInfo = info
 			} else {
 				rec.KinesisBatchInfo = info
@@ -166,8 +166,8 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 // its source calls it.
 func (k laneKind) entry(l *lane) TraceEntry { return kindEntry(k.source, l) }
 
-func kindEntry(source string, l *lane) TraceEntry {
-	if source == SourceKafka {
+func kindEntry(source sevents.Source, l *lane) TraceEntry {
+	if source == sevents.SourceKafka {
 		return TraceEntry{Partition: l.name}
 	}
 	return TraceEntry{Shard: l.name}
@@ -201,7 +201,7 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				l.recs = append(l.recs, laneRec{id: id, key: p, arrival: rec.Timestamp, event: rec.Event, offset: rec.Offset})
 				r.shardOrder[p] = append(r.shardOrder[p], id)
 				if r.refs == nil {
-					r.see(realRef(SourceKafka, id, p, rec.Event))
+					r.see(realRef(sevents.SourceKafka, id, p, rec.Event))
 				}
 			}
 			next = recs[len(recs)-1].Offset + 1
@@ -215,7 +215,7 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 		BootstrapServers string `json:"bootstrapServers"`
 	}{env.EventSource, env.EventSourceARN, env.BootstrapServers})
 	kind := laneKind{
-		source: SourceKafka,
+		source: sevents.SourceKafka,
 		merge: func(parts []part) []byte {
 			batches := make([][]laneRec, len(parts))
 			for i, p := range parts {
@@ -540,7 +540,7 @@ func (r *runner) prepare(ctx context.Context, kind laneKind, l *lane, want int) 
 		return false, false, err
 	}
 	// Records past MaximumRecordAge are given up on before they are sent.
-	if s.maxAge >= 0 && kind.source != SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
+	if s.maxAge >= 0 && kind.source != sevents.SourceKafka || s.maxAge >= 0 && s.kafkaMode == KafkaProvisioned {
 		cutoff := r.clock.Now().Add(-time.Duration(s.maxAge) * time.Second)
 		end := l.pos
 		for end < len(l.recs) && l.recs[end].arrival.Before(cutoff) {
@@ -641,7 +641,7 @@ func (r *runner) settle(ctx context.Context, kind laneKind, p part, v verdict) (
 		}
 		return r.useRetry(ctx, kind, l, b)
 	case verdictWhole:
-		if s.bisect && b-a > 1 && (kind.source != SourceKafka || s.kafkaMode == KafkaProvisioned) {
+		if s.bisect && b-a > 1 && (kind.source != sevents.SourceKafka || s.kafkaMode == KafkaProvisioned) {
 			m := a + (b-a)/2
 			rest := l.split
 			if p.fromSplit {

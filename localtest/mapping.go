@@ -5,17 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"slices"
 	"strings"
-)
-
-// Event source kinds accepted in Mapping.EventSource.
-const (
-	SourceKinesis  = "kinesis"
-	SourceDynamoDB = "dynamodb"
-	SourceSQS      = "sqs"
-	SourceSQSFIFO  = "sqs-fifo"
-	SourceKafka    = "kafka"
 )
 
 // Kafka modes.
@@ -29,7 +21,7 @@ const (
 // own settings and the shape of an emulated source. Pointer fields
 // distinguish "not set" from zero.
 type Mapping struct {
-	EventSource string `json:"EventSource"`
+	EventSource events.Source `json:"EventSource"`
 	// FunctionName is the function, a name or an ARN, as
 	// CreateEventSourceMapping takes it. On-failure records name it, and
 	// a function run behind the Runtime API must be told the same name.
@@ -131,9 +123,11 @@ func (e *ValidationError) Error() string {
 }
 
 func (m *Mapping) stream() bool {
-	return m.EventSource == SourceKinesis || m.EventSource == SourceDynamoDB
+	return m.EventSource == events.SourceKinesis || m.EventSource == events.SourceDynamoDB
 }
-func (m *Mapping) sqs() bool { return m.EventSource == SourceSQS || m.EventSource == SourceSQSFIFO }
+func (m *Mapping) sqs() bool {
+	return m.EventSource == events.SourceSQS || m.EventSource == events.SourceSQSFIFO
+}
 
 // ReportsBatchItemFailures reports whether FunctionResponseTypes has
 // ReportBatchItemFailures.
@@ -161,13 +155,13 @@ func (m *Mapping) Validate() error {
 			bad(field, "value %d is outside %d..%d", *v, lo, hi)
 		}
 	}
-	notFor := func(field string, set bool, what string) {
+	notFor := func(field string, set bool, what events.Source) {
 		if set {
 			bad(field, "is not supported for %s", what)
 		}
 	}
 	switch m.EventSource {
-	case SourceKinesis, SourceDynamoDB, SourceSQS, SourceSQSFIFO, SourceKafka:
+	case events.SourceKinesis, events.SourceDynamoDB, events.SourceSQS, events.SourceSQSFIFO, events.SourceKafka:
 	default:
 		bad("EventSource", "%q is not one of kinesis, dynamodb, sqs, sqs-fifo, kafka", m.EventSource)
 		return errors.Join(errs...)
@@ -189,7 +183,7 @@ func (m *Mapping) Validate() error {
 		rangeCheck("ParallelizationFactor", m.ParallelizationFactor, 1, 10)
 		rangeCheck("TumblingWindowInSeconds", m.TumblingWindowInSeconds, 0, 900)
 		valid := []string{"TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"}
-		if src == SourceDynamoDB {
+		if src == events.SourceDynamoDB {
 			valid = valid[:2]
 		}
 		switch {
@@ -202,8 +196,8 @@ func (m *Mapping) Validate() error {
 		notFor("RedrivePolicy", m.RedrivePolicy != nil, src)
 		notFor("Mode", m.Mode != "", src)
 		notFor("ScalingConfig", m.ScalingConfig != nil, src)
-	case src == SourceSQS || src == SourceSQSFIFO:
-		if src == SourceSQSFIFO {
+	case src == events.SourceSQS || src == events.SourceSQSFIFO:
+		if src == events.SourceSQSFIFO {
 			rangeCheck("BatchSize", m.BatchSize, 1, 10)
 			// An explicit 0 is accepted (recorded against AWS).
 			if w := m.MaximumBatchingWindowInSeconds; w != nil && *w > 0 {
@@ -230,7 +224,7 @@ func (m *Mapping) Validate() error {
 		if r := m.RedrivePolicy; r != nil && (r.MaxReceiveCount < 1 || r.MaxReceiveCount > 1000) {
 			bad("RedrivePolicy.maxReceiveCount", "value %d is outside 1..1000", r.MaxReceiveCount)
 		}
-	case src == SourceKafka:
+	case src == events.SourceKafka:
 		rangeCheck("BatchSize", m.BatchSize, 1, 10000)
 		switch m.Mode {
 		case "", KafkaOnDemand:
@@ -276,7 +270,7 @@ func (m *Mapping) Validate() error {
 
 // settings are a validated mapping with defaults applied.
 type settings struct {
-	source           string
+	source           events.Source
 	batchSize        int
 	window           int // seconds
 	bisect           bool
@@ -324,7 +318,7 @@ func (m *Mapping) settings() (settings, error) {
 		concurrency:      1,
 	}
 	switch s.source {
-	case SourceSQS, SourceSQSFIFO:
+	case events.SourceSQS, events.SourceSQSFIFO:
 		s.batchSize = intOr(m.BatchSize, 10)
 	default:
 		s.batchSize = intOr(m.BatchSize, 100)
@@ -332,7 +326,7 @@ func (m *Mapping) settings() (settings, error) {
 	if sc := m.ScalingConfig; sc != nil && sc.MaximumConcurrency != nil {
 		s.concurrency = *sc.MaximumConcurrency
 	}
-	if s.source == SourceKafka {
+	if s.source == events.SourceKafka {
 		if s.kafkaMode == "" {
 			s.kafkaMode = KafkaOnDemand
 		}
@@ -343,7 +337,7 @@ func (m *Mapping) settings() (settings, error) {
 	if d := m.DestinationConfig; d != nil && d.OnFailure != nil {
 		s.onFailure = d.OnFailure.Destination
 		// Kafka: infinite retries with an on-failure destination are capped at 10.
-		if s.source == SourceKafka && s.maxRetries == -1 {
+		if s.source == events.SourceKafka && s.maxRetries == -1 {
 			s.maxRetries = 10
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"sync"
 	"time"
 )
@@ -19,7 +20,7 @@ import (
 func (r *runner) runQueue(ctx context.Context) error {
 	s := r.s
 	max := s.batchSize
-	if s.source == SourceSQSFIFO {
+	if s.source == events.SourceSQSFIFO {
 		max = min(max, 10)
 	}
 	visibility := time.Duration(s.visibility) * time.Second

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"strconv"
 	"strings"
@@ -139,58 +140,60 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 }
 
 // recordShapes is the shape of a records.jsonl line for each source.
-var recordShapes = map[string]string{
-	SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}`,
-	SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
-	SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
-	SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
-	SourceKafka:    `{"partition"?, "key"?, "value", "headers"?}`,
+var recordShapes = map[events.Source]string{
+	events.SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}`,
+	events.SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
+	events.SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
+	events.SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
+	events.SourceKafka:    `{"partition"?, "key"?, "value", "headers"?}`,
 }
 
 // sourceFields lists, per field of InputRecord, whether rec sets it and the
 // source it belongs to.
 func sourceFields(rec InputRecord) []struct {
-	name, source string
-	set          bool
+	name   string
+	source events.Source
+	set    bool
 } {
 	return []struct {
-		name, source string
-		set          bool
+		name   string
+		source events.Source
+		set    bool
 	}{
-		{"partitionKey", SourceKinesis, rec.PartitionKey != ""},
-		{"data", SourceKinesis, len(rec.Data) > 0},
-		{"aggregate", SourceKinesis, len(rec.Aggregate) > 0},
-		{"keys", SourceDynamoDB, len(rec.Keys) > 0},
-		{"newImage", SourceDynamoDB, len(rec.NewImage) > 0},
-		{"oldImage", SourceDynamoDB, len(rec.OldImage) > 0},
-		{"eventName", SourceDynamoDB, rec.EventName != ""},
-		{"body", SourceSQS, len(rec.Body) > 0},
-		{"messageGroupId", SourceSQS, rec.MessageGroupID != ""},
-		{"messageDeduplicationId", SourceSQS, rec.MessageDeduplicationID != ""},
-		{"attributes", SourceSQS, rec.Attributes != nil},
-		{"messageAttributes", SourceSQS, rec.MessageAttributes != nil},
-		{"partition", SourceKafka, rec.Partition != nil},
-		{"key", SourceKafka, len(rec.Key) > 0},
-		{"value", SourceKafka, len(rec.Value) > 0},
-		{"headers", SourceKafka, rec.Headers != nil},
+		{"partitionKey", events.SourceKinesis, rec.PartitionKey != ""},
+		{"data", events.SourceKinesis, len(rec.Data) > 0},
+		{"aggregate", events.SourceKinesis, len(rec.Aggregate) > 0},
+		{"keys", events.SourceDynamoDB, len(rec.Keys) > 0},
+		{"newImage", events.SourceDynamoDB, len(rec.NewImage) > 0},
+		{"oldImage", events.SourceDynamoDB, len(rec.OldImage) > 0},
+		{"eventName", events.SourceDynamoDB, rec.EventName != ""},
+		{"body", events.SourceSQS, len(rec.Body) > 0},
+		{"messageGroupId", events.SourceSQS, rec.MessageGroupID != ""},
+		{"messageDeduplicationId", events.SourceSQS, rec.MessageDeduplicationID != ""},
+		{"attributes", events.SourceSQS, rec.Attributes != nil},
+		{"messageAttributes", events.SourceSQS, rec.MessageAttributes != nil},
+		{"partition", events.SourceKafka, rec.Partition != nil},
+		{"key", events.SourceKafka, len(rec.Key) > 0},
+		{"value", events.SourceKafka, len(rec.Value) > 0},
+		{"headers", events.SourceKafka, rec.Headers != nil},
 	}
 }
 
-var sourceNames = map[string]string{
-	SourceKinesis: "a Kinesis", SourceDynamoDB: "a DynamoDB Streams", SourceSQS: "an SQS",
-	SourceSQSFIFO: "an SQS FIFO", SourceKafka: "a Kafka",
+var sourceNames = map[events.Source]string{
+	events.SourceKinesis: "a Kinesis", events.SourceDynamoDB: "a DynamoDB Streams", events.SourceSQS: "an SQS",
+	events.SourceSQSFIFO: "an SQS FIFO", events.SourceKafka: "a Kafka",
 }
 
 // checkShape rejects an input record whose fields belong to another
 // source than the mapping's: such a record would otherwise be sent with an
 // empty payload.
-func checkShape(source string, rec InputRecord) error {
+func checkShape(source events.Source, rec InputRecord) error {
 	family := source
-	if family == SourceSQSFIFO {
-		family = SourceSQS
+	if family == events.SourceSQSFIFO {
+		family = events.SourceSQS
 	}
 	var foreign []string
-	var owner string
+	var owner events.Source
 	for _, f := range sourceFields(rec) {
 		if f.set && f.source != family {
 			foreign = append(foreign, strconv.Quote(f.name))
@@ -200,7 +203,7 @@ func checkShape(source string, rec InputRecord) error {
 		}
 	}
 	if len(foreign) == 0 {
-		if source == SourceSQS && rec.MessageGroupID != "" {
+		if source == events.SourceSQS && rec.MessageGroupID != "" {
 			return fmt.Errorf(`"messageGroupId" belongs to an SQS FIFO record; an SQS standard record is %s`, recordShapes[source])
 		}
 		return nil

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"testing"
 )
 
 // BenchmarkRunInProcess is the runner's own cost: 10,000 records through an
 // emulated mapping to an in-process handler that does nothing.
 func BenchmarkRunInProcess(b *testing.B) {
-	for _, src := range []string{SourceKinesis, SourceSQS, SourceKafka} {
-		b.Run(src, func(b *testing.B) {
+	for _, src := range []events.Source{events.SourceKinesis, events.SourceSQS, events.SourceKafka} {
+		b.Run(string(src), func(b *testing.B) {
 			const n = 10000
 			recs := make([]InputRecord, n)
 			for i := range recs {
@@ -21,9 +22,9 @@ func BenchmarkRunInProcess(b *testing.B) {
 			}
 			m := &Mapping{EventSource: src, BatchSize: ptr(100), MaximumBatchingWindowInSeconds: ptr(1)}
 			switch src {
-			case SourceKinesis:
+			case events.SourceKinesis:
 				m.StartingPosition = "TRIM_HORIZON"
-			case SourceKafka:
+			case events.SourceKafka:
 				m.StartingPosition, m.Partitions, m.MaximumBatchingWindowInSeconds = "TRIM_HORIZON", ptr(4), nil
 			}
 			noop := InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))

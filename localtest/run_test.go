@@ -59,7 +59,7 @@ func kinesisRecords(n int, key func(i int) string) []InputRecord {
 func oneKey(int) string { return "k" }
 
 func kinesisMapping(batch int, extra func(m *Mapping)) *Mapping {
-	m := &Mapping{EventSource: SourceKinesis, BatchSize: ptr(batch), StartingPosition: "TRIM_HORIZON",
+	m := &Mapping{EventSource: sevents.SourceKinesis, BatchSize: ptr(batch), StartingPosition: "TRIM_HORIZON",
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	if extra != nil {
 		extra(m)
@@ -88,7 +88,7 @@ func heldWithoutEffects(rep *Report) bool {
 			return false
 		}
 	}
-	return order || rep.Mapping.EventSource == SourceSQS
+	return order || rep.Mapping.EventSource == sevents.SourceSQS
 }
 
 // pids of a trace entry: the record ids are sequence numbers; map them back.
@@ -263,7 +263,7 @@ func TestEdge05_SQSResponses(t *testing.T) {
 				}
 				return nil, nil
 			})
-			m := &Mapping{EventSource: SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+			m := &Mapping{EventSource: sevents.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 			_, tr := run(t, Options{Mapping: m, Records: sqsRecords(3, nil), Invoker: InProcess(h)})
 			if got := len(tr.entries[1].IDs); got != 3-tt.deleted {
 				t.Fatalf("second batch has %d messages, want %d: %+v", got, 3-tt.deleted, tr.entries)
@@ -279,7 +279,7 @@ func TestEdge06_SQSReceiveCountAndRedrive(t *testing.T) {
 		counts = append(counts, c...)
 		return nil, errors.New("always fails")
 	})
-	m := &Mapping{EventSource: SourceSQS, RedrivePolicy: &RedrivePolicy{MaxReceiveCount: 3}, VisibilityTimeout: ptr(60)}
+	m := &Mapping{EventSource: sevents.SourceSQS, RedrivePolicy: &RedrivePolicy{MaxReceiveCount: 3}, VisibilityTimeout: ptr(60)}
 	recs := sqsRecords(1, nil)
 	recs[0].Expect = FateDeadLettered
 	rep, tr := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(h)})
@@ -299,10 +299,10 @@ func TestEdge06_SQSReceiveCountAndRedrive(t *testing.T) {
 }
 
 func TestEdge07_FIFO(t *testing.T) {
-	if err := (&Mapping{EventSource: SourceSQSFIFO, BatchSize: ptr(11)}).Validate(); err == nil {
+	if err := (&Mapping{EventSource: sevents.SourceSQSFIFO, BatchSize: ptr(11)}).Validate(); err == nil {
 		t.Fatal("FIFO BatchSize 11 must be rejected")
 	}
-	if err := (&Mapping{EventSource: SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(1)}).Validate(); err == nil {
+	if err := (&Mapping{EventSource: sevents.SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(1)}).Validate(); err == nil {
 		t.Fatal("a FIFO batching window must be rejected")
 	}
 	// Recorded against AWS: an explicit 0 is accepted, from JSON too.
@@ -337,7 +337,7 @@ func TestEdge07_FIFO(t *testing.T) {
 		}
 		return failuresJSON(failed...), nil
 	})
-	m := &Mapping{EventSource: SourceSQSFIFO, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &Mapping{EventSource: sevents.SourceSQSFIFO, BatchSize: ptr(10), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	groups := []string{"a", "b", "a", "b", "a"}
 	rep, _ := run(t, Options{Mapping: m, Records: sqsRecords(5, func(i int) string { return groups[i] }), Invoker: InProcess(h)})
 	if i3, i5 := slices.Index(order, "3"), slices.Index(order, "5"); i3 < 0 || i5 < i3 {
@@ -593,7 +593,7 @@ func TestEdge14_KafkaUnknownOffsetFailsTheBatch(t *testing.T) {
 		}
 		return nil, nil
 	})
-	m := &Mapping{EventSource: SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(10),
+	m := &Mapping{EventSource: sevents.SourceKafka, Mode: KafkaProvisioned, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(10),
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	rep, tr := run(t, Options{Mapping: m, Records: kafkaRecords(3, 1), Invoker: InProcess(h)})
 	if len(tr.entries) != 2 || tr.entries[0].Result != ResultFunctionError || !slices.Equal(tr.entries[0].IDs, tr.entries[1].IDs) {
@@ -607,7 +607,7 @@ func TestEdge14_KafkaUnknownOffsetFailsTheBatch(t *testing.T) {
 func TestEdge15_KafkaHeadersAreSignedBytes(t *testing.T) {
 	var raw []byte
 	h := fn(func(ctx context.Context, p []byte) ([]byte, error) { raw = p; return nil, nil })
-	m := &Mapping{EventSource: SourceKafka, StartingPosition: "LATEST"}
+	m := &Mapping{EventSource: sevents.SourceKafka, StartingPosition: "LATEST"}
 	run(t, Options{Mapping: m, Records: kafkaRecords(1, 1), Invoker: InProcess(h)})
 	if !strings.Contains(string(raw), `"bin":[-1,-128,97]`) {
 		t.Fatalf("headers must be signed bytes: %s", raw)
@@ -643,7 +643,7 @@ func TestKafkaOnDemandRetriesUntilSuccess(t *testing.T) {
 		}
 		return []byte(`{"batchItemFailures":[{"itemIdentifier":{"partition":"topic-0","offset":0}}]}`), nil
 	})
-	m := &Mapping{EventSource: SourceKafka, StartingPosition: "TRIM_HORIZON"}
+	m := &Mapping{EventSource: sevents.SourceKafka, StartingPosition: "TRIM_HORIZON"}
 	rep, tr := run(t, Options{Mapping: m, Records: kafkaRecords(2, 1), Invoker: InProcess(h)})
 	// On-demand: no retry limit, and a partial response is not read.
 	if len(tr.entries) != 5 || rep.Totals.Processed != 2 || !tr.entries[4].Ignored {
@@ -756,24 +756,24 @@ func TestValidationReasons(t *testing.T) {
 		want string
 	}{
 		{Mapping{EventSource: "firehose"}, "EventSource"},
-		{Mapping{EventSource: SourceKinesis}, "StartingPosition: is required"},
-		{Mapping{EventSource: SourceDynamoDB, StartingPosition: "AT_TIMESTAMP"}, "StartingPosition"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", BatchSize: ptr(10001)}, "BatchSize"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", ParallelizationFactor: ptr(11)}, "ParallelizationFactor"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(-2)}, "MaximumRetryAttempts"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", TumblingWindowInSeconds: ptr(901)}, "TumblingWindowInSeconds"},
+		{Mapping{EventSource: sevents.SourceKinesis}, "StartingPosition: is required"},
+		{Mapping{EventSource: sevents.SourceDynamoDB, StartingPosition: "AT_TIMESTAMP"}, "StartingPosition"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", BatchSize: ptr(10001)}, "BatchSize"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", ParallelizationFactor: ptr(11)}, "ParallelizationFactor"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(-2)}, "MaximumRetryAttempts"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", TumblingWindowInSeconds: ptr(901)}, "TumblingWindowInSeconds"},
 		// AWS's own wording where it is known, so a user can search for it.
-		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11)}, "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"},
-		{Mapping{EventSource: SourceSQS, BatchSize: ptr(11), MaximumBatchingWindowInSeconds: ptr(0)}, "Maximum batch window in seconds must be greater than 0"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumRecordAgeInSeconds: ptr(59)},
+		{Mapping{EventSource: sevents.SourceSQS, BatchSize: ptr(11)}, "Maximum batch window in seconds must be greater than 0 if maximum batch size is greater than 10"},
+		{Mapping{EventSource: sevents.SourceSQS, BatchSize: ptr(11), MaximumBatchingWindowInSeconds: ptr(0)}, "Maximum batch window in seconds must be greater than 0"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", MaximumRecordAgeInSeconds: ptr(59)},
 			"MaximumRecordAgeInSeconds must be either -1 (forever) or between 60 and 604800 (inclusive)"},
-		{Mapping{EventSource: SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(5)}, "Batching window is not supported for FIFO queues"},
-		{Mapping{EventSource: SourceSQS, BisectBatchOnFunctionError: ptr(true)}, "BisectBatchOnFunctionError"},
-		{Mapping{EventSource: SourceSQS, DestinationConfig: &DestinationConfig{}}, "RedrivePolicy"},
-		{Mapping{EventSource: SourceKafka, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(3)}, "provisioned mode only"},
-		{Mapping{EventSource: SourceKafka, StartingPosition: "LATEST", Mode: "burst"}, "Mode"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", FunctionResponseTypes: []string{"Partial"}}, "ReportBatchItemFailures"},
-		{Mapping{EventSource: SourceKinesis, StartingPosition: "LATEST", MaximumBatchingWindowInSeconds: ptr(301)}, "MaximumBatchingWindowInSeconds"},
+		{Mapping{EventSource: sevents.SourceSQSFIFO, MaximumBatchingWindowInSeconds: ptr(5)}, "Batching window is not supported for FIFO queues"},
+		{Mapping{EventSource: sevents.SourceSQS, BisectBatchOnFunctionError: ptr(true)}, "BisectBatchOnFunctionError"},
+		{Mapping{EventSource: sevents.SourceSQS, DestinationConfig: &DestinationConfig{}}, "RedrivePolicy"},
+		{Mapping{EventSource: sevents.SourceKafka, StartingPosition: "LATEST", MaximumRetryAttempts: ptr(3)}, "provisioned mode only"},
+		{Mapping{EventSource: sevents.SourceKafka, StartingPosition: "LATEST", Mode: "burst"}, "Mode"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", FunctionResponseTypes: []string{"Partial"}}, "ReportBatchItemFailures"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", MaximumBatchingWindowInSeconds: ptr(301)}, "MaximumBatchingWindowInSeconds"},
 	}
 	for _, tt := range tests {
 		err := tt.m.Validate()
@@ -808,7 +808,7 @@ func TestOnFailureArrivalTimes(t *testing.T) {
 	// Recorded against AWS: DynamoDB Streams on-failure records write
 	// approximateArrivalOf* in whole seconds; Kinesis keeps milliseconds
 	// (TestEdge11).
-	m := &Mapping{EventSource: SourceDynamoDB, StartingPosition: "TRIM_HORIZON", MaximumRetryAttempts: ptr(0)}
+	m := &Mapping{EventSource: sevents.SourceDynamoDB, StartingPosition: "TRIM_HORIZON", MaximumRetryAttempts: ptr(0)}
 	recs := []InputRecord{{Keys: json.RawMessage(`{"pk":{"S":"a"}}`)}, {Keys: json.RawMessage(`{"pk":{"S":"b"}}`)}}
 	rep, _ := run(t, Options{Mapping: m, Records: recs, Invoker: InProcess(fn(func(context.Context, []byte) ([]byte, error) {
 		return nil, errors.New("always")

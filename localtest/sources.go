@@ -98,15 +98,15 @@ type Destination interface {
 // realRef is the inputRef of a record read from a real source, with its
 // payload taken from its event record (Kinesis data, SQS body, Kafka value,
 // DynamoDB image).
-func realRef(source, id, key string, event json.RawMessage) inputRef {
+func realRef(source sevents.Source, id, key string, event json.RawMessage) inputRef {
 	p := eventPayload(source, event)
 	return inputRef{id: id, key: key, payloadID: payloadID(p), payload: p}
 }
 
 // eventPayload extracts the payload of one event record, or nil.
-func eventPayload(source string, event json.RawMessage) []byte {
+func eventPayload(source sevents.Source, event json.RawMessage) []byte {
 	switch source {
-	case SourceKinesis:
+	case sevents.SourceKinesis:
 		var e struct {
 			Kinesis struct {
 				Data []byte `json:"data"`
@@ -115,21 +115,21 @@ func eventPayload(source string, event json.RawMessage) []byte {
 		if json.Unmarshal(event, &e) == nil {
 			return e.Kinesis.Data
 		}
-	case SourceSQS, SourceSQSFIFO:
+	case sevents.SourceSQS, sevents.SourceSQSFIFO:
 		var e struct {
 			Body string `json:"body"`
 		}
 		if json.Unmarshal(event, &e) == nil {
 			return []byte(e.Body)
 		}
-	case SourceKafka:
+	case sevents.SourceKafka:
 		var e struct {
 			Value []byte `json:"value"`
 		}
 		if json.Unmarshal(event, &e) == nil {
 			return e.Value
 		}
-	case SourceDynamoDB:
+	case sevents.SourceDynamoDB:
 		var e struct {
 			Change struct {
 				New map[string]map[string]json.RawMessage `json:"NewImage"`

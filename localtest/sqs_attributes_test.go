@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	sevents "github.com/sluicehq/sluice/events"
 )
 
 func str(s string) *string { return &s }
@@ -80,7 +82,7 @@ func TestRunSQSMessageAttributes(t *testing.T) {
 		got = append(got, ev.Records...)
 		return nil, nil
 	})
-	run(t, Options{Mapping: &Mapping{EventSource: SourceSQS}, Records: recs, Invoker: InProcess(h)})
+	run(t, Options{Mapping: &Mapping{EventSource: sevents.SourceSQS}, Records: recs, Invoker: InProcess(h)})
 	if len(got) != 3 {
 		t.Fatalf("%d records delivered, want 3", len(got))
 	}
@@ -102,7 +104,7 @@ func TestRunSQSMessageAttributes(t *testing.T) {
 		}
 	}
 	bad := []InputRecord{{Body: json.RawMessage(`"x"`), MessageAttributes: map[string]MessageAttribute{"a": {DataType: "Number"}}}}
-	_, err = Run(context.Background(), Options{Mapping: &Mapping{EventSource: SourceSQS}, Records: bad, Invoker: InProcess(h)})
+	_, err = Run(context.Background(), Options{Mapping: &Mapping{EventSource: sevents.SourceSQS}, Records: bad, Invoker: InProcess(h)})
 	if err == nil || !strings.Contains(err.Error(), "record 1") || !strings.Contains(err.Error(), "needs a stringValue") {
 		t.Errorf("Run with a bad attribute: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"sort"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func readTemplateMapping(t *cfnTemplate, id string) (*TemplateMapping, error) {
 
 	// The source, from what EventSourceArn points at.
 	if _, ok := r.Properties["Topics"]; ok {
-		m.EventSource = SourceKafka
+		m.EventSource = events.SourceKafka
 		var topics []string
 		literal("Topics", &topics)
 		if len(topics) != 1 {
@@ -259,13 +260,13 @@ func sourceFromTemplate(t *cfnTemplate, raw json.RawMessage, m *Mapping, bad fun
 	if s, ok := literalString(raw); ok {
 		switch {
 		case strings.HasPrefix(s, "arn:") && strings.Contains(s, ":kinesis:"):
-			m.EventSource, m.StreamName = SourceKinesis, s[strings.LastIndex(s, "/")+1:]
+			m.EventSource, m.StreamName = events.SourceKinesis, s[strings.LastIndex(s, "/")+1:]
 		case strings.HasPrefix(s, "arn:") && strings.Contains(s, ":dynamodb:") && strings.Contains(s, "/stream/"):
-			m.EventSource = SourceDynamoDB
+			m.EventSource = events.SourceDynamoDB
 		case strings.HasPrefix(s, "arn:") && strings.Contains(s, ":sqs:"):
-			m.EventSource, m.QueueName = SourceSQS, s[strings.LastIndex(s, ":")+1:]
+			m.EventSource, m.QueueName = events.SourceSQS, s[strings.LastIndex(s, ":")+1:]
 			if strings.HasSuffix(s, ".fifo") {
-				m.EventSource = SourceSQSFIFO
+				m.EventSource = events.SourceSQSFIFO
 			}
 		default:
 			bad("EventSourceArn", "%q is not a Kinesis stream, DynamoDB stream or SQS queue ARN", s)
@@ -287,21 +288,21 @@ func sourceFromTemplate(t *cfnTemplate, raw json.RawMessage, m *Mapping, bad fun
 	}
 	switch {
 	case res.Type == "AWS::Kinesis::Stream" && attr == "Arn":
-		m.EventSource, m.StreamName = SourceKinesis, ref
+		m.EventSource, m.StreamName = events.SourceKinesis, ref
 		if n, ok := literalString(res.Properties["Name"]); ok {
 			m.StreamName = n
 		}
 		m.Shards = intOf("ShardCount")
 	case res.Type == "AWS::DynamoDB::Table" && attr == "StreamArn":
-		m.EventSource, m.TableName = SourceDynamoDB, ref
+		m.EventSource, m.TableName = events.SourceDynamoDB, ref
 		if n, ok := literalString(res.Properties["TableName"]); ok {
 			m.TableName = n
 		}
 	case res.Type == "AWS::SQS::Queue" && attr == "Arn":
-		m.EventSource, m.QueueName = SourceSQS, ref
+		m.EventSource, m.QueueName = events.SourceSQS, ref
 		var fifo bool
 		if json.Unmarshal(res.Properties["FifoQueue"], &fifo) == nil && fifo {
-			m.EventSource = SourceSQSFIFO
+			m.EventSource = events.SourceSQSFIFO
 		}
 		if n, ok := literalString(res.Properties["QueueName"]); ok {
 			m.QueueName = n

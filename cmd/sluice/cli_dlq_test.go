@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,19 +93,19 @@ func payloadID(t *testing.T, e *dlq.Envelope) string {
 	}
 	var data []byte
 	switch e.Source {
-	case dlq.SourceKinesis:
+	case events.SourceKinesis:
 		var k struct{ Data []byte }
 		json.Unmarshal(rec["kinesis"], &k)
 		data = k.Data
-	case dlq.SourceKafka:
+	case events.SourceKafka:
 		var v []byte
 		json.Unmarshal(rec["value"], &v)
 		data = v
-	case dlq.SourceSQS:
+	case events.SourceSQS:
 		var s string
 		json.Unmarshal(rec["body"], &s)
 		data = []byte(s)
-	case dlq.SourceDynamoDB:
+	case events.SourceDynamoDB:
 		var d struct {
 			NewImage struct{ Payload struct{ S string } } `json:"NewImage"`
 		}
@@ -127,7 +128,7 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 	bin := conformance(t)
 	const n = 30
 	poison := map[int]string{7: "permanent", 12: "fail", 19: "permanent"}
-	line := func(source string, i int) string {
+	line := func(source events.Source, i int) string {
 		action, expect := "ok", ""
 		if a, ok := poison[i]; ok {
 			action, expect = a, `,"expect":"quarantined"`
@@ -143,7 +144,10 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 		}
 		return fmt.Sprintf(`{"body":%s%s}`, cmd, expect)
 	}
-	for _, tc := range []struct{ source, mapping string }{
+	for _, tc := range []struct {
+		source  events.Source
+		mapping string
+	}{
 		{"kinesis", `{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":10,"BisectBatchOnFunctionError":true,
 			"MaximumRetryAttempts":5,"FunctionResponseTypes":["ReportBatchItemFailures"]}`},
 		{"dynamodb", `{"EventSource":"dynamodb","StartingPosition":"TRIM_HORIZON","BatchSize":10,"BisectBatchOnFunctionError":true,
@@ -152,7 +156,7 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 		{"kafka", `{"EventSource":"kafka","Mode":"provisioned","Partitions":2,"StartingPosition":"TRIM_HORIZON","BatchSize":10,
 			"MaximumRetryAttempts":5,"FunctionResponseTypes":["ReportBatchItemFailures"]}`},
 	} {
-		t.Run(tc.source, func(t *testing.T) {
+		t.Run(string(tc.source), func(t *testing.T) {
 			dir := t.TempDir()
 			var lines []string
 			for i := range n {
@@ -162,7 +166,7 @@ func TestRunQuarantineRoundTrip(t *testing.T) {
 			mapping := write(t, dir, "mapping.json", tc.mapping)
 			effects, dlqFile := filepath.Join(dir, "effects.jsonl"), filepath.Join(dir, "dlq.jsonl")
 			args := []string{"run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--timeout", "10s",
-				"--function-name", "orders", "--env", "SLUICE_SOURCE=" + tc.source, "--effects", effects,
+				"--function-name", "orders", "--env", "SLUICE_SOURCE=" + string(tc.source), "--effects", effects,
 				"--env", "SLUICE_MAX_ATTEMPTS=2"}
 			var client *sqs.Client
 			var queueURL string

@@ -72,7 +72,7 @@ func sqsEnvelopes(t *testing.T, dir string, actions ...string) (string, []string
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, SourceARN: m.EventSourceARN, RecordID: m.MessageId, EventID: m.MessageId,
+		e := dlq.Envelope{Version: dlq.Version, Source: sevents.SourceSQS, SourceARN: m.EventSourceARN, RecordID: m.MessageId, EventID: m.MessageId,
 			Attempts: 3, Error: "boom", Class: "plain", Reason: "attempts", Record: raw}
 		line, err := e.Marshal()
 		if err != nil {
@@ -245,7 +245,7 @@ func sqsRecordEnvelope(t *testing.T, dir, fn, id, action string) (event, envelop
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, SourceARN: m.EventSourceARN, RecordID: m.MessageId, EventID: m.MessageId,
+	e := dlq.Envelope{Version: dlq.Version, Source: sevents.SourceSQS, SourceARN: m.EventSourceARN, RecordID: m.MessageId, EventID: m.MessageId,
 		Attempts: 3, Error: "boom", Class: "plain", Reason: "attempts", FunctionName: fn, Record: raw}
 	line, err := e.Marshal()
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"strings"
 
@@ -57,7 +58,7 @@ func setS3Destination(ctx context.Context, m *localtest.Mapping, opts *localtest
 // through the runner.) close, if not nil, closes the producer.
 func setKafkaDestination(m *localtest.Mapping, opts *localtest.Options) (close func(), err error) {
 	d := m.DestinationConfig
-	if m.EventSource != localtest.SourceKafka || d == nil || d.OnFailure == nil {
+	if m.EventSource != events.SourceKafka || d == nil || d.OnFailure == nil {
 		return nil, nil
 	}
 	rest, ok := strings.CutPrefix(d.OnFailure.Destination, "kafka://")

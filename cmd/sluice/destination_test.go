@@ -88,11 +88,11 @@ func TestRunS3DestinationEndpoint(t *testing.T) {
 // runner (a topic of the source's cluster, or an error it explains).
 func TestSetKafkaDestination(t *testing.T) {
 	kafka := func(dest string) *localtest.Mapping {
-		return &localtest.Mapping{EventSource: localtest.SourceKafka,
+		return &localtest.Mapping{EventSource: sevents.SourceKafka,
 			DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: dest}}}
 	}
 	kinesis := kafka("kafka://127.0.0.1:9092/dlt")
-	kinesis.EventSource = localtest.SourceKinesis
+	kinesis.EventSource = sevents.SourceKinesis
 	for name, tc := range map[string]struct {
 		m    *localtest.Mapping
 		want bool
@@ -103,7 +103,7 @@ func TestSetKafkaDestination(t *testing.T) {
 		"no topic":            {kafka("kafka://127.0.0.1:9092/"), false},
 		"not a topic":         {kafka("kafka://127.0.0.1:9092/a/b"), false},
 		"file":                {kafka("file://x.jsonl"), false},
-		"no destination":      {&localtest.Mapping{EventSource: localtest.SourceKafka}, false},
+		"no destination":      {&localtest.Mapping{EventSource: sevents.SourceKafka}, false},
 		"not a Kafka mapping": {kinesis, false},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"net/url"
 	"os"
 	"strings"
@@ -58,7 +59,7 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 		}
 		return nil
 	}
-	if m.EventSource == localtest.SourceKafka {
+	if m.EventSource == events.SourceKafka {
 		brokers, ok := strings.CutPrefix(m.Endpoint, "kafka://")
 		if !ok {
 			return fmt.Errorf("mapping: a Kafka Endpoint is kafka://host:port[,host:port...], not %q", m.Endpoint)
@@ -84,17 +85,17 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 		return err
 	}
 	switch m.EventSource {
-	case localtest.SourceKinesis:
+	case events.SourceKinesis:
 		if err := need("StreamName", m.StreamName); err != nil {
 			return err
 		}
 		opts.Stream = source.KinesisStream(cfg, m.StreamName, m.StartingPosition)
-	case localtest.SourceDynamoDB:
+	case events.SourceDynamoDB:
 		if err := need("StreamArn", m.StreamARN); err != nil {
 			return err
 		}
 		opts.Stream = source.DynamoDBStream(cfg, m.StreamARN, m.StartingPosition)
-	case localtest.SourceSQS, localtest.SourceSQSFIFO:
+	case events.SourceSQS, events.SourceSQSFIFO:
 		if err := need("QueueUrl", m.QueueURL); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"os"
 	"os/signal"
@@ -251,7 +252,7 @@ func replaySummary(w io.Writer, what string, sum *replay.Summary, from, to repla
 		mode = "shadow"
 	}
 	noun := "shards"
-	if sum.Source == localtest.SourceKafka {
+	if sum.Source == events.SourceKafka {
 		noun = "partitions"
 	}
 	if opts.DryRun {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"maps"
 	"os"
@@ -422,7 +423,7 @@ func (p *progress) done() {
 func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine bool) {
 	t := rep.Totals
 	m := rep.Mapping
-	sqs := m.EventSource == localtest.SourceSQS || m.EventSource == localtest.SourceSQSFIFO
+	sqs := m.EventSource == events.SourceSQS || m.EventSource == events.SourceSQSFIFO
 	fmt.Fprintf(w, "%s mapping: %d records, %d invocations in %v\n", m.EventSource, t.Records, t.Invocations, took.Round(time.Millisecond))
 	if f := rep.Failure; f != nil {
 		fmt.Fprintf(w, "  RUN FAILED (%s): %s\n", f.Kind, f.Reason)

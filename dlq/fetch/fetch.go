@@ -126,7 +126,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rec *sevents.OnFailureRecord) ([]*d
 
 // base is the envelope fields an on-failure record gives every record of
 // its batch.
-func base(rec *sevents.OnFailureRecord, source, arn string) dlq.Envelope {
+func base(rec *sevents.OnFailureRecord, source sevents.Source, arn string) dlq.Envelope {
 	at, _ := time.Parse(time.RFC3339Nano, rec.Timestamp)
 	rc := rec.RequestContext
 	why := fmt.Sprintf("Lambda gave up on the batch (%s) after %d invocation(s)", rc.Condition, rc.ApproximateInvokeCount)
@@ -313,7 +313,7 @@ func (f *Fetcher) kinesis(ctx context.Context, rec *sevents.OnFailureRecord) ([]
 	if err != nil {
 		return nil, err
 	}
-	b := base(rec, dlq.SourceKinesis, info.StreamARN)
+	b := base(rec, sevents.SourceKinesis, info.StreamARN)
 	envs := make([]*dlq.Envelope, len(recs))
 	for i, r := range recs {
 		e := b
@@ -383,7 +383,7 @@ func (f *Fetcher) dynamoDB(ctx context.Context, rec *sevents.OnFailureRecord) ([
 	if err != nil {
 		return nil, err
 	}
-	b := base(rec, dlq.SourceDynamoDB, info.StreamARN)
+	b := base(rec, sevents.SourceDynamoDB, info.StreamARN)
 	envs := make([]*dlq.Envelope, len(recs))
 	for i, r := range recs {
 		var id struct {
@@ -417,7 +417,7 @@ func (f *Fetcher) kafka(ctx context.Context, rec *sevents.OnFailureRecord) ([]*d
 	if len(info.RecordsInfo) == 0 {
 		return nil, fmt.Errorf("%w: KafkaBatchInfo has no recordsInfo", ErrNotOnFailure)
 	}
-	b := base(rec, dlq.SourceKafka, info.EventSourceARN)
+	b := base(rec, sevents.SourceKafka, info.EventSourceARN)
 	var envs []*dlq.Envelope
 	for _, pk := range slices.Sorted(maps.Keys(info.RecordsInfo)) {
 		r := info.RecordsInfo[pk]

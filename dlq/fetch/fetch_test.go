@@ -96,7 +96,7 @@ func TestFetchKinesis(t *testing.T) {
 		t.Fatalf("%d envelopes, want 3", len(envs))
 	}
 	for i, e := range envs {
-		if e.RecordID != seqs[2+i] || e.Shard != shard || e.EventID != shard+":"+seqs[2+i] || e.SourceARN != arn || e.Source != dlq.SourceKinesis ||
+		if e.RecordID != seqs[2+i] || e.Shard != shard || e.EventID != shard+":"+seqs[2+i] || e.SourceARN != arn || e.Source != sevents.SourceKinesis ||
 			e.Attempts != 4 || e.Reason != ReasonOnFailure || e.FunctionName != "orders" || e.PartitionKey != fmt.Sprint("pk", 2+i) || e.ArrivalTime.IsZero() {
 			t.Errorf("envelope %d: %+v", i, e)
 		}
@@ -224,7 +224,7 @@ func TestFetchDynamoDB(t *testing.T) {
 		if err := json.Unmarshal(e.Record, &r); err != nil {
 			t.Fatal(err)
 		}
-		if e.RecordID != seq(1+i) || e.Source != dlq.SourceDynamoDB || e.EventID != aws.ToString(got.Records[1+i].EventID) || e.EventID != r.EventID ||
+		if e.RecordID != seq(1+i) || e.Source != sevents.SourceDynamoDB || e.EventID != aws.ToString(got.Records[1+i].EventID) || e.EventID != r.EventID ||
 			r.Change.Keys["pk"].String() != fmt.Sprint("item-", 1+i) || !strings.Contains(e.Error, "failed it through the response") {
 			t.Errorf("envelope %d: %+v", i, e)
 		}

@@ -88,7 +88,7 @@ func (s QueueSink) Send(ctx context.Context, envs []*dlq.Envelope) error {
 
 // dedupID is a FIFO deduplication id for an envelope (at most 128 chars).
 func dedupID(e *dlq.Envelope) string {
-	id := e.Source + "-" + e.RecordID
+	id := string(e.Source) + "-" + e.RecordID
 	if len(id) > 128 {
 		id = id[len(id)-128:]
 	}

@@ -60,7 +60,7 @@ func Event(envs []*dlq.Envelope) ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
-	if first.Source == dlq.SourceKafka {
+	if first.Source == sevents.SourceKafka {
 		if err := kafkaEvent(&buf, envs); err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func Event(envs []*dlq.Envelope) ([]byte, error) {
 // (dlq.SubSequenceField), first, the rest byte for byte.
 func writeRecord(buf *bytes.Buffer, e *dlq.Envelope) {
 	r := bytes.TrimSpace(e.Record)
-	if e.Source != dlq.SourceKinesis || e.SubSequenceNumber == nil {
+	if e.Source != sevents.SourceKinesis || e.SubSequenceNumber == nil {
 		buf.Write(r)
 		return
 	}
@@ -106,8 +106,8 @@ func check(payload []byte, envs []*dlq.Envelope) error {
 		return fmt.Errorf("redrive: record %s of %s: the event rebuilt from the envelope is not one Lambda would send: %w", envs[0].RecordID, envs[0].SourceARN, err)
 	}
 	src := ev.Source
-	if src == localtest.SourceSQSFIFO {
-		src = localtest.SourceSQS
+	if src == sevents.SourceSQSFIFO {
+		src = sevents.SourceSQS
 	}
 	if src != envs[0].Source {
 		return fmt.Errorf("redrive: record %s of %s: the envelope says source %s but the record is of %s", envs[0].RecordID, envs[0].SourceARN, envs[0].Source, localtest.SourceName(ev.Source))
@@ -120,7 +120,7 @@ func check(payload []byte, envs []*dlq.Envelope) error {
 	for i, e := range envs {
 		want[i] = e.RecordID
 	}
-	if envs[0].Source == dlq.SourceKafka {
+	if envs[0].Source == sevents.SourceKafka {
 		// The event lists partitions in order; compare as sets.
 		slices.Sort(want)
 		items = slices.Sorted(slices.Values(items))
@@ -134,11 +134,14 @@ func check(payload []byte, envs []*dlq.Envelope) error {
 }
 
 // groupKey is what records must share to ride in one event.
-type groupKey struct{ source, arn, shard string }
+type groupKey struct {
+	source     sevents.Source
+	arn, shard string
+}
 
 func keyOf(e *dlq.Envelope) groupKey {
 	k := groupKey{source: e.Source, arn: e.SourceARN}
-	if e.Source == dlq.SourceKinesis {
+	if e.Source == sevents.SourceKinesis {
 		k.shard = e.Shard
 		if k.shard == "" {
 			k.shard = recordShard(e.Record)
@@ -278,7 +281,7 @@ func isDigits(s string) bool {
 // carry one), by partition and offset (Kafka); otherwise as read.
 func sortForEvent(envs []*dlq.Envelope) {
 	switch envs[0].Source {
-	case dlq.SourceKafka:
+	case sevents.SourceKafka:
 		slices.SortStableFunc(envs, func(a, b *dlq.Envelope) int {
 			ta, pa, oa, _ := kafkaPlace(a)
 			tb, pb, ob, _ := kafkaPlace(b)

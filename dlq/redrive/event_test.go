@@ -135,7 +135,7 @@ func TestEventRefuses(t *testing.T) {
 	wrongID := *kin[0]
 	wrongID.RecordID = "123"
 	wrongSource := *sqs[0]
-	wrongSource.Source = dlq.SourceKinesis
+	wrongSource.Source = sevents.SourceKinesis
 	notObject := *sqs[0]
 	notObject.Record = json.RawMessage(`[1]`)
 	tests := []struct {
@@ -190,19 +190,19 @@ func TestAcknowledged(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		source string
+		source sevents.Source
 		ids    []string
 		v      localtest.Verdict
 		want   string // acknowledged ids, in order
 	}{
-		{"success", localtest.SourceKinesis, []string{"1", "2"}, localtest.Verdict{Outcome: localtest.OutcomeSuccess}, "1 2"},
-		{"function error", localtest.SourceSQS, []string{"a", "b"}, localtest.Verdict{Outcome: localtest.OutcomeFunctionError}, ""},
-		{"batch failure", localtest.SourceKafka, []string{"t-0@1"}, localtest.Verdict{Outcome: localtest.OutcomeBatchFailure}, ""},
-		{"sqs partial", localtest.SourceSQS, []string{"a", "b", "c"}, partial("b"), "a c"},
-		{"fifo partial", localtest.SourceSQSFIFO, []string{"a", "b", "c"}, partial("b", "c"), "a"},
-		{"kinesis partial", localtest.SourceKinesis, []string{"1", "2", "3", "4"}, partial("3"), "1 2"},
-		{"dynamodb partial at head", localtest.SourceDynamoDB, []string{"1", "2"}, partial("1"), ""},
-		{"kafka partial", localtest.SourceKafka, []string{"a-0@5", "a-0@6", "a-0@7", "a-1@1", "b-0@9"}, partial("a-0@6"), "a-0@5 a-1@1 b-0@9"},
+		{"success", sevents.SourceKinesis, []string{"1", "2"}, localtest.Verdict{Outcome: localtest.OutcomeSuccess}, "1 2"},
+		{"function error", sevents.SourceSQS, []string{"a", "b"}, localtest.Verdict{Outcome: localtest.OutcomeFunctionError}, ""},
+		{"batch failure", sevents.SourceKafka, []string{"t-0@1"}, localtest.Verdict{Outcome: localtest.OutcomeBatchFailure}, ""},
+		{"sqs partial", sevents.SourceSQS, []string{"a", "b", "c"}, partial("b"), "a c"},
+		{"fifo partial", sevents.SourceSQSFIFO, []string{"a", "b", "c"}, partial("b", "c"), "a"},
+		{"kinesis partial", sevents.SourceKinesis, []string{"1", "2", "3", "4"}, partial("3"), "1 2"},
+		{"dynamodb partial at head", sevents.SourceDynamoDB, []string{"1", "2"}, partial("1"), ""},
+		{"kafka partial", sevents.SourceKafka, []string{"a-0@5", "a-0@6", "a-0@7", "a-1@1", "b-0@9"}, partial("a-0@6"), "a-0@5 a-1@1 b-0@9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

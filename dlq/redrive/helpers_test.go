@@ -37,7 +37,7 @@ func envelopes(t testing.TB, payload []byte) []*dlq.Envelope {
 					t.Fatal(err)
 				}
 				e := base
-				e.Source, e.SourceARN, e.Topic = dlq.SourceKafka, env.EventSourceArn, r.Topic
+				e.Source, e.SourceARN, e.Topic = sevents.SourceKafka, env.EventSourceArn, r.Topic
 				p, o := r.Partition, r.Offset
 				e.Partition, e.Offset = &p, &o
 				e.RecordID = fmt.Sprintf("%s@%d", sevents.KafkaPartitionKey(r.Topic, r.Partition), r.Offset)
@@ -73,13 +73,13 @@ func envelopes(t testing.TB, payload []byte) []*dlq.Envelope {
 		e.SourceARN, e.Record = r.EventSourceARN, raw
 		switch r.EventSource {
 		case "aws:kinesis":
-			e.Source, e.RecordID, e.EventID = dlq.SourceKinesis, r.Kinesis.SequenceNumber, r.EventID
+			e.Source, e.RecordID, e.EventID = sevents.SourceKinesis, r.Kinesis.SequenceNumber, r.EventID
 			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, r.Kinesis.PartitionKey
 			e.Shard, _, _ = strings.Cut(r.EventID, ":")
 		case "aws:dynamodb":
-			e.Source, e.RecordID, e.EventID, e.SequenceNumber = dlq.SourceDynamoDB, r.DynamoDB.SequenceNumber, r.EventID, r.DynamoDB.SequenceNumber
+			e.Source, e.RecordID, e.EventID, e.SequenceNumber = sevents.SourceDynamoDB, r.DynamoDB.SequenceNumber, r.EventID, r.DynamoDB.SequenceNumber
 		case "aws:sqs":
-			e.Source, e.RecordID, e.EventID = dlq.SourceSQS, r.MessageID, r.MessageID
+			e.Source, e.RecordID, e.EventID = sevents.SourceSQS, r.MessageID, r.MessageID
 		default:
 			t.Fatalf("eventSource %q", r.EventSource)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"slices"
 	"strings"
@@ -163,7 +164,7 @@ type item struct {
 
 // identity names a record across envelopes.
 func identity(e *dlq.Envelope) string {
-	return e.Source + "\x00" + e.SourceARN + "\x00" + e.RecordKey()
+	return string(e.Source) + "\x00" + e.SourceARN + "\x00" + e.RecordKey()
 }
 
 // Run replays the envelopes of src until it is drained or ctx is done, then
@@ -566,7 +567,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // record not reported, for Kinesis and DynamoDB Streams the records before
 // the first reported one (Lambda restarts the shard there), for Kafka the
 // records of each partition before its first reported offset.
-func acknowledged(source string, ids []string, v localtest.Verdict) map[string]bool {
+func acknowledged(source events.Source, ids []string, v localtest.Verdict) map[string]bool {
 	out := map[string]bool{}
 	switch {
 	case v.Failed():
@@ -582,11 +583,11 @@ func acknowledged(source string, ids []string, v localtest.Verdict) map[string]b
 		reported[id] = true
 	}
 	switch source {
-	case localtest.SourceSQS, localtest.SourceSQSFIFO:
+	case events.SourceSQS, events.SourceSQSFIFO:
 		for _, id := range ids {
 			out[id] = !reported[id]
 		}
-	case localtest.SourceKafka:
+	case events.SourceKafka:
 		stopped := map[string]bool{}
 		for _, id := range ids {
 			part, _, _ := strings.Cut(id, "@")
@@ -611,7 +612,7 @@ func acknowledged(source string, ids []string, v localtest.Verdict) map[string]b
 func describe(w io.Writer, n int, envs []*dlq.Envelope, payload []byte) {
 	e := envs[0]
 	where := e.SourceARN
-	if e.Source == dlq.SourceKinesis {
+	if e.Source == events.SourceKinesis {
 		where += " " + keyOf(e).shard
 	}
 	ids := make([]string, len(envs))

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 const checkpointVersion = 1
@@ -14,11 +16,11 @@ const checkpointVersion = 1
 // checkpoint is the replay's checkpoint file: per shard or partition, the
 // last record whose batch succeeded, and the consumer it belongs to.
 type checkpoint struct {
-	Version  int    `json:"version"`
-	Source   string `json:"source"`
-	Stream   string `json:"stream"`
-	Function string `json:"function,omitempty"`
-	Shadow   bool   `json:"shadow"`
+	Version  int           `json:"version"`
+	Source   events.Source `json:"source"`
+	Stream   string        `json:"stream"`
+	Function string        `json:"function,omitempty"`
+	Shadow   bool          `json:"shadow"`
 	// Positions maps a shard id or "<topic>-<n>" to the sequence number or
 	// offset of its last record acknowledged.
 	Positions map[string]string `json:"positions"`
@@ -54,7 +56,7 @@ func readCheckpoint(path string) (*checkpoint, error) {
 
 // matches checks that the checkpoint is of this stream and consumer: a
 // checkpoint per consumer, never shared.
-func (c *checkpoint) matches(source, stream, function string, shadow bool) error {
+func (c *checkpoint) matches(source events.Source, stream, function string, shadow bool) error {
 	mode := func(s bool) string {
 		if s {
 			return "a shadow replay"

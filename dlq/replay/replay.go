@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"strings"
 	"time"
@@ -135,9 +136,10 @@ type Failure struct {
 
 // Summary is the outcome of Run.
 type Summary struct {
-	// Source is kinesis, dynamodb or kafka; Stream the stream's ARN or the
-	// topic.
-	Source, Stream string
+	// Source is events.SourceKinesis, SourceDynamoDB or SourceKafka;
+	// Stream the stream's ARN or the topic.
+	Source events.Source
+	Stream string
 	// Lanes are the shards or partitions replayed, in order.
 	Lanes []string
 	// Events is the events sent (in a dry run, that would be sent);
@@ -180,7 +182,7 @@ type lane struct {
 type Stream interface {
 	// open checks the range against what the stream holds and returns its
 	// lanes, each resuming after cp[lane] when set.
-	open(ctx context.Context, r Range, cp map[string]string, now time.Time) (source, stream string, lanes []*lane, err error)
+	open(ctx context.Context, r Range, cp map[string]string, now time.Time) (source events.Source, stream string, lanes []*lane, err error)
 	// payload builds the event of records (of one lane for streams).
 	payload(recs []rec) ([]byte, error)
 	close()
@@ -248,7 +250,7 @@ func Run(ctx context.Context, s Stream, r Range, opts Options) (*Summary, error)
 			run.sum.Positions[l.id] = p
 		}
 	}
-	err = run.lanes(ctx, lanes, source == localtest.SourceKafka)
+	err = run.lanes(ctx, lanes, source == events.SourceKafka)
 	if ctx.Err() != nil {
 		run.sum.Stopped = "interrupted: " + context.Cause(ctx).Error()
 		err = nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,9 +129,10 @@ func TestCheckpointFile(t *testing.T) {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 	for _, tt := range []struct {
-		source, stream, function string
-		shadow                   bool
-		err                      string
+		source           events.Source
+		stream, function string
+		shadow           bool
+		err              string
 	}{
 		{"kinesis", "arn:s", "f", false, ""},
 		{"kinesis", "arn:other", "f", false, "it is of kinesis arn:s, not kinesis arn:other"},
@@ -171,7 +173,7 @@ func kinesisRec(shard string, i int) rec {
 	ev := fmt.Sprintf(`{"awsRegion":"us-east-1","eventID":"%s:%s","eventName":"aws:kinesis:record","eventSource":"aws:kinesis",`+
 		`"eventSourceARN":"arn:aws:kinesis:us-east-1:1:stream/s","eventVersion":"1.0","invokeIdentityArn":"arn:aws:iam::1:role/r",`+
 		`"kinesis":{"approximateArrivalTimestamp":1,"data":"e30=","partitionKey":"pk","sequenceNumber":"%s","kinesisSchemaVersion":"1.0"}}`, shard, seq, seq)
-	return rec{id: seq, pos: seq, env: &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:1:stream/s",
+	return rec{id: seq, pos: seq, env: &dlq.Envelope{Version: dlq.Version, Source: events.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:1:stream/s",
 		Shard: shard, RecordID: seq, Record: json.RawMessage(ev)}}
 }
 
@@ -186,7 +188,7 @@ func newFake(shards map[string]int) *fakeStream {
 	return f
 }
 
-func (f *fakeStream) open(_ context.Context, r Range, cp map[string]string, _ time.Time) (string, string, []*lane, error) {
+func (f *fakeStream) open(_ context.Context, r Range, cp map[string]string, _ time.Time) (events.Source, string, []*lane, error) {
 	var lanes []*lane
 	for _, sh := range f.order {
 		recs := f.shards[sh]
@@ -206,16 +208,16 @@ func (f *fakeStream) open(_ context.Context, r Range, cp map[string]string, _ ti
 		}})
 	}
 	if f.kafka {
-		return localtest.SourceKafka, "t", lanes, nil
+		return events.SourceKafka, "t", lanes, nil
 	}
-	return localtest.SourceKinesis, "arn:aws:kinesis:us-east-1:1:stream/s", lanes, nil
+	return events.SourceKinesis, "arn:aws:kinesis:us-east-1:1:stream/s", lanes, nil
 }
 
 func kafkaRec(partition, offset int64) rec {
 	id := fmt.Sprintf("t-%d@%d", partition, offset)
 	p, o := partition, offset
 	ev := fmt.Sprintf(`{"topic":"t","partition":%d,"offset":%d,"timestamp":1,"timestampType":"CREATE_TIME","value":"e30=","headers":[]}`, p, o)
-	return rec{id: id, pos: fmt.Sprint(o), env: &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceKafka, Topic: "t", Partition: &p, Offset: &o,
+	return rec{id: id, pos: fmt.Sprint(o), env: &dlq.Envelope{Version: dlq.Version, Source: events.SourceKafka, Topic: "t", Partition: &p, Offset: &o,
 		RecordID: id, Record: json.RawMessage(ev)}}
 }
 func (f *fakeStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
@@ -331,7 +333,7 @@ func TestKafkaPayloadAddsBootstrapServers(t *testing.T) {
 	p, o := int64(0), int64(4)
 	k := &kafkaStream{env: localtest.KafkaEnvelope{EventSource: "aws:kafka", EventSourceARN: "arn:aws:kafka:us-east-1:1:cluster/c/1", BootstrapServers: "b:9092"}}
 	record := `{"topic":"t","partition":0,"offset":4,"timestamp":1,"timestampType":"CREATE_TIME","value":"e30=","headers":[]}`
-	b, err := k.payload([]rec{{id: "t-0@4", env: &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceKafka, SourceARN: k.env.EventSourceARN,
+	b, err := k.payload([]rec{{id: "t-0@4", env: &dlq.Envelope{Version: dlq.Version, Source: events.SourceKafka, SourceARN: k.env.EventSourceARN,
 		Topic: "t", Partition: &p, Offset: &o, RecordID: "t-0@4", Record: json.RawMessage(record)}}})
 	if err != nil {
 		t.Fatal(err)

@@ -169,7 +169,7 @@ type kinesisStream struct {
 	name string
 }
 
-func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (string, string, []*lane, error) {
+func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (sevents.Source, string, []*lane, error) {
 	probe := source.KinesisStream(k.cfg, k.name, "TRIM_HORIZON")
 	arn, err := probe.StreamARN(ctx)
 	if err != nil {
@@ -219,12 +219,12 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 			}, first,
 			func(sr localtest.StreamRecord) rec {
 				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
-					Version: dlq.Version, Source: dlq.SourceKinesis, SourceARN: arn, Shard: id,
+					Version: dlq.Version, Source: sevents.SourceKinesis, SourceARN: arn, Shard: id,
 					RecordID: sr.SequenceNumber, EventID: id + ":" + sr.SequenceNumber, SequenceNumber: sr.SequenceNumber,
 					PartitionKey: sr.PartitionKey, ArrivalTime: sr.Arrival, Record: sr.Event}}
 			}))
 	}
-	return localtest.SourceKinesis, arn, lanes, nil
+	return sevents.SourceKinesis, arn, lanes, nil
 }
 
 func (k *kinesisStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
@@ -235,7 +235,7 @@ type dynamoDBStream struct {
 	arn string
 }
 
-func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (string, string, []*lane, error) {
+func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (sevents.Source, string, []*lane, error) {
 	probe := source.DynamoDBStream(d.cfg, d.arn, "TRIM_HORIZON")
 	shards, err := probe.Shards(ctx)
 	if err != nil {
@@ -275,12 +275,12 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 				}
 				_ = json.Unmarshal(sr.Event, &ev)
 				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
-					Version: dlq.Version, Source: dlq.SourceDynamoDB, SourceARN: d.arn, Shard: id,
+					Version: dlq.Version, Source: sevents.SourceDynamoDB, SourceARN: d.arn, Shard: id,
 					RecordID: sr.SequenceNumber, EventID: ev.EventID, SequenceNumber: sr.SequenceNumber,
 					PartitionKey: sr.PartitionKey, ArrivalTime: sr.Arrival, Record: sr.Event}}
 			}))
 	}
-	return localtest.SourceDynamoDB, d.arn, lanes, nil
+	return sevents.SourceDynamoDB, d.arn, lanes, nil
 }
 
 func (d *dynamoDBStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
@@ -308,7 +308,7 @@ type kafkaStream struct {
 	src   *source.KafkaClusterSource
 }
 
-func (k *kafkaStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (string, string, []*lane, error) {
+func (k *kafkaStream) open(ctx context.Context, r Range, cp map[string]string, now time.Time) (sevents.Source, string, []*lane, error) {
 	if k.env.BootstrapServers == "" {
 		k.env.BootstrapServers = strings.Join(k.seeds, ",")
 	}
@@ -401,7 +401,7 @@ func (k *kafkaStream) open(ctx context.Context, r Range, cp map[string]string, n
 				p, o := n, kr.Offset
 				rid := sevents.KafkaPartitionKey(topic, n) + "@" + strconv.FormatInt(o, 10)
 				out = append(out, rec{id: rid, pos: strconv.FormatInt(o, 10), arrival: kr.Timestamp, env: &dlq.Envelope{
-					Version: dlq.Version, Source: dlq.SourceKafka, SourceARN: k.env.EventSourceARN,
+					Version: dlq.Version, Source: sevents.SourceKafka, SourceARN: k.env.EventSourceARN,
 					Topic: topic, Partition: &p, Offset: &o, RecordID: rid, EventID: fmt.Sprintf("%s-%d-%d", topic, n, o),
 					ArrivalTime: kr.Timestamp, Record: kr.Event}})
 				next = kr.Offset + 1
@@ -409,7 +409,7 @@ func (k *kafkaStream) open(ctx context.Context, r Range, cp map[string]string, n
 			return out, next > last, nil
 		}})
 	}
-	return localtest.SourceKafka, k.topic, lanes, nil
+	return sevents.SourceKafka, k.topic, lanes, nil
 }
 
 // payload builds the Kafka event with redrive.Event and adds what an

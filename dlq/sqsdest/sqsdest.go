@@ -229,7 +229,7 @@ func groupID(e *dlq.Envelope) string {
 	case e.Topic != "" && e.Partition != nil:
 		g = e.Topic + "-" + strconv.FormatInt(*e.Partition, 10)
 	case g == "":
-		g = e.Source
+		g = string(e.Source)
 	}
 	if len(g) > 128 || !validID(g) {
 		sum := sha256.Sum256([]byte(g))
@@ -242,7 +242,7 @@ func groupID(e *dlq.Envelope) string {
 // same record at the same attempt.
 func dedupID(e *dlq.Envelope) string {
 	h := sha256.New()
-	for _, s := range []string{e.FunctionName, e.RequestID, e.Source, e.SourceARN, e.RecordID, strconv.Itoa(e.Attempts), e.Reason} {
+	for _, s := range []string{e.FunctionName, e.RequestID, string(e.Source), e.SourceARN, e.RecordID, strconv.Itoa(e.Attempts), e.Reason} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,7 @@ func drain(t *testing.T, client *sqs.Client, url string, want int) []types.Messa
 
 func envelope(i int, record string) *dlq.Envelope {
 	return &dlq.Envelope{
-		Version: dlq.Version, Source: dlq.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders",
+		Version: dlq.Version, Source: events.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders",
 		Shard: "shardId-000000000001", RecordID: fmt.Sprintf("4960%04d", i), EventID: fmt.Sprintf("shardId-000000000001:4960%04d", i),
 		SequenceNumber: fmt.Sprintf("4960%04d", i), PartitionKey: "pk", Attempts: 3,
 		FirstFailure: time.Unix(1000, 0).UTC(), LastFailure: time.Unix(2000, 0).UTC(), Error: "boom", Class: "plain",

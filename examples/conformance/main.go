@@ -97,6 +97,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"log"
 	"os"
 	"time"
@@ -177,7 +178,7 @@ func main() {
 func envSource(source string) (fromenv.Source, bool) {
 	switch source {
 	case "sqs", "sqs-fifo":
-		return fromenv.SQS, true
+		return events.SourceSQS, true
 	case "kinesis", "dynamodb", "kafka":
 		return fromenv.Source(source), true
 	}

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"io"
 	"log/slog"
 	"os"
@@ -219,7 +220,7 @@ func runLocal(ctx context.Context, n, window int) ([]Row, int, *localtest.Report
 	}
 	size, retries, bisect := 100, 2, true
 	rep, err := localtest.Run(ctx, localtest.Options{
-		Mapping: &localtest.Mapping{EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: &size,
+		Mapping: &localtest.Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: &size,
 			TumblingWindowInSeconds: &window, MaximumRetryAttempts: &retries, BisectBatchOnFunctionError: &bisect,
 			FunctionResponseTypes: []string{"ReportBatchItemFailures"}},
 		Records: recs,

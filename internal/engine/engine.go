@@ -73,6 +73,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events"
 )
 
 // Policy is a source's ordering and reporting policy; see the package
@@ -146,8 +147,8 @@ type Config struct {
 	// record succeeded with a partial response naming them, instead of the
 	// function error ErrNoProgress.
 	PartialResponseWhenNoneSucceed bool
-	// Source names the source in logs ("kinesis", "sqs", ...).
-	Source string
+	// Source names the source in logs (events.SourceKinesis, ...).
+	Source events.Source
 	// Logger receives one summary line per batch, one line per failed record
 	// and, at debug level, one line per in-process retry. Nil means no
 	// logging.
@@ -447,7 +448,7 @@ func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
 	r.retries[i]++ // only the worker running item i touches its count
 	if l := r.cfg.Logger; l != nil && l.Enabled(ctx, slog.LevelDebug) {
 		l.LogAttrs(ctx, slog.LevelDebug, "sluice: record failed transiently, retrying",
-			slog.String("source", r.cfg.Source),
+			slog.String("source", string(r.cfg.Source)),
 			slog.String("record", r.items[i].ID),
 			slog.String("key", r.items[i].Key),
 			slog.Int("attempt", retry),
@@ -701,7 +702,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		}
 		err := res.Errors[i]
 		attrs := []slog.Attr{
-			slog.String("source", cfg.Source),
+			slog.String("source", string(cfg.Source)),
 			slog.String("record", items[i].ID),
 			slog.String("key", items[i].Key),
 			slog.String("class", batch.Classify(err).String()),
@@ -720,7 +721,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		level = slog.LevelWarn
 	}
 	attrs := []slog.Attr{
-		slog.String("source", cfg.Source),
+		slog.String("source", string(cfg.Source)),
 		slog.String("policy", cfg.Policy.String()),
 		slog.Int("records", len(items)),
 		slog.Int("succeeded", res.Succeeded),

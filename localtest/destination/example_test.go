@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"net/http/httptest"
 	"strings"
 
@@ -33,7 +34,7 @@ func ExampleS3() {
 		return
 	}
 
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON",
+	m := &localtest.Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON",
 		MaximumRetryAttempts: aws.Int(0), Shards: aws.Int(1),
 		DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: "s3://failed"}}}
 	fail := bytesFunc(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("boom") })

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestKafkaTopicDestination(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	m := &localtest.Mapping{EventSource: localtest.SourceKafka, Mode: localtest.KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
+	m := &localtest.Mapping{EventSource: events.SourceKafka, Mode: localtest.KafkaProvisioned, StartingPosition: "TRIM_HORIZON",
 		Topic: "orders", BatchSize: aws.Int(10), MaximumRetryAttempts: aws.Int(1),
 		DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: "kafka://orders-dlt"}}}
 	h := bytesFunc(func(context.Context, []byte) ([]byte, error) { return nil, errors.New("boom") })

@@ -59,7 +59,7 @@ func TestS3Destination(t *testing.T) {
 		last = p
 		return nil, errors.New("boom")
 	})
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, UUID: uuid, StartingPosition: "TRIM_HORIZON",
+	m := &localtest.Mapping{EventSource: sevents.SourceKinesis, UUID: uuid, StartingPosition: "TRIM_HORIZON",
 		BatchSize: aws.Int(2), MaximumRetryAttempts: aws.Int(0), Shards: aws.Int(1),
 		DestinationConfig: &localtest.DestinationConfig{OnFailure: &localtest.OnFailure{Destination: "arn:aws:s3:::" + bucket}}}
 	var recs []localtest.InputRecord

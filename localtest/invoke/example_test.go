@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,7 +47,7 @@ func ExampleRuntimeAPI() {
 		return
 	}
 	defer inv.Close()
-	m := &localtest.Mapping{EventSource: localtest.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	m := &localtest.Mapping{EventSource: events.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	rep, err := localtest.Run(context.Background(), localtest.Options{Mapping: m, Invoker: inv,
 		Records: []localtest.InputRecord{{Body: json.RawMessage(`"hello"`)}}})
 	if err != nil {

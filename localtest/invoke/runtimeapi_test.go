@@ -29,7 +29,7 @@ const conformancePkg = "github.com/sluicehq/sluice/examples/conformance"
 // conformanceEvent builds an event of source "sqs" or "kinesis" with one
 // record per action (ids "0", "1", ...) and returns it with the records'
 // item identifiers.
-func conformanceEvent(t testing.TB, source string, actions ...string) ([]byte, []string) {
+func conformanceEvent(t testing.TB, source sevents.Source, actions ...string) ([]byte, []string) {
 	t.Helper()
 	cmd := func(i int, a string) []byte {
 		b, _ := json.Marshal(map[string]string{"id": strconv.Itoa(i), "action": a})

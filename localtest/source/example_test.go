@@ -3,6 +3,7 @@ package source_test
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
@@ -21,7 +22,7 @@ func ExampleKinesisStream() {
 		return
 	}
 	handler := bytesFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{"batchItemFailures":[]}`), nil })
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON",
+	m := &localtest.Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON",
 		FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
 	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Invoker: localtest.InProcess(handler),
 		Stream: source.KinesisStream(cfg, "orders", m.StartingPosition), MaxInvocations: 10})

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
@@ -56,7 +58,7 @@ func TestAWSSQSFilterCriteria(t *testing.T) {
 		}
 		return []byte(`{"batchItemFailures":[]}`), nil
 	})
-	m := &localtest.Mapping{EventSource: localtest.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"},
+	m := &localtest.Mapping{EventSource: sevents.SourceSQS, FunctionResponseTypes: []string{"ReportBatchItemFailures"},
 		FilterCriteria: &localtest.FilterCriteria{Filters: []localtest.Filter{{Pattern: `{"body":{"type":["order"]}}`}}}}
 	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Queue: source.SQSQueue(cfg, url), Invoker: localtest.InProcess(h)})
 	if err != nil {

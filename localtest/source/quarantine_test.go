@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestSQSQuarantine(t *testing.T) {
 		}
 	}
 	envelope := func(id string) string {
-		e := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, RecordID: id, Record: []byte(`{"messageId":"` + id + `"}`)}
+		e := &dlq.Envelope{Version: dlq.Version, Source: events.SourceSQS, RecordID: id, Record: []byte(`{"messageId":"` + id + `"}`)}
 		b, err := e.Marshal()
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func TestSQSQuarantineFIFO(t *testing.T) {
 	url, _ := awsCreateQueue(ctx, t, c, servers.UniqueName(t, "dlq")+".fifo", map[string]string{"FifoQueue": "true"})
 	q := source.SQSQuarantine(cfg, url)
 	for i, group := range []string{"g1", "g1", "g2"} {
-		e := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, RecordID: fmt.Sprint("m", i), Record: []byte(`{}`)}
+		e := &dlq.Envelope{Version: dlq.Version, Source: events.SourceSQS, RecordID: fmt.Sprint("m", i), Record: []byte(`{}`)}
 		b, _ := e.Marshal()
 		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(b)),
 			MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(fmt.Sprint("d", i))}); err != nil {

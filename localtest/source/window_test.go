@@ -3,6 +3,7 @@ package source_test
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"sync"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestAWSBatchingWindowKinesis(t *testing.T) {
 		}
 	}
 	put(3)
-	m := &localtest.Mapping{EventSource: localtest.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: aws.Int(10),
+	m := &localtest.Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: aws.Int(10),
 		MaximumBatchingWindowInSeconds: aws.Int(2)}
 	got := firstBatch(t, localtest.Options{Mapping: m, Stream: source.KinesisStream(srv.AWSConfig(), name, "TRIM_HORIZON")}, func() { put(3) })
 	if got != 6 {
@@ -101,7 +102,7 @@ func TestAWSBatchingWindowSQS(t *testing.T) {
 		}
 	}
 	send(2)
-	m := &localtest.Mapping{EventSource: localtest.SourceSQS, BatchSize: aws.Int(10), MaximumBatchingWindowInSeconds: aws.Int(2)}
+	m := &localtest.Mapping{EventSource: events.SourceSQS, BatchSize: aws.Int(10), MaximumBatchingWindowInSeconds: aws.Int(2)}
 	got := firstBatch(t, localtest.Options{Mapping: m, Queue: source.SQSQueue(srv.AWSConfig(), url)}, func() { send(2) })
 	if got != 4 {
 		t.Fatalf("first batch held %d messages, want 4", got)
