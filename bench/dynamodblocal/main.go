@@ -15,12 +15,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/localaws"
 )
 
 func main() {
-	ctx, cancel := context.WithTimeout(context.Background(), servers.InstallTimeout+servers.StartTimeout)
-	srv, err := servers.Start(ctx, servers.KindDynamoDB)
+	ctx, cancel := context.WithTimeout(context.Background(), localaws.InstallTimeout+localaws.StartTimeout)
+	srv, err := localaws.Start(ctx, localaws.KindDynamoDB)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dynamodblocal:", err)

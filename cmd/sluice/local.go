@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/localaws"
 )
 
 const localUsage = `Usage: sluice local (start | stop | env | serve) [flags]
@@ -54,16 +54,16 @@ type localState struct {
 
 // endpointEnv names, per server kind, the variables the AWS SDKs read for
 // its endpoint.
-var endpointEnv = map[servers.Kind][]string{
-	servers.KindDynamoDB: {"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS"},
-	servers.KindKinesis:  {"AWS_ENDPOINT_URL_KINESIS"},
-	servers.KindSQS:      {"AWS_ENDPOINT_URL_SQS"},
+var endpointEnv = map[localaws.Kind][]string{
+	localaws.KindDynamoDB: {"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS"},
+	localaws.KindKinesis:  {"AWS_ENDPOINT_URL_KINESIS"},
+	localaws.KindSQS:      {"AWS_ENDPOINT_URL_SQS"},
 }
 
-// exports are the shell lines that point the AWS SDKs at the servers.
+// exports are the shell lines that point the AWS SDKs at the localaws.
 func (s *localState) exports() string {
 	var b strings.Builder
-	for _, k := range servers.Kinds {
+	for _, k := range localaws.Kinds {
 		if ep := s.Servers[string(k)]; ep != "" {
 			for _, v := range endpointEnv[k] {
 				fmt.Fprintf(&b, "export %s=%s\n", v, ep)
@@ -71,7 +71,7 @@ func (s *localState) exports() string {
 		}
 	}
 	fmt.Fprintf(&b, "export AWS_REGION=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\n",
-		servers.Region, servers.AccessKeyID, servers.SecretAccessKey)
+		localaws.Region, localaws.AccessKeyID, localaws.SecretAccessKey)
 	return b.String()
 }
 
@@ -118,7 +118,7 @@ func localCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		for _, k := range servers.Kinds {
+		for _, k := range localaws.Kinds {
 			if ep := st.Servers[string(k)]; ep != "" {
 				fmt.Fprintf(stderr, "sluice local: %s at %s\n", k, ep)
 			}
@@ -158,13 +158,13 @@ func defaultLocalState() string {
 	return filepath.Join(dir, "sluice", "local.json")
 }
 
-func parseKinds(list string) ([]servers.Kind, error) {
+func parseKinds(list string) ([]localaws.Kind, error) {
 	if list == "" {
-		return servers.Kinds, nil
+		return localaws.Kinds, nil
 	}
-	var out []servers.Kind
+	var out []localaws.Kind
 	for _, k := range strings.Split(list, ",") {
-		kind := servers.Kind(strings.TrimSpace(k))
+		kind := localaws.Kind(strings.TrimSpace(k))
 		if _, ok := endpointEnv[kind]; !ok {
 			return nil, fmt.Errorf("--only %q: %q is not one of dynamodb, kinesis, sqs", list, k)
 		}
@@ -189,11 +189,11 @@ func runningState(path string) (*localState, bool) {
 
 // localServe starts the servers, records them in the state file, prints
 // their exports and waits for a signal; then stops them.
-func localServe(state string, kinds []servers.Kind, stdout, stderr io.Writer) int {
+func localServe(state string, kinds []localaws.Kind, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st := &localState{PID: os.Getpid(), Servers: map[string]string{}, Started: time.Now().UTC()}
-	var started []*servers.Server
+	var started []*localaws.Server
 	defer func() {
 		for _, s := range started {
 			if err := s.Stop(); err != nil {
@@ -202,8 +202,8 @@ func localServe(state string, kinds []servers.Kind, stdout, stderr io.Writer) in
 		}
 	}()
 	for _, k := range kinds {
-		sctx, cancel := context.WithTimeout(ctx, servers.InstallTimeout+servers.StartTimeout)
-		srv, err := servers.Start(sctx, k)
+		sctx, cancel := context.WithTimeout(ctx, localaws.InstallTimeout+localaws.StartTimeout)
+		srv, err := localaws.Start(sctx, k)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice local: %v\n", err)
@@ -238,7 +238,7 @@ func localServe(state string, kinds []servers.Kind, stdout, stderr io.Writer) in
 }
 
 // exitedServer is closed when one of the servers exits by itself.
-func exitedServer(srvs []*servers.Server) <-chan struct{} {
+func exitedServer(srvs []*localaws.Server) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		for {
@@ -284,7 +284,7 @@ func localStart(state, only string) (*localState, error) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(servers.InstallTimeout + 3*servers.StartTimeout)
+	deadline := time.After(localaws.InstallTimeout + 3*localaws.StartTimeout)
 	for {
 		if st, ok := runningState(state); ok && st.PID == cmd.Process.Pid {
 			return st, nil

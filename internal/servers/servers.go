@@ -1,5 +1,5 @@
-// Package servers starts real local servers that speak AWS APIs, for
-// integration tests:
+// Package servers gives integration tests the real local servers of
+// internal/localaws, shared by the tests of one test binary:
 //
 //   - DynamoDB (with DynamoDB Streams): DynamoDB Local 1.25.1 (Java)
 //   - Kinesis: kinesalite 3.3.3 (Node)
@@ -62,91 +62,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/sluicehq/sluice/internal/localaws"
 )
 
-// Kind names one of the emulated services.
-type Kind string
+// What package localaws defines, under the names the tests use.
+type (
+	// Server is one running server.
+	Server = localaws.Server
+	// Kind names one of the emulated services.
+	Kind = localaws.Kind
+)
 
-// The servers this package can start.
+// The servers, credentials, region and timeouts of package localaws.
 const (
-	KindDynamoDB Kind = "dynamodb" // DynamoDB + DynamoDB Streams (DynamoDB Local)
-	KindKinesis  Kind = "kinesis"  // Kinesis Data Streams (kinesalite)
-	KindSQS      Kind = "sqs"      // SQS (fauxqs)
-	KindRedis    Kind = "redis"    // Redis (redis-server or valkey-server), not an AWS API
+	KindDynamoDB    = localaws.KindDynamoDB
+	KindKinesis     = localaws.KindKinesis
+	KindSQS         = localaws.KindSQS
+	KindRedis       = localaws.KindRedis
+	Region          = localaws.Region
+	AccessKeyID     = localaws.AccessKeyID
+	SecretAccessKey = localaws.SecretAccessKey
+	InstallTimeout  = localaws.InstallTimeout
+	StartTimeout    = localaws.StartTimeout
 )
 
-// Kinds lists every Kind.
-var Kinds = []Kind{KindDynamoDB, KindKinesis, KindSQS, KindRedis}
-
-// Credentials and region that the servers accept. The servers do not check
-// signatures; any static credentials work.
-const (
-	Region          = "us-east-1"
-	AccessKeyID     = "AKIDSLUICELOCAL"
-	SecretAccessKey = "sluice-local-secret"
-)
-
-// Timeouts used by the testing helpers (DynamoDB, Kinesis, SQS, New).
-const (
-	// InstallTimeout bounds running scripts/servers/install.sh.
-	InstallTimeout = 10 * time.Minute
-	// StartTimeout bounds starting one server until it answers a real request.
-	StartTimeout = 90 * time.Second
-)
-
-// Server is one running server.
-type Server struct {
-	// Kind is the service this server emulates.
-	Kind Kind
-	// Endpoint is the base URL for SDK clients, "http://127.0.0.1:PORT"
-	// ("redis://127.0.0.1:PORT" for Redis).
-	Endpoint string
-	// Addr is "127.0.0.1:PORT" (what a Redis client dials).
-	Addr string
-	// Port is the TCP port on 127.0.0.1.
-	Port int
-
-	proc *process
-}
-
-// AWSConfig returns an SDK config for this server: region us-east-1, static
-// fake credentials and BaseEndpoint set to Endpoint. It reads nothing from the
-// environment or ~/.aws, so a developer's AWS settings cannot leak in.
-//
-//	client := kinesis.NewFromConfig(srv.AWSConfig())
-func (s *Server) AWSConfig() aws.Config {
-	return aws.Config{
-		Region:       Region,
-		Credentials:  credentials.NewStaticCredentialsProvider(AccessKeyID, SecretAccessKey, ""),
-		BaseEndpoint: aws.String(s.Endpoint),
-	}
-}
-
-// Log returns the server's recent output (stdout and stderr, last 256 KiB).
-func (s *Server) Log() string { return s.proc.log.String() }
-
-// PID returns the server's process id.
-func (s *Server) PID() int { return s.proc.pid() }
-
-// Running reports whether the server process has not exited.
-func (s *Server) Running() bool {
-	select {
-	case <-s.proc.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// Stop stops the server: SIGTERM to its process group, SIGKILL after 5 s.
-// It is safe to call more than once and from several goroutines.
-func (s *Server) Stop() error { return s.proc.stop(5 * time.Second) }
-
-func (s *Server) String() string {
-	return fmt.Sprintf("%s server at %s (pid %d)", s.Kind, s.Endpoint, s.PID())
-}
+// Start is localaws.Start: a server the caller stops.
+func Start(ctx context.Context, kind Kind) (*Server, error) { return localaws.Start(ctx, kind) }
 
 // DynamoDB returns the test binary's shared DynamoDB Local server (with
 // DynamoDB Streams at the same endpoint), starting it on first use.
@@ -186,21 +127,6 @@ func New(t testing.TB, kind Kind) *Server {
 	return srv
 }
 
-// Start installs the servers if needed (see Install; Redis is found on PATH
-// instead) and starts a server of the given kind on a free port on 127.0.0.1. It returns once the server has
-// answered a real API request. ctx bounds installing and starting only; the
-// server runs until Stop (or until this process exits).
-func Start(ctx context.Context, kind Kind) (*Server, error) {
-	if kind == KindRedis {
-		return startRedis(ctx)
-	}
-	dir, err := Install(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("start %s server: %w", kind, err)
-	}
-	return start(ctx, dir, kind)
-}
-
 var shared struct {
 	mu      sync.Mutex
 	perKind map[Kind]*sharedSlot
@@ -237,7 +163,7 @@ func sharedServer(t testing.TB, kind Kind) *Server {
 	}
 	if slot.srv != nil && !slot.srv.Running() {
 		t.Logf("servers: shared %s had exited (%v); starting a new one. Its log (tail):\n%s",
-			slot.srv, slot.srv.proc.exitErr(), tail(slot.srv.Log(), 4<<10))
+			slot.srv, slot.srv.ExitErr(), tail(slot.srv.Log(), 4<<10))
 		slot.srv = nil
 	}
 	if slot.srv == nil {

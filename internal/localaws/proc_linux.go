@@ -1,6 +1,6 @@
 //go:build linux
 
-package servers
+package localaws
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package servers
+package localaws
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package servers
+package localaws
 
 import (
 	"os"
