@@ -67,7 +67,7 @@ func ExampleRun() {
 // Event rebuilds the Lambda event of a record's source around the record
 // exactly as Lambda delivered it: here an SQS message, with its message id.
 func ExampleEvent() {
-	env := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceSQS, SourceARN: "arn:aws:sqs:us-east-1:123456789012:payments",
+	env := &dlq.Envelope{Version: dlq.Version, Source: sevents.SourceSQS, SourceARN: "arn:aws:sqs:us-east-1:123456789012:payments",
 		RecordID: "m-2", Reason: dlq.ReasonPermanent, Class: "permanent", Error: "card number has the wrong length",
 		Record: []byte(`{"messageId":"m-2","body":"{\"PaymentID\":\"pay-002\"}","eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-1:123456789012:payments"}`)}
 	event, err := redrive.Event([]*dlq.Envelope{env})

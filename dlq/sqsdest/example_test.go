@@ -66,7 +66,7 @@ func ExampleDestination_Send() {
 	if err != nil {
 		panic(err)
 	}
-	env := &dlq.Envelope{Version: dlq.Version, Source: dlq.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders",
+	env := &dlq.Envelope{Version: dlq.Version, Source: sevents.SourceKinesis, SourceARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders",
 		Shard: "shardId-000000000000", RecordID: "49590338271490256608559692538361571095921575989136588898", Attempts: 3,
 		Reason: dlq.ReasonAttempts, Class: "plain", Error: "inventory service: 503", Record: []byte(`{"data":"eyJpZCI6NDJ9"}`)}
 	fmt.Println(dest.Send(context.Background(), []*dlq.Envelope{env}))

@@ -3,6 +3,7 @@ package source_test
 import (
 	"context"
 	"fmt"
+	"github.com/sluicehq/sluice/events"
 	"log/slog"
 	"time"
 
@@ -47,7 +48,7 @@ func ExampleKafkaCluster() {
 		fmt.Println("processed", r.Value)
 		return nil
 	}, handlers.WithKafkaValue(kafkacodec.String()), handlers.WithLogger(slog.New(slog.DiscardHandler)))
-	m := &localtest.Mapping{EventSource: localtest.SourceKafka, Topic: "orders", StartingPosition: "TRIM_HORIZON"}
+	m := &localtest.Mapping{EventSource: events.SourceKafka, Topic: "orders", StartingPosition: "TRIM_HORIZON"}
 	rep, err := localtest.Run(ctx, localtest.Options{Mapping: m, Invoker: localtest.InProcess(h), Kafka: src})
 	if err != nil {
 		panic(err)
