@@ -41,7 +41,7 @@
 //
 //	opts, err := fromenv.Options(ctx, events.SourceSQS,
 //		fromenv.IdempotencyKey("order-id", handlers.WithIdempotencyKey(
-//			func(r handlers.SQSRecord[Order]) string { return r.Value.ID })))
+//			func(r handlers.SQSRecord[Order]) string { return r.Value.OrderID })))
 //
 // A registered key with no SLUICE_IDEMPOTENCY_TABLE is an error at init,
 // not a handler that fails to build: the deployment forgot the table.
@@ -78,7 +78,8 @@ import (
 // Source is the kind of handler the options are for: SQS handlers count
 // attempts of standard queues with ApproximateReceiveCount, and those of
 // FIFO queues in the attempts store. Options takes events.SourceKinesis,
-// SourceDynamoDB, SourceSQS (standard and FIFO) or SourceKafka.
+// SourceDynamoDB, SourceSQS, SourceSQSFIFO (the same options as SourceSQS)
+// or SourceKafka.
 type Source = events.Source
 
 // The environment variables Options reads.
@@ -166,9 +167,11 @@ func Options(ctx context.Context, source Source, settings ...Setting) ([]handler
 
 func options(ctx context.Context, source Source, getenv func(string) string, with ...Setting) ([]handlers.Option, error) {
 	switch source {
+	case events.SourceSQSFIFO:
+		source = events.SourceSQS // a FIFO queue's options are a standard queue's
 	case events.SourceKinesis, events.SourceDynamoDB, events.SourceSQS, events.SourceKafka:
 	default:
-		return nil, fmt.Errorf("fromenv: source %q: want kinesis, dynamodb, sqs or kafka", source)
+		return nil, fmt.Errorf("fromenv: source %q: want kinesis, dynamodb, sqs, sqs-fifo or kafka", source)
 	}
 	var set settings
 	for _, s := range with {

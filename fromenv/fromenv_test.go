@@ -29,6 +29,7 @@ func TestOptions(t *testing.T) {
 		{"nothing set", events.SourceKinesis, nil, 0, ""},
 		{"dead letters to a file, streams count in memory", events.SourceKinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3"}, 1, ""},
 		{"dead letters on SQS: FIFO batches count in the attempts table", events.SourceSQS, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
+		{"an SQS FIFO handler: the options of SQS", events.SourceSQSFIFO, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "3", EnvAttemptsTable: "t"}, 1, ""},
 		{"idempotency and dead letters", events.SourceKafka, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "2m", EnvDLQFile: file}, 2, ""},
 		{"bad attempts", events.SourceKinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "zero"}, 0, EnvMaxAttempts},
 		{"bad lease", events.SourceKinesis, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "soon"}, 0, EnvIdempotencyLease},
@@ -51,6 +52,8 @@ func TestOptions(t *testing.T) {
 			switch tc.source {
 			case events.SourceSQS:
 				_, err = handlers.NewSQS(func(context.Context, handlers.SQSRecord[order]) error { return nil }, opts...)
+			case events.SourceSQSFIFO:
+				_, err = handlers.NewSQSFIFO(func(context.Context, handlers.SQSRecord[order]) error { return nil }, opts...)
 			case events.SourceKafka:
 				_, err = handlers.NewKafka(func(context.Context, handlers.KafkaRecord[order]) error { return nil }, opts...)
 			default:

@@ -52,6 +52,10 @@ type localState struct {
 	Started time.Time         `json:"started"`
 }
 
+// localKinds are the servers sluice local runs: the AWS APIs (Redis, which
+// localaws also starts for the Redis store's tests, is not one).
+var localKinds = []localaws.Kind{localaws.KindDynamoDB, localaws.KindKinesis, localaws.KindSQS}
+
 // endpointEnv names, per server kind, the variables the AWS SDKs read for
 // its endpoint.
 var endpointEnv = map[localaws.Kind][]string{
@@ -60,18 +64,19 @@ var endpointEnv = map[localaws.Kind][]string{
 	localaws.KindSQS:      {"AWS_ENDPOINT_URL_SQS"},
 }
 
-// exports are the shell lines that point the AWS SDKs at the localaws.
+// exports are the shell lines that point the AWS SDKs at the servers.
 func (s *localState) exports() string {
 	var b strings.Builder
-	for _, k := range localaws.Kinds {
+	for _, k := range localKinds {
 		if ep := s.Servers[string(k)]; ep != "" {
 			for _, v := range endpointEnv[k] {
 				fmt.Fprintf(&b, "export %s=%s\n", v, ep)
 			}
 		}
 	}
-	fmt.Fprintf(&b, "export AWS_REGION=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\n",
-		localaws.Region, localaws.AccessKeyID, localaws.SecretAccessKey)
+	// AWS_DEFAULT_REGION too: version 1 of the AWS CLI reads only that.
+	fmt.Fprintf(&b, "export AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\n",
+		localaws.Region, localaws.Region, localaws.AccessKeyID, localaws.SecretAccessKey)
 	return b.String()
 }
 
@@ -118,7 +123,7 @@ func localCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		for _, k := range localaws.Kinds {
+		for _, k := range localKinds {
 			if ep := st.Servers[string(k)]; ep != "" {
 				fmt.Fprintf(stderr, "sluice local: %s at %s\n", k, ep)
 			}
@@ -160,7 +165,7 @@ func defaultLocalState() string {
 
 func parseKinds(list string) ([]localaws.Kind, error) {
 	if list == "" {
-		return localaws.Kinds, nil
+		return localKinds, nil
 	}
 	var out []localaws.Kind
 	for _, k := range strings.Split(list, ",") {

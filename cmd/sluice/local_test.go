@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,7 +51,7 @@ func TestLocalStartStop(t *testing.T) {
 		}
 		exports[k] = v
 	}
-	for _, k := range []string{"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KINESIS", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+	for _, k := range []string{"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_KINESIS", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
 		if exports[k] == "" {
 			t.Errorf("no export of %s:\n%s", k, out)
 		}
@@ -86,6 +87,22 @@ func TestLocalStartStop(t *testing.T) {
 	}
 	if _, errs, err := run("local", "env"); err == nil || !strings.Contains(errs, "sluice local start") {
 		t.Fatalf("env after stop: %v\n%s", err, errs)
+	}
+}
+
+// TestLocalKinds: sluice local runs the AWS API servers, by default all
+// three; Redis (which internal/localaws also starts, for the Redis store's
+// tests) is not one of them, so a machine without redis-server can start.
+func TestLocalKinds(t *testing.T) {
+	all, err := parseKinds("")
+	if err != nil || fmt.Sprint(all) != "[dynamodb kinesis sqs]" {
+		t.Fatalf("default kinds %v, %v; want [dynamodb kinesis sqs]", all, err)
+	}
+	if got, err := parseKinds("sqs, dynamodb"); err != nil || fmt.Sprint(got) != "[sqs dynamodb]" {
+		t.Fatalf("--only sqs,dynamodb: %v, %v", got, err)
+	}
+	if _, err := parseKinds("redis"); err == nil || !strings.Contains(err.Error(), "not one of dynamodb, kinesis, sqs") {
+		t.Fatalf("--only redis: %v, want it refused naming the servers", err)
 	}
 }
 
