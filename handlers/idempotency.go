@@ -71,9 +71,10 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // idempotency.WithOrderedDepth; 0 lands each complete before the next
 // record's function), and a complete that fails stops its lane and
 // reports its record with every later one of its lane (those that ran
-// completed, and are duplicates on the retry). Pass idempotency.WithCache to keep completed keys in a warm
-// container; WithIdempotencyPayload, WithOnDuplicate and
-// idempotency.SetResult do the rest of what Powertools users know.
+// completed, and are duplicates on the retry). Pass idempotency.WithCache
+// to keep completed keys in a warm container; WithIdempotencyPayload,
+// WithOnDuplicate and idempotency.SetResult do the rest of what Powertools
+// users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
 	return func(c *config) {
 		if store == nil {
