@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 )
@@ -247,5 +248,36 @@ func TestIdempotencyOrderedCompleteFailureReportsFromIt(t *testing.T) {
 	}
 	if rep.Duplicates != 1+ranAfter {
 		t.Errorf("retry: %d duplicates; want record 0 and the %d later records that ran", rep.Duplicates, ranAfter)
+	}
+}
+
+// With WithOrderedDepth(0) each complete lands before the next record
+// runs: when one fails, the next record fails with ErrLaneStopped without
+// running, and dead letters count no attempt for it (nor for the record
+// whose complete failed: its function succeeded).
+func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 4)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: time.Millisecond, failKey: "orders-fn#" + ids[1]}
+	attempts := &attemptsCounter{AttemptsStore: dlq.NewMemory(0)}
+	var rep BatchReport
+	var ran atomic.Int32
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { ran.Add(1); return nil },
+		dlOpts(&rep, &sink{}, []dlq.Option{dlq.WithMaxAttempts(1), dlq.WithAttempts(attempts)},
+			WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failures(t, out); len(got) != 1 || !strings.HasSuffix(ids[1], ":"+got[0]) || ran.Load() != 2 {
+		t.Fatalf("reported %v after %d runs; want record 1 (%s) after 2", got, ran.Load(), ids[1])
+	}
+	if r := rep.Records[2]; !errors.Is(r.Err, idempotency.ErrLaneStopped) {
+		t.Fatalf("record 2: %v; want ErrLaneStopped", r.Err)
+	}
+	if attempts.fails != 0 || rep.Quarantined != 0 {
+		t.Fatalf("%d attempts counted, %d quarantined; want none: no record's own attempt failed", attempts.fails, rep.Quarantined)
 	}
 }
