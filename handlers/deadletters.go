@@ -197,7 +197,7 @@ func (d *dlLayer[R]) run(ctx context.Context, i int, f func(context.Context) err
 // failed decides what becomes of record i, which failed with err: it is
 // parked (and nil returned) or err is returned and the record reported.
 func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err error) error {
-	if errors.Is(err, idempotency.ErrInProgress) {
+	if errors.Is(err, idempotency.ErrInProgress) || errors.Is(err, idempotency.ErrLaneStopped) {
 		if i == 0 && st.begun { // answered: Begin's count must not read as a crash (Isolated)
 			_, _ = d.cfg.Attempts.Fail(ctx, d.key(st.b, i), true, dlq.Failure{Time: d.now(), Error: capText(err.Error()), Class: batch.Classify(err).String()})
 		}

@@ -66,9 +66,15 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // one round trip. On SQS standard a record's complete is sent without
 // waiting for it, and the batch answers once every complete landed (a
 // record whose complete failed fails); on an ordered lane each complete
-// lands before the next record's function. Pass idempotency.WithCache to keep completed keys in a warm
-// container; WithIdempotencyPayload, WithOnDuplicate and
-// idempotency.SetResult do the rest of what Powertools users know.
+// overlaps the next records' functions, at most
+// idempotency.DefaultOrderedDepth in flight per lane (set it with
+// idempotency.WithOrderedDepth; 0 lands each complete before the next
+// record's function), and a complete that fails stops its lane and
+// reports its record with every later one of its lane (those that ran
+// completed, and are duplicates on the retry). Pass idempotency.WithCache
+// to keep completed keys in a warm container; WithIdempotencyPayload,
+// WithOnDuplicate and idempotency.SetResult do the rest of what Powertools
+// users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
 	return func(c *config) {
 		if store == nil {
@@ -162,6 +168,7 @@ type idemBatch struct {
 	opts   []idempotency.Option
 	shared map[string]bool
 	ahead  *idempotency.Batch // the claims taken ahead, or nil
+	lanes  []string           // item index -> its ordered lane, when the policy keys lanes
 
 	mu  sync.Mutex
 	ran map[int]string // item index -> key, of the records that ran under ahead
@@ -265,7 +272,15 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	// cache, which NewBatch skips): each record then finds its claim in.
 	if a, err := idempotency.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
 		if b.policy != engine.Independent {
-			a.Ordered() // a record's effect starts once the previous one's completion is durable
+			// A record's effect starts once at most the depth of its lane's
+			// earlier completes are still in flight.
+			a.Ordered()
+			if b.policy == engine.OrderedPerGroup || b.policy == engine.StreamPerKey || b.policy == engine.PerPartition {
+				st.lanes = make([]string, len(b.items))
+				for i, it := range b.items {
+					st.lanes[i] = it.Key
+				}
+			}
 		}
 		st.ahead = a
 	}
@@ -321,12 +336,18 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 	}
 	var result []byte
 	var err error
-	if i, ok := engine.Index(ctx); ok && st != nil && st.ahead != nil && !st.shared[k] {
+	if i, ok := engine.Index(ctx); ok && st != nil && st.ahead != nil {
 		var own []idempotency.Option
 		if l.payload != nil {
 			own = opts[len(opts)-1:]
 		}
-		result, err = st.ahead.Do(ctx, k, fn, own...)
+		lane := ""
+		if st.lanes != nil {
+			lane = st.lanes[i]
+		}
+		// A key two records share was not claimed ahead: DoLane runs it
+		// with idempotency.Do, after its lane's completes.
+		result, err = st.ahead.DoLane(ctx, lane, k, fn, own...)
 		if ran && err == nil {
 			st.mu.Lock()
 			if st.ran == nil {

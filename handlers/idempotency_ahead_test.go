@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 )
@@ -179,4 +181,103 @@ func prefixed(ids []string) []string {
 		out[i] = "orders-fn#" + id
 	}
 	return out
+}
+
+// On a shard the completes overlap the next records' functions (up to
+// idempotency.DefaultOrderedDepth in flight): a complete that fails fails
+// its record, and the shard is reported from it on, although later
+// records ran meanwhile; their completes landed, so the retry runs the
+// failed record again and finds those duplicates, each effect once
+// except the failed record's (its result was never stored).
+func TestIdempotencyOrderedCompleteFailureReportsFromIt(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 8)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 5 * time.Millisecond, failKey: "orders-fn#" + ids[1]}
+	var rep BatchReport
+	var mu sync.Mutex
+	runs := map[string]int{}
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[r.Value.ID]++
+		return nil
+	}, idemOpts(store, &rep, WithIdempotency(store, idempotency.WithRenewedLease(200*time.Millisecond)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failures(t, out); len(got) != 1 || !strings.HasSuffix(ids[1], ":"+got[0]) {
+		t.Fatalf("reported %v; want record 1 (%s), the checkpoint of the failed complete", got, ids[1])
+	}
+	ranAfter := 0
+	for i := 2; i < 8; i++ {
+		ranAfter += runs[fmt.Sprint(i)]
+	}
+	if runs["0"] != 1 || runs["1"] != 1 || ranAfter < 1 {
+		t.Fatalf("runs %v; want records 0 and 1 once, and later records run while record 1's complete was in flight", runs)
+	}
+	for _, r := range rep.Records {
+		if r.ID == ids[1] && (r.Err == nil || !strings.Contains(r.Err.Error(), "not stored")) {
+			t.Fatalf("record 1: %v; want the complete's failure", r.Err)
+		}
+	}
+	t.Logf("records after the failed one that ran before the lane stopped: %d of 6", ranAfter)
+
+	// The store recovers; Lambda delivers the shard again (record 1's claim
+	// is left in progress: the retry waits for its lease to lapse).
+	store.failKey = ""
+	before := map[string]int{}
+	for k, v := range runs {
+		before[k] = v
+	}
+	out, err = h.Invoke(context.Background(), raw)
+	if err != nil || len(failures(t, out)) != 0 {
+		t.Fatalf("retry: %s %v; want nothing reported", out, err)
+	}
+	for i := range 8 {
+		id := fmt.Sprint(i)
+		want := 1
+		if i == 1 {
+			want = 2 // its effect ran, its result was not stored: it runs again
+		}
+		if runs[id] != want {
+			t.Errorf("record %d ran %d times (%d before the retry); want %d", i, runs[id], before[id], want)
+		}
+	}
+	if rep.Duplicates != 1+ranAfter {
+		t.Errorf("retry: %d duplicates; want record 0 and the %d later records that ran", rep.Duplicates, ranAfter)
+	}
+}
+
+// With WithOrderedDepth(0) each complete lands before the next record
+// runs: when one fails, the next record fails with ErrLaneStopped without
+// running, and dead letters count no attempt for it (nor for the record
+// whose complete failed: its function succeeded).
+func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 4)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: time.Millisecond, failKey: "orders-fn#" + ids[1]}
+	attempts := &attemptsCounter{AttemptsStore: dlq.NewMemory(0)}
+	var rep BatchReport
+	var ran atomic.Int32
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { ran.Add(1); return nil },
+		dlOpts(&rep, &sink{}, []dlq.Option{dlq.WithMaxAttempts(1), dlq.WithAttempts(attempts)},
+			WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failures(t, out); len(got) != 1 || !strings.HasSuffix(ids[1], ":"+got[0]) || ran.Load() != 2 {
+		t.Fatalf("reported %v after %d runs; want record 1 (%s) after 2", got, ran.Load(), ids[1])
+	}
+	if r := rep.Records[2]; !errors.Is(r.Err, idempotency.ErrLaneStopped) {
+		t.Fatalf("record 2: %v; want ErrLaneStopped", r.Err)
+	}
+	if attempts.fails != 0 || rep.Quarantined != 0 {
+		t.Fatalf("%d attempts counted, %d quarantined; want none: no record's own attempt failed", attempts.fails, rep.Quarantined)
+	}
 }

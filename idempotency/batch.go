@@ -18,6 +18,29 @@ import (
 // the client's transport to reuse them across batches.
 const DefaultInFlight = 128
 
+// DefaultOrderedDepth is how many completes a Batch on an ordered lane
+// keeps in flight while the lane's next records run (WithOrderedDepth).
+// With d completes in flight a lane pays about one store round trip per d
+// records instead of one per record. What it costs: a process killed
+// mid-lane can leave the running record and up to d records before it with
+// their effects done and no completion stored (d+1 instead of 1), which
+// run again on the retry; and the completions of a lane no longer land in
+// order, so such a repeat can come after the effects of later records,
+// which the retry then skips as duplicates (their completions landed). 4
+// takes a lane's critical path to about a quarter of a round trip per
+// record while keeping what a kill repeats within a few records, the
+// size of the window an unordered queue's 8 records at once already have.
+// An effect that must never be repeated out of order (a last-writer-wins
+// write without a version check) wants WithOrderedDepth(0).
+const DefaultOrderedDepth = 4
+
+// ErrLaneStopped reports a record of an ordered lane that did not run
+// because an earlier record of its lane ran but its completion could not
+// be stored: the earlier record is reported, so this one is delivered
+// again after it. It is not the record's own failure (dead letters do not
+// count it as an attempt).
+var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered lane ran but its completion was not stored; this record did not run")
+
 // Ahead is one key a Batch claims ahead, with the payload its record
 // hashes (WithPayload), if any.
 type Ahead struct {
@@ -49,7 +72,8 @@ type Ahead struct {
 type Batch struct {
 	store   Store
 	cfg     config
-	ordered bool            // Do waits for its complete (Ordered)
+	ordered bool            // records of a lane wait for its completes beyond depth (Ordered)
+	depth   int             // completes in flight per ordered lane
 	ctx     context.Context // the batch's context: completes and renewals run under it
 	sem     chan struct{}   // store requests in flight
 	held    chan struct{}   // claims held for records that have not started
@@ -58,6 +82,7 @@ type Batch struct {
 	entries map[string]*entry
 	order   []*entry // in claim order, for the keeper and Finish
 	failed  map[string]error
+	lanes   map[string]*lane
 
 	calls    sync.WaitGroup // completes and releases in flight
 	stop     chan struct{}
@@ -74,6 +99,14 @@ const (
 	settled        // its claim is no longer held: completed, released or lost
 )
 
+// lane is what an ordered lane's records share: its completes in flight
+// and the first one that failed.
+type lane struct {
+	inflight int
+	err      error         // the first complete of the lane that failed
+	wake     chan struct{} // closed (and replaced) when inflight drops or err is set
+}
+
 type entry struct {
 	c        Claim
 	state    int
@@ -84,6 +117,7 @@ type entry struct {
 	lost     bool          // a renewal found the claim lost
 	cancel   context.CancelCauseFunc
 	running  bool
+	lane     *lane // its ordered lane, or nil
 }
 
 // NewBatch claims keys ahead (an empty or repeated key is left out), at
@@ -98,7 +132,7 @@ func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*
 		return nil, err
 	}
 	b := &Batch{
-		store: store, cfg: cfg, ctx: ctx,
+		store: store, cfg: cfg, ctx: ctx, depth: cfg.depth,
 		sem: make(chan struct{}, DefaultInFlight), held: make(chan struct{}, DefaultInFlight),
 		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
 	}
@@ -238,6 +272,24 @@ func (b *Batch) keep() {
 // waits for the first's outcome, then is a duplicate of it (or runs, when
 // the first failed and gave the claim back).
 func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+	return b.DoLane(ctx, "", key, fn, opts...)
+}
+
+// DoLane is Do for a record of lane (an ordering key: a message group, a
+// Kafka partition, a partition key; "" for a lane that is the whole
+// batch). On an ordered Batch the records of one lane must come one at a
+// time, in order: each waits, before its function runs, until at most the
+// batch's depth (WithOrderedDepth) of its lane's completes are in flight,
+// and fails with ErrLaneStopped, without running, once a complete of its
+// lane has failed.
+func (b *Batch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+	var l *lane
+	if b.ordered {
+		l = b.laneOf(laneKey)
+		if err := b.gate(ctx, l, key); err != nil {
+			return nil, err
+		}
+	}
 	all := append(b.optsOf(), opts...)
 	b.mu.Lock()
 	e := b.entries[key]
@@ -297,9 +349,14 @@ func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]
 		b.mu.Unlock()
 		return Do(ctx, b.store, key, fn, all...) // its claim lapsed before its turn: claim again
 	}
+	if l != nil && l.err != nil { // a complete of the lane failed while the claim was coming
+		b.mu.Unlock()
+		b.settle(e, nil, false, nil)
+		return nil, stopped(key, l.err)
+	}
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	e.cancel, e.running = cancel, true
+	e.cancel, e.running, e.lane = cancel, true, l
 	b.mu.Unlock()
 
 	slot := &resultSlot{}
@@ -320,24 +377,65 @@ func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]
 		result = slot.b
 	}
 	b.settle(e, result, true, lostErr)
-	if b.ordered {
-		<-e.done
-		b.mu.Lock()
-		err := b.failed[key]
-		delete(b.failed, key) // reported here, not by Finish
-		b.mu.Unlock()
-		return result, err
-	}
 	return result, nil
 }
 
-// Ordered makes Do wait for its record's complete before it returns, as
-// the package's Do does, while the claims are still taken ahead: on an
-// ordered lane (a shard, a FIFO group, a Kafka partition) the next
-// record's effect then starts only once the previous record's completion
-// is durable, so a crash in it never runs the previous effect again. Call
-// it before any Do.
+// Ordered makes the batch's records ordered lanes (DoLane): a record's
+// function starts only when at most the batch's depth
+// (WithOrderedDepth, default DefaultOrderedDepth) of its lane's completes
+// are still in flight, so the completes overlap the next records' effects
+// by a bounded depth; with depth 0 each record's completion is durable
+// before the next record's effect starts, as with the package's Do. A
+// complete that fails stops its lane: the lane's next record fails with
+// ErrLaneStopped without running, and Finish reports the failed key, so
+// the failed record is reported and delivered again with every later
+// record of its lane (the ordered policies report from the first failure
+// on); the later records that already ran completed, so the retry finds
+// them duplicates. Call it before any Do.
 func (b *Batch) Ordered() { b.ordered = true }
+
+// laneOf returns the state of the ordered lane named key.
+func (b *Batch) laneOf(key string) *lane {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.lanes[key]
+	if l == nil {
+		if b.lanes == nil {
+			b.lanes = map[string]*lane{}
+		}
+		l = &lane{wake: make(chan struct{})}
+		b.lanes[key] = l
+	}
+	return l
+}
+
+// gate waits until at most the batch's depth of l's completes are in
+// flight, or fails once one of them failed.
+func (b *Batch) gate(ctx context.Context, l *lane, key string) error {
+	for {
+		b.mu.Lock()
+		err, n, wake := l.err, l.inflight, l.wake
+		b.mu.Unlock()
+		switch {
+		case err != nil:
+			return stopped(key, err)
+		case n <= b.depth:
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return &StoreError{Op: "complete", Key: key, Retryable: true,
+				Err: fmt.Errorf("waiting for the completes of the earlier records of its lane: %w", ctx.Err())}
+		}
+	}
+}
+
+// stopped is the error of a record whose lane stopped at the failed
+// complete err.
+func stopped(key string, err error) error {
+	return fmt.Errorf("idempotency: key %q: %w (%v)", key, ErrLaneStopped, err)
+}
 
 // hashOf is the payload hash of a record's own options, or its entry's.
 func (b *Batch) hashOf(opts []Option, e *entry) string {
@@ -378,7 +476,13 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 		return
 	}
 	e.state = settled
-	c := e.c
+	c, l := e.c, e.lane
+	if !ok {
+		l = nil // a release: its record failed and stops its lane itself
+	}
+	if l != nil {
+		l.inflight++
+	}
 	b.mu.Unlock()
 	b.calls.Add(1)
 	b.sem <- struct{}{}
@@ -393,11 +497,24 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 		expires := b.cfg.now().Add(b.cfg.ttl)
 		err := b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, c.Key, c.Owner, result, expires) })
 		if err != nil || lost != nil {
+			err = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", c.Key, errors.Join(err, lost))
+		}
+		if l != nil {
+			b.mu.Lock()
+			l.inflight--
+			if err != nil && l.err == nil {
+				l.err = err
+			}
+			close(l.wake)
+			l.wake = make(chan struct{})
+			b.mu.Unlock()
+		}
+		if err != nil {
 			b.mu.Lock()
 			if b.failed == nil {
 				b.failed = map[string]error{}
 			}
-			b.failed[c.Key] = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", c.Key, errors.Join(err, lost))
+			b.failed[c.Key] = err
 			b.mu.Unlock()
 			return
 		}

@@ -52,6 +52,7 @@ type config struct {
 	sleep    func(ctx context.Context, d time.Duration) error
 	newOwner func() string
 	cache    *Cache
+	depth    int // completes in flight per ordered lane (Batch.Ordered)
 }
 
 func defaultConfig() config {
@@ -63,6 +64,7 @@ func defaultConfig() config {
 		backoff:  batch.FullJitter(batch.Capped(batch.Exponential(20*time.Millisecond), time.Second), nil),
 		sleep:    sleep,
 		newOwner: rand.Text,
+		depth:    DefaultOrderedDepth,
 	}
 }
 
@@ -78,6 +80,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("idempotency: WithWait(%v): must be 0 or more", c.wait)
 	case c.retries < 0:
 		return fmt.Errorf("idempotency: WithStoreRetries(%d): must be 0 or more", c.retries)
+	case c.depth < 0 || c.depth > DefaultInFlight:
+		return fmt.Errorf("idempotency: WithOrderedDepth(%d): must be 0 to %d", c.depth, DefaultInFlight)
 	case c.now == nil || c.backoff == nil:
 		return errors.New("idempotency: WithClock and WithStoreRetries need non-nil arguments")
 	}
@@ -129,6 +133,13 @@ func WithPayload(payload []byte) Option {
 // one Cache per process (e.g. a package variable) so a warm Lambda
 // container remembers its keys; see Cache and Lookup.
 func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
+
+// WithOrderedDepth sets how many completes a Batch on an ordered lane
+// (Batch.Ordered) keeps in flight while the lane's next records run
+// (default DefaultOrderedDepth). 0 waits for each record's complete
+// before the next record's function starts. The package's Do, which
+// always waits for its complete, ignores it.
+func WithOrderedDepth(n int) Option { return func(c *config) { c.depth = n } }
 
 // WithClock sets the clock that stamps claims and expiries (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

@@ -3,6 +3,8 @@ package localtest
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sluicehq/sluice/idempotency"
 )
 
 // Invariant names in Report.Invariants.
@@ -46,15 +48,17 @@ type effectsInput struct {
 // stored leaves the record to run again, the window no idempotency store
 // closes, since the effect is outside it. Only the records running at the
 // kill, or whose completion was still in flight, can be in it: on an
-// ordered lane the last two effects of each ordering key (the handlers
-// store a record's completion before its key's next record runs), on an
-// unordered queue the last killWindowUnordered of the invocation: the
-// handler runs 8 records at once and, on an unordered queue, sends each
-// completion without waiting for it, with up to idempotency.DefaultInFlight
-// (128) store requests in flight.
+// ordered lane the last killWindowPerKey effects of each ordering key (the
+// record running and up to idempotency.DefaultOrderedDepth before it
+// whose completions were still in flight: the handlers let that many of a
+// lane's completes overlap its next records, and a key's records are in
+// one lane), on an unordered queue the last killWindowUnordered of the
+// invocation: the handler runs 8 records at once and, on an unordered
+// queue, sends each completion without waiting for it, with up to
+// idempotency.DefaultInFlight (128) store requests in flight.
 const (
-	killWindowPerKey    = 2
-	killWindowUnordered = 128 + 8
+	killWindowPerKey    = idempotency.DefaultOrderedDepth + 1
+	killWindowUnordered = idempotency.DefaultInFlight + 8
 )
 
 // killWindow returns the positions of the effects a kill can have cut

@@ -276,9 +276,10 @@ func seq(lo, hi int) []int {
 }
 
 // TestKillWindow: only the effects running when a mid-batch kill landed
-// can have lost their completion: the last two of each ordering key of
-// the killed invocation on an ordered lane, its last 136 on an unordered
-// queue (completions sent without waiting).
+// can have lost their completion: the last five of each ordering key of
+// the killed invocation on an ordered lane (the running record and
+// idempotency.DefaultOrderedDepth, 4, completes in flight), its last 136
+// on an unordered queue (completions sent without waiting).
 func TestKillWindow(t *testing.T) {
 	eff := func(specs ...string) []Effect { // "request/record"
 		var out []Effect
@@ -288,7 +289,7 @@ func TestKillWindow(t *testing.T) {
 		}
 		return out
 	}
-	keys := map[string]string{"a1": "a", "a2": "a", "a3": "a", "b1": "b"}
+	keys := map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "a5": "a", "a6": "a", "a7": "a", "b1": "b"}
 	tests := []struct {
 		name    string
 		effects []Effect
@@ -297,8 +298,8 @@ func TestKillWindow(t *testing.T) {
 		want    []int
 	}{
 		{"not killed", eff("r1/a1", "r1/a2"), map[string]bool{}, true, nil},
-		{"the last two of a key", eff("r1/a1", "r1/a2", "r1/a3", "r2/a1"), map[string]bool{"r1": true}, true, []int{1, 2}},
-		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3"), map[string]bool{"r1": true}, true, []int{1, 2, 3}},
+		{"the last five of a key", eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r1/a7", "r2/a1"), map[string]bool{"r1": true}, true, []int{2, 3, 4, 5, 6}},
+		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6"), map[string]bool{"r1": true}, true, []int{1, 2, 3, 4, 5, 6}},
 		{"only the killed invocation", eff("r1/a1", "r2/a2", "r2/a3"), map[string]bool{"r1": true}, true, []int{0}},
 		{"unordered: all of a short run", eff("r1/a1", "r1/a2", "r1/a3", "r1/b1"), map[string]bool{"r1": true}, false, []int{0, 1, 2, 3}},
 		{"unordered: not before the last 136", unorderedRun(140), map[string]bool{"r1": true}, false, seq(4, 140)},
@@ -319,10 +320,15 @@ func TestKillWindow(t *testing.T) {
 	// A record completed earlier in the killed invocation, run again: no
 	// kill explains it (its completion was stored; a store that lost it,
 	// in memory, is what the check is for).
-	recs := []inputRef{{id: "a1", key: "a", line: 1}, {id: "a2", key: "a", line: 2}, {id: "a3", key: "a", line: 3}}
-	done := map[string]string{"a1": FateProcessed, "a2": FateProcessed, "a3": FateProcessed}
+	var recs []inputRef
+	done := map[string]string{}
+	for i := 1; i <= 6; i++ {
+		id := fmt.Sprintf("a%d", i)
+		recs = append(recs, inputRef{id: id, key: "a", line: i})
+		done[id] = FateProcessed
+	}
 	res := checkInvariants(effectsInput{records: recs, fates: done, have: true, once: true, killRepeatsOK: true, killed: map[string]bool{"r1": true},
-		effects: eff("r1/a1", "r1/a2", "r1/a3", "r2/a1")})
+		effects: eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r2/a1")})
 	for _, inv := range res {
 		if inv.Name == InvariantOnce && (inv.Status != StatusViolated || !strings.Contains(strings.Join(inv.Violations, ""), "record line 1 took effect 2 times")) {
 			t.Fatalf("a1 ran again after it completed: %+v", inv)

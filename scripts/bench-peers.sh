@@ -38,7 +38,9 @@
 # standard, 100 messages, and Kinesis, 40 records of one shard, each first
 # pass (new keys) and replay; it prints wall ms, the store's requests and writes
 # per record, and round trips on the critical path (wall / RTT), median of
-# IDEM_REPEATS after one warm-up. IDEM_RTT_VARIANTS picks the peer's SQS
+# IDEM_REPEATS after one warm-up; then DynamoDB Local's write rate (Sluice's
+# SQS first pass again with no delay: writes/s, and so the floor its 200
+# writes put under any round trip). IDEM_RTT_VARIANTS picks the peer's SQS
 # variants (default parallel,sdk-floor). It needs redis-server
 # (scripts/install-redis.sh installs it with apt-get when it can).
 set -euo pipefail
@@ -180,6 +182,32 @@ if [[ -n "${IDEM_RTT:-}" ]]; then
 					p[2], bench, p[3], med, x[1], x[k], med / rtt, m[nm, "requests/record"], m[nm, "writes/record"], m[nm, "allocs/op"] / n, n, k, rtt
 			}
 		}' "$raw" | sort | emit
+
+	# DynamoDB Local writes one item at a time (SQLite): the first pass's
+	# 200 writes (claim and complete per message) take at least 200 over
+	# its write rate, whatever the round trip. Measured as Sluice's SQS
+	# first pass with no delay (a 0 ms proxy): writes/s and that floor.
+	step "latency mode: DynamoDB Local's write rate (Sluice SQS100 first pass at 0 RTT)"
+	raw0="$out/go-sluice-idem-rtt0-$stamp.txt"
+	(cd bench/idemlatency && SLUICE_BENCH_DYNAMODB="$ddb" SLUICE_BENCH_RTT=0 SLUICE_BENCH_SQS="$out/sqs-1k.json" \
+		"$out/idemlatency.test" -test.run '^$' -test.bench '^BenchmarkLatencySQS100$/^dynamodb$/^first$' -test.benchtime 1x -test.count $((reps + 1))) >"$raw0" 2>>"$log" ||
+		{ echo "bench-peers: the 0 RTT benchmark failed; see $raw0 and $log" >&2; exit 1; }
+	awk -v rtt="$rtt_ms" '
+		/^BenchmarkLatency/ {
+			if (!seen++) next # the warm-up
+			for (i = 2; i < NF; i++) {
+				if ($(i+1) == "ns/op") w[++k] = $i / 1e6
+				if ($(i+1) == "writes/record") wr = $i
+				if ($(i+1) == "records") n = $i
+			}
+		}
+		END {
+			for (i = 2; i <= k; i++) { y = w[i]; j = i - 1; while (j >= 1 && w[j] > y) { w[j+1] = w[j]; j-- } w[j+1] = y }
+			med = (k % 2) ? w[(k+1)/2] : (w[k/2] + w[k/2+1]) / 2
+			writes = wr * n
+			printf "peer=dynamodb-local bench=write-rate variant=sluice-sqs100-first-0rtt wall_ms_median=%.1f wall_ms_min=%.1f wall_ms_max=%.1f writes=%d writes_per_s=%.0f floor_rtts_at_%sms=%.2f repeats=%d\n",
+				med, w[1], w[k], writes, writes / (med / 1000), rtt, med / rtt, k
+		}' "$raw0" | emit
 
 	step "latency mode: Powertools for AWS Lambda (TypeScript), idem.mjs through the proxy"
 	(cd bench/powertools-ts &&

@@ -198,7 +198,10 @@ func redisBackend(b testing.TB, d time.Duration) backend {
 		b.Fatal(err)
 	}
 	c := &counter{}
-	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
+	// As redisstore advises: a pool of idempotency.DefaultInFlight
+	// connections, or a batch's claims queue for one (go-redis opens 10 per
+	// CPU by default).
+	client := redis.NewClient(&redis.Options{Addr: p.Addr(), PoolSize: idempotency.DefaultInFlight})
 	client.AddHook(redisHook{c})
 	n, start := 0, time.Now().UnixNano() // a prefix no earlier backend used
 	return backend{name: "redis", count: c,

@@ -44,7 +44,12 @@
 // # Costs and durability
 //
 // One round trip per operation: a new key costs two (claim, complete), a
-// duplicate one, a replayed batch one for all its keys. Redis replicates
+// duplicate one, a replayed batch one for all its keys. idempotency.Batch
+// (the handlers' claims ahead) keeps up to idempotency.DefaultInFlight
+// requests in flight, each on a connection of its own: give the client a
+// pool that large (redis.Options.PoolSize; go-redis opens 10 per CPU by
+// default), or a batch's claims wait for a connection, a round trip per
+// pool's worth. Redis replicates
 // asynchronously: a write acknowledged by a primary that fails before its
 // replicas have it is lost, so a failover can forget a claim or a
 // completion, and a record can then run twice. Where that matters, run the

@@ -1,0 +1,250 @@
+package idempotency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/idempotency"
+)
+
+// gatedStore is a MemoryStore whose completes wait, per key, for the test
+// to let them land (a nil sent, or the channel closed) or fail (an error
+// sent).
+type gatedStore struct {
+	*idempotency.MemoryStore
+	gates map[string]chan error
+}
+
+func newGatedStore(keys []string) *gatedStore {
+	s := &gatedStore{MemoryStore: idempotency.NewMemoryStore(), gates: map[string]chan error{}}
+	for _, k := range keys {
+		s.gates[k] = make(chan error)
+	}
+	return s
+}
+
+func (s *gatedStore) Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
+	select {
+	case err := <-s.gates[key]:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.MemoryStore.Complete(ctx, key, owner, result, expires)
+}
+
+func laneKeys(n int) ([]string, []idempotency.Ahead) {
+	keys := make([]string, n)
+	ahead := make([]idempotency.Ahead, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i+1)
+		ahead[i] = idempotency.Ahead{Key: keys[i]}
+	}
+	return keys, ahead
+}
+
+// waitFor polls cond for up to a few seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// claimed waits until the batch's claims ahead of keys are in the store,
+// so each record finds its claim taken (a record that comes before its
+// claim was sent claims for itself, with the package's Do).
+func claimed(t *testing.T, store *gatedStore, keys []string) {
+	t.Helper()
+	waitFor(t, "the claims ahead", func() bool {
+		recs, err := store.Get(context.Background(), keys)
+		return err == nil && len(recs) == len(keys)
+	})
+}
+
+// On an ordered lane a record's function starts only while at most the
+// batch's depth of the lane's completes are in flight: with every complete
+// held back, exactly depth+1 functions run (the last one's own complete
+// is then in flight too) and the next waits; once the completes land the
+// lane goes on, and Finish returns when all are stored.
+func TestBatchOrderedDepth(t *testing.T) {
+	for _, depth := range []int{0, 1, 3} {
+		t.Run(fmt.Sprint(depth), func(t *testing.T) {
+			keys, ahead := laneKeys(6)
+			store := newGatedStore(keys)
+			ctx := context.Background()
+			b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(depth))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Ordered()
+			claimed(t, store, keys)
+			var ran atomic.Int32
+			done := make(chan error, 1)
+			go func() {
+				for _, k := range keys {
+					if _, err := b.Do(ctx, k, func(context.Context) ([]byte, error) { ran.Add(1); return nil, nil }); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			waitFor(t, "the first functions", func() bool { return ran.Load() == int32(depth+1) })
+			time.Sleep(50 * time.Millisecond)
+			if got := ran.Load(); got != int32(depth+1) {
+				t.Fatalf("%d functions ran with every complete held back; want depth+1 = %d", got, depth+1)
+			}
+			for _, k := range keys {
+				close(store.gates[k])
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if failed := b.Finish(); len(failed) != 0 {
+				t.Fatalf("Finish: %v", failed)
+			}
+			recs, err := store.Get(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				if r := recs[k]; r == nil || r.Status != idempotency.StatusCompleted {
+					t.Fatalf("%s: %+v after Finish; want completed", k, r)
+				}
+			}
+		})
+	}
+}
+
+// A complete that fails stops its lane: the record waiting for a slot
+// fails with ErrLaneStopped without running, Finish reports the failed
+// key (its record and the lane's later ones are then reported), and the
+// records that ran after it completed, so a retry of the lane runs the
+// failed record and the stopped one again and finds those duplicates.
+func TestBatchOrderedCompleteFailureStopsLane(t *testing.T) {
+	keys, ahead := laneKeys(4)
+	store := newGatedStore(keys)
+	ctx := context.Background()
+	opts := []idempotency.Option{idempotency.WithOrderedDepth(2), idempotency.WithStoreRetries(0, noWait), idempotency.WithRenewedLease(200 * time.Millisecond)}
+	b, err := idempotency.NewBatch(ctx, store, ahead, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	runs := map[string]int{}
+	var mu sync.Mutex
+	fn := func(k string) func(context.Context) ([]byte, error) {
+		return func(context.Context) ([]byte, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[k]++
+			return nil, nil
+		}
+	}
+	for _, k := range keys[:3] { // k1, k2, k3 run; their completes are held back
+		if _, err := b.Do(ctx, k, fn(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fourth := make(chan error, 1)
+	go func() { // three completes in flight, depth 2: k4 waits for a slot
+		_, err := b.Do(ctx, keys[3], fn(keys[3]))
+		fourth <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	store.gates["k1"] <- errors.New("the table is gone")
+	err = <-fourth
+	if !errors.Is(err, idempotency.ErrLaneStopped) {
+		t.Fatalf("k4: %v; want ErrLaneStopped", err)
+	}
+	close(store.gates["k2"])
+	close(store.gates["k3"])
+	failed := b.Finish()
+	if len(failed) != 1 || failed["k1"] == nil {
+		t.Fatalf("Finish: %v; want k1 only", failed)
+	}
+	if fmt.Sprint(runs) != "map[k1:1 k2:1 k3:1]" {
+		t.Fatalf("runs %v; want k1, k2, k3 once and k4 not", runs)
+	}
+
+	// The retry: the lane from k1 on again.
+	close(store.gates["k1"])
+	close(store.gates["k4"])
+	b, err = idempotency.NewBatch(ctx, store, ahead, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	for _, k := range keys {
+		if _, err := b.Do(ctx, k, fn(k)); err != nil {
+			t.Fatalf("retry %s: %v", k, err)
+		}
+	}
+	if failed := b.Finish(); len(failed) != 0 {
+		t.Fatalf("retry Finish: %v", failed)
+	}
+	if fmt.Sprint(runs) != "map[k1:2 k2:1 k3:1 k4:1]" {
+		t.Fatalf("runs %v after the retry; want k1 twice (its complete failed), k2 and k3 duplicates, k4 once", runs)
+	}
+}
+
+// Separate lanes of one batch have separate depths: one lane's completes
+// held back do not hold the other lane's records.
+func TestBatchOrderedLanesIndependent(t *testing.T) {
+	keys, ahead := laneKeys(4)
+	store := newGatedStore(keys)
+	ctx := context.Background()
+	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	nop := func(context.Context) ([]byte, error) { return nil, nil }
+	if _, err := b.DoLane(ctx, "a", "k1", nop); err != nil { // its complete is held back
+		t.Fatal(err)
+	}
+	close(store.gates["k2"])
+	close(store.gates["k3"])
+	for _, k := range []string{"k2", "k3"} { // lane b is not held by lane a
+		if _, err := b.DoLane(ctx, "b", k, nop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := make(chan error, 1)
+	go func() { _, err := b.DoLane(ctx, "a", "k4", nop); waiting <- err }()
+	select {
+	case err := <-waiting:
+		t.Fatalf("k4 ran while k1's complete was in flight at depth 0: %v", err)
+	case <-time.After(30 * time.Millisecond):
+	}
+	close(store.gates["k1"])
+	close(store.gates["k4"])
+	if err := <-waiting; err != nil {
+		t.Fatal(err)
+	}
+	if failed := b.Finish(); len(failed) != 0 {
+		t.Fatalf("Finish: %v", failed)
+	}
+}
+
+func TestWithOrderedDepthValidated(t *testing.T) {
+	for _, d := range []int{-1, idempotency.DefaultInFlight + 1} {
+		if _, err := idempotency.NewBatch(context.Background(), idempotency.NewMemoryStore(), nil, idempotency.WithOrderedDepth(d)); err == nil {
+			t.Fatalf("WithOrderedDepth(%d): no error", d)
+		}
+	}
+}
