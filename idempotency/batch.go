@@ -20,19 +20,24 @@ const DefaultInFlight = 128
 
 // DefaultOrderedDepth is how many completes a Batch on an ordered lane
 // keeps in flight while the lane's next records run (WithOrderedDepth).
-// With d completes in flight a lane pays about one store round trip per d
-// records instead of one per record. What it costs: a process killed
-// mid-lane can leave the running record and up to d records before it with
-// their effects done and no completion stored (d+1 instead of 1), which
-// run again on the retry; and the completions of a lane no longer land in
-// order, so such a repeat can come after the effects of later records,
-// which the retry then skips as duplicates (their completions landed). 4
-// takes a lane's critical path to about a quarter of a round trip per
-// record while keeping what a kill repeats within a few records, the
-// size of the window an unordered queue's 8 records at once already have.
-// An effect that must never be repeated out of order (a last-writer-wins
-// write without a version check) wants WithOrderedDepth(0).
-const DefaultOrderedDepth = 4
+// A lane's completes are written one after another, in the lane's order,
+// so the completions stored are always a prefix of the lane; the records
+// run ahead of them by at most d, so a record's effect overlaps the
+// complete of the record before it: a record costs about the longer of
+// its effect and one store round trip instead of their sum. What it
+// costs: a process killed mid-lane can leave the running record and up
+// to d records before it with their effects done and no completion
+// stored, which run again on the retry, in their order. 1 gets the
+// overlap and keeps that window at two records per lane, the record
+// running and the one whose complete is in flight; a larger depth lets
+// the effects run further ahead but gains nothing while the completes,
+// one per round trip, set the pace. Only a complete that fails for good
+// (the store refusing it past its retries) lets a record's repeat come
+// after the effects of later records whose completes were stored. An
+// effect that must never be repeated out of order even then (a
+// last-writer-wins write without a version check) wants
+// WithOrderedDepth(0).
+const DefaultOrderedDepth = 1
 
 // ErrLaneStopped reports a record of an ordered lane that did not run
 // because an earlier record of its lane ran but its completion could not
@@ -105,6 +110,7 @@ type lane struct {
 	inflight int
 	err      error         // the first complete of the lane that failed
 	wake     chan struct{} // closed (and replaced) when inflight drops or err is set
+	last     chan struct{} // closed when the lane's latest complete returned
 }
 
 type entry struct {
@@ -480,14 +486,30 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 	if !ok {
 		l = nil // a release: its record failed and stops its lane itself
 	}
+	var prev, mine chan struct{}
 	if l != nil {
 		l.inflight++
+		prev, mine = l.last, make(chan struct{})
+		l.last = mine
 	}
 	b.mu.Unlock()
 	b.calls.Add(1)
-	b.sem <- struct{}{}
+	if l == nil {
+		b.sem <- struct{}{}
+	}
 	go func() {
 		defer b.calls.Done()
+		if l != nil {
+			// A lane's completes are written one after another, in the
+			// lane's order: the completions stored are always a prefix of
+			// the lane, so what a kill leaves to run again is the lane's
+			// last records, in order. The wait holds no request slot.
+			defer close(mine)
+			if prev != nil {
+				<-prev
+			}
+			b.sem <- struct{}{}
+		}
 		defer func() { <-b.sem }()
 		defer close(e.done)
 		if !ok {

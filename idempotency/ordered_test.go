@@ -248,3 +248,50 @@ func TestWithOrderedDepthValidated(t *testing.T) {
 		}
 	}
 }
+
+// A lane's completes are written in the lane's order, each after the one
+// before it returned: with k1's complete held back and k2's, k3's free,
+// neither k2 nor k3 is completed in the store, so what a kill leaves
+// behind is always a prefix of the lane completed and its last records to
+// run again, in order (never k2 completed and k1 not, which would make
+// k1's repeat come after k2's effect).
+func TestBatchOrderedCompletesInLaneOrder(t *testing.T) {
+	keys, ahead := laneKeys(3)
+	store := newGatedStore(keys)
+	ctx := context.Background()
+	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	close(store.gates["k2"])
+	close(store.gates["k3"])
+	for _, k := range keys {
+		if _, err := b.Do(ctx, k, func(context.Context) ([]byte, error) { return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	status := func() string {
+		recs, err := store.Get(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%s:%s", k, recs[k].Status))
+		}
+		return fmt.Sprint(out)
+	}
+	if got, want := status(), "[k1:INPROGRESS k2:INPROGRESS k3:INPROGRESS]"; got != want {
+		t.Fatalf("with k1's complete held back: %s; want %s (a later complete landed before an earlier one)", got, want)
+	}
+	close(store.gates["k1"])
+	if failed := b.Finish(); len(failed) != 0 {
+		t.Fatalf("Finish: %v", failed)
+	}
+	if got, want := status(), "[k1:COMPLETED k2:COMPLETED k3:COMPLETED]"; got != want {
+		t.Fatalf("after Finish: %s; want %s", got, want)
+	}
+}

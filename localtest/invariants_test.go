@@ -276,9 +276,9 @@ func seq(lo, hi int) []int {
 }
 
 // TestKillWindow: only the effects running when a mid-batch kill landed
-// can have lost their completion: the last five of each ordering key of
+// can have lost their completion: the last two of each ordering key of
 // the killed invocation on an ordered lane (the running record and
-// idempotency.DefaultOrderedDepth, 4, completes in flight), its last 136
+// idempotency.DefaultOrderedDepth, 1, complete in flight), its last 136
 // on an unordered queue (completions sent without waiting).
 func TestKillWindow(t *testing.T) {
 	eff := func(specs ...string) []Effect { // "request/record"
@@ -298,8 +298,8 @@ func TestKillWindow(t *testing.T) {
 		want    []int
 	}{
 		{"not killed", eff("r1/a1", "r1/a2"), map[string]bool{}, true, nil},
-		{"the last five of a key", eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r1/a7", "r2/a1"), map[string]bool{"r1": true}, true, []int{2, 3, 4, 5, 6}},
-		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6"), map[string]bool{"r1": true}, true, []int{1, 2, 3, 4, 5, 6}},
+		{"the last two of a key", eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r1/a7", "r2/a1"), map[string]bool{"r1": true}, true, []int{5, 6}},
+		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6"), map[string]bool{"r1": true}, true, []int{1, 5, 6}},
 		{"only the killed invocation", eff("r1/a1", "r2/a2", "r2/a3"), map[string]bool{"r1": true}, true, []int{0}},
 		{"unordered: all of a short run", eff("r1/a1", "r1/a2", "r1/a3", "r1/b1"), map[string]bool{"r1": true}, false, []int{0, 1, 2, 3}},
 		{"unordered: not before the last 136", unorderedRun(140), map[string]bool{"r1": true}, false, seq(4, 140)},
