@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/invocation"
 	"math/big"
 	"slices"
 	"sort"
@@ -41,12 +42,12 @@ func shardID(i int) string { return fmt.Sprintf("shardId-%012d", i) }
 // memStream is an emulated Kinesis or DynamoDB stream.
 type memStream struct {
 	shards []string
-	recs   map[string][]StreamRecord
+	recs   map[string][]invocation.StreamRecord
 }
 
 func (m *memStream) Shards(context.Context) ([]string, error) { return m.shards, nil }
 
-func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]StreamRecord, error) {
+func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]invocation.StreamRecord, error) {
 	recs := m.recs[shard]
 	i := 0
 	if after != "" {
@@ -58,7 +59,7 @@ func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]Str
 func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	arn := fmt.Sprintf("arn:aws:kinesis:%s:%s:stream/%s", region, sevents.DefaultAccount, or(m.StreamName, "stream"))
-	ms := &memStream{recs: map[string][]StreamRecord{}}
+	ms := &memStream{recs: map[string][]invocation.StreamRecord{}}
 	builders := make([]*sevents.KinesisBuilder, s.shards)
 	for i := range builders {
 		ms.shards = append(ms.shards, shardID(i))
@@ -84,7 +85,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 			return nil, nil, err
 		}
 		seq := rec.Kinesis.SequenceNumber
-		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, pk, payload)
 	}
 	return ms, refs, nil
@@ -106,7 +107,7 @@ func plainObject(raw json.RawMessage) (map[string]any, error) {
 func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	arn := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s/stream/%s", region, sevents.DefaultAccount, or(m.TableName, "table"), start.UTC().Format("2006-01-02T15:04:05.000"))
-	ms := &memStream{recs: map[string][]StreamRecord{}}
+	ms := &memStream{recs: map[string][]invocation.StreamRecord{}}
 	builders := make([]*sevents.DynamoDBBuilder, s.shards)
 	for i := range builders {
 		ms.shards = append(ms.shards, shardID(i))
@@ -171,7 +172,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 			return nil, nil, err
 		}
 		seq := rec.Change.SequenceNumber
-		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, keyText, ddbPayload(r.NewImage, r.OldImage, newImg, oldImg))
 	}
 	return ms, refs, nil
@@ -367,13 +368,13 @@ func (q *memQueue) deadLettered() []string {
 
 // memKafka is an emulated Kafka topic.
 type memKafka struct {
-	env   KafkaEnvelope
+	env   invocation.KafkaEnvelope
 	parts []string
 	recs  map[string][]KafkaRecord
 }
 
 func (k *memKafka) Partitions(context.Context) ([]string, error) { return k.parts, nil }
-func (k *memKafka) Envelope() KafkaEnvelope                      { return k.env }
+func (k *memKafka) Envelope() invocation.KafkaEnvelope           { return k.env }
 
 func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]KafkaRecord, error) {
 	recs := k.recs[partition]
@@ -428,7 +429,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		refs[i] = newRef(i, r, kafkaID(pk, rec.Offset), pk, value)
 	}
 	ev := b.Envelope()
-	k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
+	k.env = invocation.KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
 	return k, refs, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/invocation"
 	"sync"
 	"time"
 )
@@ -180,7 +182,7 @@ func (r *runner) invokeQueueBatches(ctx context.Context, batches []*queueBatch) 
 // settleQueueBatch applies Lambda's reading of one batch's answer: delete
 // what succeeded, leave the rest to come back after the visibility
 // timeout.
-func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendingInvoke, resp Response) error {
+func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendingInvoke, resp invocation.Response) error {
 	s, msgs, ids := r.s, qb.msgs, qb.ids
 	entry := TraceEntry{N: c.n, RequestID: c.reqID, Groups: qb.groups, IDs: ids, Result: resultOf(resp), Retry: msgs[0].ReceiveCount - 1, Ms: resp.Duration.Milliseconds()}
 	var remove []int // indexes of messages to delete
@@ -188,23 +190,23 @@ func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendin
 	case resp.Failed():
 		entry.Error = "function error: " + or(resp.ErrorType, resp.FunctionError)
 	default:
-		v := readStringResponse(resp.Payload, ids)
+		v := batchresponse.Strings(resp.Payload, ids)
 		switch {
 		case !s.reportFailures:
-			if v.kind == verdictPartial {
+			if v.Kind == batchresponse.Partial {
 				entry.Ignored = true
-				entry.Reported = pick(ids, v.reported)
+				entry.Reported = pick(ids, v.Reported)
 				r.report.Totals.IgnoredResponses++
-				r.report.Totals.IgnoredRecords += len(v.reported)
+				r.report.Totals.IgnoredRecords += len(v.Reported)
 			}
 			remove = all(len(msgs))
-		case v.kind == verdictSuccess:
+		case v.Kind == batchresponse.Success:
 			remove = all(len(msgs))
-		case v.kind == verdictPartial:
+		case v.Kind == batchresponse.Partial:
 			entry.Result = ResultPartial
-			entry.Reported = pick(ids, v.reported)
+			entry.Reported = pick(ids, v.Reported)
 			listed := map[int]bool{}
-			for _, i := range v.reported {
+			for _, i := range v.Reported {
 				listed[i] = true
 			}
 			for i := range msgs {
@@ -214,7 +216,7 @@ func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendin
 			}
 		default:
 			entry.Result = ResultFunctionError
-			entry.Error = "invalid partial batch response: " + v.reason
+			entry.Error = "invalid partial batch response: " + v.Reason
 		}
 	}
 	for _, m := range msgs {

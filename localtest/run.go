@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"github.com/sluicehq/sluice/invocation"
 	"time"
 )
 
@@ -15,7 +16,7 @@ type Options struct {
 	Queue  Queue
 	Kafka  KafkaSource
 
-	Invoker Invoker
+	Invoker invocation.Invoker
 	// FunctionTimeout is the function's timeout. Default 3 s, Lambda's.
 	FunctionTimeout time.Duration
 	// Destination receives on-failure records. Default: the mapping's

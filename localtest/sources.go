@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"encoding/json"
+	"github.com/sluicehq/sluice/invocation"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -19,18 +20,7 @@ type StreamSource interface {
 	// Read returns up to max records of shard that come after the record
 	// with sequence number after ("" means from the starting position), in
 	// order. An empty result means nothing more is available now.
-	Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error)
-}
-
-// StreamRecord is one stream record as Lambda delivers it.
-type StreamRecord struct {
-	SequenceNumber string
-	PartitionKey   string // Kinesis partition key; DynamoDB: the item's keys
-	Arrival        time.Time
-	// Event is the record exactly as it appears in the Lambda event's
-	// Records array (events.KinesisEventRecord or events.DynamoDBEventRecord
-	// as JSON).
-	Event json.RawMessage
+	Read(ctx context.Context, shard, after string, max int) ([]invocation.StreamRecord, error)
 }
 
 // A Queue is an SQS queue. The emulated queue implements visibility
@@ -70,14 +60,7 @@ type KafkaSource interface {
 	Fetch(ctx context.Context, partition string, offset int64, max int) ([]KafkaRecord, error)
 	// Event describes the cluster for the event envelope: eventSource
 	// ("aws:kafka" or "SelfManagedKafka"), eventSourceArn, bootstrapServers.
-	Envelope() KafkaEnvelope
-}
-
-// KafkaEnvelope is the part of a Kafka event around its records.
-type KafkaEnvelope struct {
-	EventSource      string
-	EventSourceARN   string
-	BootstrapServers string
+	Envelope() invocation.KafkaEnvelope
 }
 
 // KafkaRecord is one Kafka record as Lambda delivers it.

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
@@ -35,7 +36,7 @@ type KafkaClusterSource struct {
 	cl       *kgo.Client
 	seeds    []string // for a kafka://topic on-failure destination on this cluster
 	topics   []string
-	envelope localtest.KafkaEnvelope
+	envelope invocation.KafkaEnvelope
 	pollWait time.Duration
 
 	// start maps "<topic>-<n>" to the partition's end offset when the
@@ -94,7 +95,7 @@ func KafkaClientOptions(opts ...kgo.Opt) KafkaClusterOption {
 // records: EventSource "aws:kafka" with EventSourceARN for MSK, or
 // "SelfManagedKafka"; an empty BootstrapServers becomes the seeds joined by
 // commas. Close the source when done.
-func KafkaCluster(seeds []string, topics []string, envelope localtest.KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
+func KafkaCluster(seeds []string, topics []string, envelope invocation.KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("localtest: KafkaCluster needs at least one seed broker address")
 	}
@@ -201,7 +202,7 @@ func (k *KafkaClusterSource) endOffsets(ctx context.Context) (map[string]int64, 
 func (k *KafkaClusterSource) Close() { k.cl.Close() }
 
 // Envelope returns the event envelope.
-func (k *KafkaClusterSource) Envelope() localtest.KafkaEnvelope { return k.envelope }
+func (k *KafkaClusterSource) Envelope() invocation.KafkaEnvelope { return k.envelope }
 
 // Partitions lists "<topic>-<n>" for every partition of the topics, ordered
 // by topic (as given) then partition number.
