@@ -22,3 +22,25 @@ type KafkaEnvelope struct {
 	EventSourceARN   string
 	BootstrapServers string
 }
+
+// QueueMessage is one received SQS message.
+type QueueMessage struct {
+	MessageID     string
+	ReceiptHandle string
+	GroupID       string
+	ReceiveCount  int
+	Sent          time.Time
+	// Event is the message exactly as it appears in the Lambda event's
+	// Records array (events.SQSMessage as JSON).
+	Event json.RawMessage
+}
+
+// KafkaRecord is one Kafka record as Lambda delivers it.
+type KafkaRecord struct {
+	Offset    int64
+	Timestamp time.Time
+	Key       string // the record key, for ordering checks (decoded)
+	// Event is the record exactly as it appears in the event's records map
+	// (events.KafkaRecord as JSON).
+	Event json.RawMessage
+}

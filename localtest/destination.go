@@ -1,40 +1,13 @@
 package localtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"strings"
 
 	sevents "github.com/sluicehq/sluice/events"
 )
-
-// DefaultMappingUUID is the UUID of a mapping that sets none (Mapping.UUID).
-// S3 on-failure objects are stored under it. It is fixed, so that runs are
-// repeatable and their objects easy to find.
-const DefaultMappingUUID = "5e1ce000-0000-4000-8000-000000000001"
-
-// FailedBatch is the batch an on-failure record gives up on, as Lambda holds
-// it when it writes to a destination that carries the records themselves
-// (S3, a Kafka topic).
-type FailedBatch struct {
-	// MappingUUID is the event source mapping's UUID (Mapping.UUID or
-	// DefaultMappingUUID).
-	MappingUUID string
-	// Shard is the shard id, or for Kafka the topic-partition "<topic>-<n>".
-	Shard string
-	// Event is the batch's invocation payload: the event the function was
-	// (or, for records past their maximum age, would have been) invoked with.
-	Event []byte
-}
-
-// A PayloadDestination receives each on-failure record together with the
-// batch it names. The runner calls SendBatch instead of Send on a
-// destination that implements it.
-type PayloadDestination interface {
-	Destination
-	SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error
-}
 
 // A TopicOpener is a Kafka source that opens the on-failure destination
 // kafka://topic (seeds nil: a topic of its own cluster) or
@@ -42,7 +15,7 @@ type PayloadDestination interface {
 // Options.Kafka when Options.Destination is nil, and calls closer, if not
 // nil, at the end of the run. source.KafkaCluster implements it.
 type TopicOpener interface {
-	OpenTopic(seeds []string, topic string) (dest Destination, closer func(), err error)
+	OpenTopic(seeds []string, topic string) (dest onfailure.Destination, closer func(), err error)
 }
 
 // destKind is what an on-failure Destination string names.
@@ -135,7 +108,7 @@ func (m *Mapping) destinationProblem(d string) string {
 
 // openDestination makes the Destination a mapping's on-failure Destination
 // names, when the runner can make it alone; closer, if not nil, releases it.
-func (r *runner) openDestination(d string) (dest Destination, closer func(), err error) {
+func (r *runner) openDestination(d string) (dest onfailure.Destination, closer func(), err error) {
 	p := parseDestination(d)
 	uuid := r.mappingUUID()
 	switch p.kind {
@@ -166,7 +139,7 @@ func (r *runner) mappingUUID() string {
 	if u := r.opts.Mapping.UUID; u != "" {
 		return u
 	}
-	return DefaultMappingUUID
+	return onfailure.DefaultMappingUUID
 }
 
 // validUUID reports whether s is a UUID in its 8-4-4-4-12 hex form.

@@ -25,10 +25,17 @@
 // Where things live: this package is the engine and what a Go test calls
 // (Run, Options, Mapping, records and event files, filtering, the emulated
 // sources, the in-process invoker, the file destinations, the report, trace
-// and invariants), and the interfaces it needs from the rest: Invoker,
-// StreamSource, Queue, KafkaSource, Destination. It links no AWS SDK service
-// client and no Kafka client. The rooms beside it import it, never the
-// reverse:
+// and invariants), and the interfaces it needs from the rest: StreamSource,
+// Queue, KafkaSource. It links no AWS SDK service client and no Kafka
+// client. What it shares with the rooms beside it, and with the operations
+// tools in dlq, lives below all of them:
+//
+//	invocation             Invoker, Invocation, Response; Lambda events
+//	                       (ParseEvent) and how Lambda reads an answer
+//	                       (Verdict); stream, queue and Kafka records
+//	localtest/onfailure    the on-failure Destination contract
+//
+// The rooms beside it import those, never this package (their tests do):
 //
 //	localtest/source       real streams, queues and Kafka clusters
 //	localtest/destination  on-failure destinations on SQS, S3 and Kafka

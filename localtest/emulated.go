@@ -258,10 +258,10 @@ func endsWith(s, suffix string) bool {
 	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
 }
 
-func (q *memQueue) Receive(_ context.Context, max int, visibility time.Duration) ([]QueueMessage, error) {
+func (q *memQueue) Receive(_ context.Context, max int, visibility time.Duration) ([]invocation.QueueMessage, error) {
 	now := q.clock.Now()
 	blocked := map[string]bool{}
-	var out []QueueMessage
+	var out []invocation.QueueMessage
 	for _, m := range q.msgs {
 		if len(out) >= max {
 			break
@@ -292,7 +292,7 @@ func (q *memQueue) Receive(_ context.Context, max int, visibility time.Duration)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, QueueMessage{MessageID: m.id, ReceiptHandle: m.handle, GroupID: m.group, ReceiveCount: m.receives, Sent: m.sent, Event: raw})
+		out = append(out, invocation.QueueMessage{MessageID: m.id, ReceiptHandle: m.handle, GroupID: m.group, ReceiveCount: m.receives, Sent: m.sent, Event: raw})
 	}
 	return out, nil
 }
@@ -370,13 +370,13 @@ func (q *memQueue) deadLettered() []string {
 type memKafka struct {
 	env   invocation.KafkaEnvelope
 	parts []string
-	recs  map[string][]KafkaRecord
+	recs  map[string][]invocation.KafkaRecord
 }
 
 func (k *memKafka) Partitions(context.Context) ([]string, error) { return k.parts, nil }
 func (k *memKafka) Envelope() invocation.KafkaEnvelope           { return k.env }
 
-func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]KafkaRecord, error) {
+func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]invocation.KafkaRecord, error) {
 	recs := k.recs[partition]
 	i := sort.Search(len(recs), func(i int) bool { return recs[i].Offset >= offset })
 	return recs[i:min(len(recs), i+max)], nil
@@ -388,7 +388,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 	if !m.SelfManaged {
 		b.EventSourceARN = fmt.Sprintf("arn:aws:kafka:%s:%s:cluster/local/00000000-0000-0000-0000-000000000000-1", or(m.Region, sevents.DefaultRegion), sevents.DefaultAccount)
 	}
-	k := &memKafka{recs: map[string][]KafkaRecord{}}
+	k := &memKafka{recs: map[string][]invocation.KafkaRecord{}}
 	for p := 0; p < s.partitions; p++ {
 		k.parts = append(k.parts, sevents.KafkaPartitionKey(topic, int64(p)))
 	}
@@ -425,7 +425,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		if err != nil {
 			return nil, nil, err
 		}
-		k.recs[pk] = append(k.recs[pk], KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
+		k.recs[pk] = append(k.recs[pk], invocation.KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
 		refs[i] = newRef(i, r, kafkaID(pk, rec.Offset), pk, value)
 	}
 	ev := b.Envelope()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -148,7 +149,7 @@ type runner struct {
 	kafka  KafkaSource
 	refs   []inputRef // input records of an emulated source, in input order
 
-	dest      Destination
+	dest      onfailure.Destination
 	closeDest func() // releases a destination the runner opened
 	report    *Report
 	fates     map[string]string
@@ -612,12 +613,12 @@ func (r *runner) see(ref inputRef) {
 	}
 }
 
-func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error {
+func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord, batch onfailure.FailedBatch) error {
 	r.report.OnFailureRecords = append(r.report.OnFailureRecords, rec)
 	if r.dest == nil {
 		return nil
 	}
-	if pd, ok := r.dest.(PayloadDestination); ok {
+	if pd, ok := r.dest.(onfailure.PayloadDestination); ok {
 		batch.MappingUUID = r.mappingUUID()
 		return pd.SendBatch(ctx, rec, batch)
 	}

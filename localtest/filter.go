@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 	"io"
 	"math"
 	"sort"
@@ -707,7 +708,7 @@ func (r *runner) skipFiltered(shard, id, key string, event json.RawMessage) bool
 // dropFiltered deletes the received messages that match none of the
 // mapping's filters, as Lambda does (they never reach the function and
 // count as filtered), and returns the others and how many it dropped.
-func (r *runner) dropFiltered(ctx context.Context, msgs []QueueMessage) ([]QueueMessage, int, error) {
+func (r *runner) dropFiltered(ctx context.Context, msgs []invocation.QueueMessage) ([]invocation.QueueMessage, int, error) {
 	if r.s.filter == nil {
 		return msgs, 0, nil
 	}

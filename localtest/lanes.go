@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"strconv"
 	"strings"
 	"time"
@@ -822,7 +823,7 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 		} // else the batch failed through its response: functionError is null
 	}
 	kind.info(&rec, l, batch)
-	if err := r.sendOnFailure(ctx, rec, FailedBatch{Shard: l.name, Event: kind.envelope(l, batch)}); err != nil {
+	if err := r.sendOnFailure(ctx, rec, onfailure.FailedBatch{Shard: l.name, Event: kind.envelope(l, batch)}); err != nil {
 		return fmt.Errorf("localtest: on-failure destination: %w", err)
 	}
 	for _, x := range batch {

@@ -84,7 +84,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 // MaximumBatchingWindowInSeconds for a fuller batch, as Lambda's pollers
 // do. Messages that do not pass the mapping's filters are deleted and
 // counted in dropped.
-func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Duration) (msgs []QueueMessage, dropped int, err error) {
+func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Duration) (msgs []invocation.QueueMessage, dropped int, err error) {
 	msgs, err = r.queue.Receive(ctx, max, visibility)
 	if err != nil {
 		return nil, 0, fmt.Errorf("localtest: receive: %w", err)
@@ -107,13 +107,13 @@ func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Dura
 
 // queueBatch is one batch of received messages and the event sent for it.
 type queueBatch struct {
-	msgs    []QueueMessage
+	msgs    []invocation.QueueMessage
 	ids     []string
 	groups  []string
 	payload []byte
 }
 
-func (r *runner) queueBatch(msgs []QueueMessage) *queueBatch {
+func (r *runner) queueBatch(msgs []invocation.QueueMessage) *queueBatch {
 	var b bytes.Buffer
 	b.WriteString(`{"Records":[`)
 	qb := &queueBatch{msgs: msgs, ids: make([]string, len(msgs))}

@@ -2,6 +2,7 @@ package localtest
 
 import (
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"time"
 )
 
@@ -22,7 +23,7 @@ type Options struct {
 	// Destination receives on-failure records. Default: the mapping's
 	// DestinationConfig (file:// paths; SQS queue URLs need Destination set),
 	// or none (records are still listed in the report).
-	Destination Destination
+	Destination onfailure.Destination
 	Faults      Faults
 	// Trace is called after every invocation.
 	Trace func(TraceEntry)

@@ -14,7 +14,6 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -51,8 +50,6 @@ type DynamoDBStreamOption func(*DynamoDBStreamSource)
 func DynamoDBStartingSequenceNumbers(seqs map[string]string) DynamoDBStreamOption {
 	return func(s *DynamoDBStreamSource) { s.sequences = seqs }
 }
-
-var _ localtest.StreamSource = (*DynamoDBStreamSource)(nil)
 
 // DynamoDBStream returns a StreamSource for the DynamoDB stream streamARN
 // (a table's LatestStreamArn) at the endpoint and region of cfg.

@@ -18,9 +18,9 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // KafkaClusterSource reads topics of a real Kafka cluster (MSK, a
@@ -48,11 +48,6 @@ type KafkaClusterSource struct {
 	cur  string // "<topic>-<n>" being consumed, "" for none
 	next int64  // offset the consumer of cur continues at
 }
-
-var (
-	_ localtest.KafkaSource = (*KafkaClusterSource)(nil)
-	_ localtest.TopicOpener = (*KafkaClusterSource)(nil)
-)
 
 // KafkaClusterOption configures KafkaCluster.
 type KafkaClusterOption func(*kafkaClusterConfig)
@@ -250,7 +245,7 @@ func (k *KafkaClusterSource) Partitions(ctx context.Context) ([]string, error) {
 // nothing came but the partition's end offset (ListOffsets) is past offset,
 // the consumer is still starting up and it keeps waiting, up to 5 s;
 // otherwise it returns an empty result.
-func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]localtest.KafkaRecord, error) {
+func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]invocation.KafkaRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -332,13 +327,13 @@ func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset
 			defer cancel()
 		}
 	}
-	out := make([]localtest.KafkaRecord, len(recs))
+	out := make([]invocation.KafkaRecord, len(recs))
 	for i, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return nil, fmt.Errorf("localtest: encode Kafka record %s@%d: %w", partition, r.Offset, err)
 		}
-		out[i] = localtest.KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
+		out[i] = invocation.KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
 	}
 	return out, nil
 }
@@ -454,7 +449,7 @@ func kafkaRecord(r *kgo.Record) events.KafkaRecord {
 // OpenTopic opens the on-failure destination kafka://topic (seeds nil: the
 // topic on this source's cluster) or kafka://host:port/topic; the runner
 // calls it for a mapping whose Options.Destination is nil.
-func (k *KafkaClusterSource) OpenTopic(seeds []string, topic string) (localtest.Destination, func(), error) {
+func (k *KafkaClusterSource) OpenTopic(seeds []string, topic string) (onfailure.Destination, func(), error) {
 	if seeds == nil {
 		seeds = k.seeds
 	}

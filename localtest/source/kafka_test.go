@@ -15,7 +15,6 @@ import (
 
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -73,7 +72,7 @@ func TestKafkaCluster(t *testing.T) {
 		t.Fatalf("Partitions %v", parts)
 	}
 
-	fetch := func(part string, off int64, max int) []localtest.KafkaRecord {
+	fetch := func(part string, off int64, max int) []invocation.KafkaRecord {
 		t.Helper()
 		got, err := src.Fetch(ctx, part, off, max)
 		if err != nil {
@@ -90,9 +89,9 @@ func TestKafkaCluster(t *testing.T) {
 		return got
 	}
 	// Fetch until max records or an empty result, from offset on.
-	fetchAll := func(part string, off int64, max int) []localtest.KafkaRecord {
+	fetchAll := func(part string, off int64, max int) []invocation.KafkaRecord {
 		t.Helper()
-		var out []localtest.KafkaRecord
+		var out []invocation.KafkaRecord
 		for len(out) < max {
 			got := fetch(part, off, max-len(out))
 			if len(got) == 0 {
@@ -309,7 +308,7 @@ func TestKafkaClusterLatest(t *testing.T) {
 	defer trim.Close()
 	produce(5, 8)
 
-	check := func(got []localtest.KafkaRecord, offs ...int64) {
+	check := func(got []invocation.KafkaRecord, offs ...int64) {
 		t.Helper()
 		var o []int64
 		for _, r := range got {

@@ -16,7 +16,6 @@ import (
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -45,8 +44,6 @@ type KinesisStreamSource struct {
 
 	cursors shardCursors
 }
-
-var _ localtest.StreamSource = (*KinesisStreamSource)(nil)
 
 // KinesisStreamOption configures KinesisStream.
 type KinesisStreamOption func(*KinesisStreamSource)
