@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/onfailure"
 	"math/rand/v2"
 	"os"
@@ -145,7 +146,7 @@ type runner struct {
 
 	stream StreamSource
 	queue  Queue
-	mq     *memQueue // the emulated queue, when it is one
+	mq     *emuqueue.Queue // the emulated queue, when it is one
 	kafka  KafkaSource
 	refs   []inputRef // input records of an emulated source, in input order
 
@@ -635,7 +636,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 		r.report.QueueLeft, r.report.DeadLettered = left, dl
 		if r.mq != nil {
-			for _, id := range r.mq.deadLettered() {
+			for _, id := range r.mq.DeadLettered() {
 				r.resolve(id, FateDeadLettered)
 			}
 		} else if left == 0 {

@@ -61,7 +61,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 			// Messages are in flight: wait for the first to become visible.
 			wait := time.Second
 			if r.mq != nil {
-				if t, ok := r.mq.nextVisible(); ok {
+				if t, ok := r.mq.NextVisible(); ok {
 					wait = max0(t.Sub(r.clock.Now()))
 				}
 			} else if idle++; idle > 3*s.visibility+10 {
