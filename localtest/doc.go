@@ -14,6 +14,27 @@
 // a rule open the runner picks the conservative reading and offers the
 // other as a named option of Options.
 //
+// Words for how things end: one word per thing, each with its constants.
+//
+//   - A record has a fate (Fates: FateProcessed, FateQuarantined,
+//     FateDeadLettered, FateOnFailure, FateFiltered, FateLeft): what became
+//     of it by the end of the run. Report.Fates, RecordFate.Fate,
+//     InputRecord.Expect and Options.Allow speak of fates, and the fate
+//     check passes when every record ended with one it was allowed.
+//   - An invocation has a result (ResultSuccess, ResultPartial,
+//     ResultFunctionError, ResultTimeout): how Lambda read the function's
+//     answer. TraceEntry.Result and FailedInvocation.Result carry it; an
+//     answer Lambda cannot read as a partial batch response is a
+//     ResultFunctionError whose TraceEntry.Error says why. (Package
+//     invocation's Verdict says the same of one event outside a run, as
+//     sluice invoke and redrive print it; its OutcomeBatchFailure is that
+//     unreadable answer.)
+//   - A check has a status (StatusHeld, StatusViolated,
+//     StatusNotEvaluated) in InvariantResult.Status.
+//   - A run that could not test the function has a failure kind
+//     (FailureInit, FailureNoAnswer, FailureSourceMismatch) in
+//     Report.Failure.
+//
 // A run is a test verdict, so it never reports success it has not shown:
 // an invariant that cannot be evaluated (no effects given, effects that
 // cannot be read or matched to records, no effects at all although records
