@@ -18,8 +18,9 @@
 //     a response Lambda cannot read, OutcomeFunctionError for a function
 //     error), with the reason.
 //
-// It imports only the event types (package events and aws-lambda-go's),
-// so a tool that replays records links neither the emulator nor an AWS
-// SDK client through it. The rules it applies are those of
+// It imports only the event types (package events and aws-lambda-go's) and
+// the partial batch response reader it shares with the runner
+// (internal/batchresponse), so a tool that replays records links neither
+// the emulator nor an AWS SDK client through it. The rules it applies are those of
 // docs/semantics.md.
 package invocation
