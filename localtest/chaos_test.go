@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
@@ -120,7 +121,7 @@ func TestChaos(t *testing.T) {
 // kills allow).
 func checkKills(t *testing.T, rep *localtest.Report, effects string) {
 	t.Helper()
-	points := map[localtest.KillPoint]int{}
+	points := map[invocation.KillPoint]int{}
 	timeouts, left := 0, 0
 	for _, k := range rep.Kills {
 		if k.Timeout {
@@ -134,8 +135,8 @@ func checkKills(t *testing.T, rep *localtest.Report, effects string) {
 		left += k.Effects
 	}
 	t.Logf("kills: %d crashes %v, %d timeouts, leaving %d effects", rep.Totals.Crashes, points, timeouts, left)
-	if rep.Totals.Crashes == 0 || points[localtest.KillAtHandOver] == 0 || points[localtest.KillMidBatch] == 0 ||
-		points[localtest.KillBeforeAnswer] == 0 || timeouts == 0 || timeouts > rep.Totals.Timeouts {
+	if rep.Totals.Crashes == 0 || points[invocation.KillAtHandOver] == 0 || points[invocation.KillMidBatch] == 0 ||
+		points[invocation.KillBeforeAnswer] == 0 || timeouts == 0 || timeouts > rep.Totals.Timeouts {
 		t.Fatalf("want crashes at every kill point and timeouts: %v, %d timeouts, totals %+v", points, timeouts, rep.Totals)
 	}
 	if left == 0 {

@@ -1,40 +1,13 @@
 package localtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/sluicehq/sluice/localtest/internal/desturl"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 
 	sevents "github.com/sluicehq/sluice/events"
 )
-
-// DefaultMappingUUID is the UUID of a mapping that sets none (Mapping.UUID).
-// S3 on-failure objects are stored under it. It is fixed, so that runs are
-// repeatable and their objects easy to find.
-const DefaultMappingUUID = "5e1ce000-0000-4000-8000-000000000001"
-
-// FailedBatch is the batch an on-failure record gives up on, as Lambda holds
-// it when it writes to a destination that carries the records themselves
-// (S3, a Kafka topic).
-type FailedBatch struct {
-	// MappingUUID is the event source mapping's UUID (Mapping.UUID or
-	// DefaultMappingUUID).
-	MappingUUID string
-	// Shard is the shard id, or for Kafka the topic-partition "<topic>-<n>".
-	Shard string
-	// Event is the batch's invocation payload: the event the function was
-	// (or, for records past their maximum age, would have been) invoked with.
-	Event []byte
-}
-
-// A PayloadDestination receives each on-failure record together with the
-// batch it names. The runner calls SendBatch instead of Send on a
-// destination that implements it.
-type PayloadDestination interface {
-	Destination
-	SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error
-}
 
 // A TopicOpener is a Kafka source that opens the on-failure destination
 // kafka://topic (seeds nil: a topic of its own cluster) or
@@ -42,91 +15,29 @@ type PayloadDestination interface {
 // Options.Kafka when Options.Destination is nil, and calls closer, if not
 // nil, at the end of the run. source.KafkaCluster implements it.
 type TopicOpener interface {
-	OpenTopic(seeds []string, topic string) (dest Destination, closer func(), err error)
-}
-
-// destKind is what an on-failure Destination string names.
-type destKind int
-
-const (
-	destNone    destKind = iota // "" or mem://
-	destFile                    // file://path: JSON lines
-	destDir                     // file://dir/: S3 objects under dir
-	destSQS                     // an SQS queue URL
-	destS3                      // s3://bucket or arn:aws:s3:::bucket
-	destKafka                   // kafka://topic or kafka://host:port[,host:port]/topic
-	destUnknown                 // anything else
-)
-
-// parsedDest is an on-failure Destination taken apart.
-type parsedDest struct {
-	kind   destKind
-	path   string   // file, dir
-	bucket string   // s3
-	seeds  []string // kafka; nil: the source's cluster
-	topic  string   // kafka
-}
-
-// parseDestination reads an on-failure Destination string.
-func parseDestination(d string) parsedDest {
-	switch {
-	case d == "" || strings.HasPrefix(d, "mem://"):
-		return parsedDest{kind: destNone}
-	case strings.HasPrefix(d, "file://"):
-		p := strings.TrimPrefix(d, "file://")
-		if strings.HasSuffix(p, "/") {
-			return parsedDest{kind: destDir, path: p}
-		}
-		return parsedDest{kind: destFile, path: p}
-	case strings.HasPrefix(d, "http://") || strings.HasPrefix(d, "https://"):
-		return parsedDest{kind: destSQS}
-	case strings.HasPrefix(d, "s3://"):
-		b := strings.TrimSuffix(strings.TrimPrefix(d, "s3://"), "/")
-		if b == "" || strings.Contains(b, "/") {
-			return parsedDest{kind: destUnknown}
-		}
-		return parsedDest{kind: destS3, bucket: b}
-	case strings.HasPrefix(d, "arn:") && strings.Contains(d, ":s3:::"):
-		// arn:PARTITION:s3:::BUCKET
-		_, b, _ := strings.Cut(d, ":s3:::")
-		if b == "" || strings.Contains(b, "/") {
-			return parsedDest{kind: destUnknown}
-		}
-		return parsedDest{kind: destS3, bucket: b}
-	case strings.HasPrefix(d, "kafka://"):
-		rest := strings.TrimPrefix(d, "kafka://")
-		hosts, topic, ok := strings.Cut(rest, "/")
-		if !ok {
-			return parsedDest{kind: destKafka, topic: rest}
-		}
-		if hosts == "" || topic == "" || strings.Contains(topic, "/") {
-			return parsedDest{kind: destUnknown}
-		}
-		return parsedDest{kind: destKafka, seeds: strings.Split(hosts, ","), topic: topic}
-	}
-	return parsedDest{kind: destUnknown}
+	OpenTopic(seeds []string, topic string) (dest onfailure.Destination, closer func(), err error)
 }
 
 // destinationProblem says what is wrong with an on-failure Destination for
 // a mapping, or "".
 func (m *Mapping) destinationProblem(d string) string {
-	p := parseDestination(d)
-	switch p.kind {
-	case destUnknown:
+	p := desturl.Parse(d)
+	switch p.Kind {
+	case desturl.Unknown:
 		return fmt.Sprintf("%q is not an on-failure destination: use an SQS queue URL, s3://bucket or arn:aws:s3:::bucket, kafka://topic (Kafka), a file:// path (JSON lines) or a file://dir/ (S3 objects)", d)
-	case destS3, destDir:
+	case desturl.S3, desturl.Dir:
 		if !m.stream() && m.EventSource != sevents.SourceKafka {
 			return fmt.Sprintf("%q: an S3 destination is for Kinesis, DynamoDB Streams and Kafka sources", d)
 		}
-	case destKafka:
+	case desturl.Kafka:
 		switch {
 		case m.EventSource != sevents.SourceKafka:
 			return fmt.Sprintf("%q: a Kafka topic destination is for Kafka sources only", d)
 		case m.Mode != KafkaProvisioned:
 			return fmt.Sprintf("%q: a Kafka topic destination needs Mode provisioned", d)
-		case p.topic == "":
+		case p.Topic == "":
 			return fmt.Sprintf("%q names no topic: use kafka://topic or kafka://host:port/topic", d)
-		case p.topic == m.Topic:
+		case p.Topic == m.Topic:
 			return fmt.Sprintf("%q is the source topic: Lambda refuses a destination that would feed the mapping its own failures", d)
 		}
 	}
@@ -135,29 +46,29 @@ func (m *Mapping) destinationProblem(d string) string {
 
 // openDestination makes the Destination a mapping's on-failure Destination
 // names, when the runner can make it alone; closer, if not nil, releases it.
-func (r *runner) openDestination(d string) (dest Destination, closer func(), err error) {
-	p := parseDestination(d)
+func (r *runner) openDestination(d string) (dest onfailure.Destination, closer func(), err error) {
+	p := desturl.Parse(d)
 	uuid := r.mappingUUID()
-	switch p.kind {
-	case destNone:
+	switch p.Kind {
+	case desturl.None:
 		return nil, nil, nil
-	case destFile:
-		return &fileDestination{path: p.path}, nil, nil
-	case destDir:
-		return DirDestination(p.path, uuid), nil, nil
-	case destSQS:
+	case desturl.File:
+		return &fileDestination{path: p.Path}, nil, nil
+	case desturl.Dir:
+		return DirDestination(p.Path, uuid), nil, nil
+	case desturl.SQS:
 		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a queue URL: pass Options.Destination (e.g. destination.SQS) to send to it", d)
-	case destS3:
+	case desturl.S3:
 		return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is an S3 bucket: pass Options.Destination (destination.S3) to send to it", d)
-	case destKafka:
+	case desturl.Kafka:
 		o, ok := r.opts.Kafka.(TopicOpener)
 		if !ok {
-			if p.seeds == nil {
-				return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a topic of the source's cluster, and the source is not a Kafka cluster: name the cluster (kafka://host:port/%s) or pass Options.Destination (destination.Kafka)", d, p.topic)
+			if p.Seeds == nil {
+				return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a topic of the source's cluster, and the source is not a Kafka cluster: name the cluster (kafka://host:port/%s) or pass Options.Destination (destination.Kafka)", d, p.Topic)
 			}
 			return nil, nil, fmt.Errorf("localtest: the on-failure destination %s is a Kafka topic, and the source is not a Kafka cluster: pass Options.Destination (destination.Kafka) to send to it", d)
 		}
-		return o.OpenTopic(p.seeds, p.topic)
+		return o.OpenTopic(p.Seeds, p.Topic)
 	}
 	return nil, nil, errors.New("localtest: unknown on-failure destination " + d)
 }
@@ -166,7 +77,7 @@ func (r *runner) mappingUUID() string {
 	if u := r.opts.Mapping.UUID; u != "" {
 		return u
 	}
-	return DefaultMappingUUID
+	return onfailure.DefaultMappingUUID
 }
 
 // validUUID reports whether s is a UUID in its 8-4-4-4-12 hex form.

@@ -2,6 +2,7 @@ package localtest
 
 import (
 	"context"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"os"
 	"path/filepath"
 
@@ -18,7 +19,7 @@ import (
 // bucket.
 type S3ObjectDestination struct{ w s3object.Writer }
 
-var _ PayloadDestination = (*S3ObjectDestination)(nil)
+var _ onfailure.PayloadDestination = (*S3ObjectDestination)(nil)
 
 // DirDestination returns a destination that writes the objects
 // destination.S3 would put as files under dir, the key's slashes making
@@ -27,7 +28,7 @@ var _ PayloadDestination = (*S3ObjectDestination)(nil)
 func DirDestination(dir, mappingUUID string) *S3ObjectDestination {
 	return &S3ObjectDestination{w: s3object.Writer{
 		Where: dir,
-		UUID:  or(mappingUUID, DefaultMappingUUID),
+		UUID:  or(mappingUUID, onfailure.DefaultMappingUUID),
 		Put: func(_ context.Context, key string, body []byte) error {
 			path := filepath.Join(dir, filepath.FromSlash(key))
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -45,6 +46,6 @@ func (d *S3ObjectDestination) Send(ctx context.Context, rec sevents.OnFailureRec
 }
 
 // SendBatch writes rec with the batch's event as its payload.
-func (d *S3ObjectDestination) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error {
+func (d *S3ObjectDestination) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch onfailure.FailedBatch) error {
 	return d.w.SendBatch(ctx, rec, batch.Shard, batch.Event)
 }

@@ -6,43 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
 )
-
-func TestParseDestination(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want parsedDest
-	}{
-		{"", parsedDest{kind: destNone}},
-		{"mem://x", parsedDest{kind: destNone}},
-		{"file://out/failed.jsonl", parsedDest{kind: destFile, path: "out/failed.jsonl"}},
-		{"file:///tmp/failed/", parsedDest{kind: destDir, path: "/tmp/failed/"}},
-		{"http://127.0.0.1:4566/000000000000/dlq", parsedDest{kind: destSQS}},
-		{"s3://failed-batches", parsedDest{kind: destS3, bucket: "failed-batches"}},
-		{"s3://failed-batches/", parsedDest{kind: destS3, bucket: "failed-batches"}},
-		{"s3://", parsedDest{kind: destUnknown}},
-		{"s3://bucket/prefix", parsedDest{kind: destUnknown}},
-		{"arn:aws:s3:::failed-batches", parsedDest{kind: destS3, bucket: "failed-batches"}},
-		{"arn:aws-cn:s3:::b", parsedDest{kind: destS3, bucket: "b"}},
-		{"kafka://failed-records", parsedDest{kind: destKafka, topic: "failed-records"}},
-		{"kafka://127.0.0.1:9092,127.0.0.1:9093/dlt", parsedDest{kind: destKafka, seeds: []string{"127.0.0.1:9092", "127.0.0.1:9093"}, topic: "dlt"}},
-		{"kafka:///dlt", parsedDest{kind: destUnknown}},
-		{"kafka://h:1/", parsedDest{kind: destUnknown}},
-		{"arn:aws:sns:us-east-1:123456789012:topic", parsedDest{kind: destUnknown}},
-		{"queue", parsedDest{kind: destUnknown}},
-	} {
-		got := parseDestination(tc.in)
-		if got.kind != tc.want.kind || got.path != tc.want.path || got.bucket != tc.want.bucket || got.topic != tc.want.topic || !slices.Equal(got.seeds, tc.want.seeds) {
-			t.Errorf("parseDestination(%q) = %+v, want %+v", tc.in, got, tc.want)
-		}
-	}
-}
 
 func TestValidateDestinationAndUUID(t *testing.T) {
 	kafka := func(mode, dest string) *Mapping {

@@ -14,6 +14,27 @@
 // a rule open the runner picks the conservative reading and offers the
 // other as a named option of Options.
 //
+// Words for how things end: one word per thing, each with its constants.
+//
+//   - A record has a fate (Fates: FateProcessed, FateQuarantined,
+//     FateDeadLettered, FateOnFailure, FateFiltered, FateLeft): what became
+//     of it by the end of the run. Report.Fates, RecordFate.Fate,
+//     InputRecord.Expect and Options.Allow speak of fates, and the fate
+//     check passes when every record ended with one it was allowed.
+//   - An invocation has a result (ResultSuccess, ResultPartial,
+//     ResultFunctionError, ResultTimeout): how Lambda read the function's
+//     answer. TraceEntry.Result and FailedInvocation.Result carry it; an
+//     answer Lambda cannot read as a partial batch response is a
+//     ResultFunctionError whose TraceEntry.Error says why. (Package
+//     invocation's Verdict says the same of one event outside a run, as
+//     sluice invoke and redrive print it; its OutcomeBatchFailure is that
+//     unreadable answer.)
+//   - A check has a status (StatusHeld, StatusViolated,
+//     StatusNotEvaluated) in InvariantResult.Status.
+//   - A run that could not test the function has a failure kind
+//     (FailureInit, FailureNoAnswer, FailureSourceMismatch) in
+//     Report.Failure.
+//
 // A run is a test verdict, so it never reports success it has not shown:
 // an invariant that cannot be evaluated (no effects given, effects that
 // cannot be read or matched to records, no effects at all although records
@@ -25,10 +46,17 @@
 // Where things live: this package is the engine and what a Go test calls
 // (Run, Options, Mapping, records and event files, filtering, the emulated
 // sources, the in-process invoker, the file destinations, the report, trace
-// and invariants), and the interfaces it needs from the rest: Invoker,
-// StreamSource, Queue, KafkaSource, Destination. It links no AWS SDK service
-// client and no Kafka client. The rooms beside it import it, never the
-// reverse:
+// and invariants), and the interfaces it needs from the rest: StreamSource,
+// Queue, KafkaSource. It links no AWS SDK service client and no Kafka
+// client. What it shares with the rooms beside it, and with the operations
+// tools in dlq, lives below all of them:
+//
+//	invocation             Invoker, Invocation, Response; Lambda events
+//	                       (ParseEvent) and how Lambda reads an answer
+//	                       (Verdict); stream, queue and Kafka records
+//	localtest/onfailure    the on-failure Destination contract
+//
+// The rooms beside it import those, never this package (their tests do):
 //
 //	localtest/source       real streams, queues and Kafka clusters
 //	localtest/destination  on-failure destinations on SQS, S3 and Kafka

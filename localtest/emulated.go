@@ -7,14 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"math/big"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
 )
@@ -41,12 +41,12 @@ func shardID(i int) string { return fmt.Sprintf("shardId-%012d", i) }
 // memStream is an emulated Kinesis or DynamoDB stream.
 type memStream struct {
 	shards []string
-	recs   map[string][]StreamRecord
+	recs   map[string][]invocation.StreamRecord
 }
 
 func (m *memStream) Shards(context.Context) ([]string, error) { return m.shards, nil }
 
-func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]StreamRecord, error) {
+func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]invocation.StreamRecord, error) {
 	recs := m.recs[shard]
 	i := 0
 	if after != "" {
@@ -58,7 +58,7 @@ func (m *memStream) Read(_ context.Context, shard, after string, max int) ([]Str
 func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	arn := fmt.Sprintf("arn:aws:kinesis:%s:%s:stream/%s", region, sevents.DefaultAccount, or(m.StreamName, "stream"))
-	ms := &memStream{recs: map[string][]StreamRecord{}}
+	ms := &memStream{recs: map[string][]invocation.StreamRecord{}}
 	builders := make([]*sevents.KinesisBuilder, s.shards)
 	for i := range builders {
 		ms.shards = append(ms.shards, shardID(i))
@@ -84,7 +84,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 			return nil, nil, err
 		}
 		seq := rec.Kinesis.SequenceNumber
-		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, pk, payload)
 	}
 	return ms, refs, nil
@@ -106,7 +106,7 @@ func plainObject(raw json.RawMessage) (map[string]any, error) {
 func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	arn := fmt.Sprintf("arn:aws:dynamodb:%s:%s:table/%s/stream/%s", region, sevents.DefaultAccount, or(m.TableName, "table"), start.UTC().Format("2006-01-02T15:04:05.000"))
-	ms := &memStream{recs: map[string][]StreamRecord{}}
+	ms := &memStream{recs: map[string][]invocation.StreamRecord{}}
 	builders := make([]*sevents.DynamoDBBuilder, s.shards)
 	for i := range builders {
 		ms.shards = append(ms.shards, shardID(i))
@@ -171,7 +171,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 			return nil, nil, err
 		}
 		seq := rec.Change.SequenceNumber
-		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
+		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, keyText, ddbPayload(r.NewImage, r.OldImage, newImg, oldImg))
 	}
 	return ms, refs, nil
@@ -192,40 +192,15 @@ func ddbPayload(rawNew, rawOld json.RawMessage, newImg, oldImg map[string]any) [
 	return raw
 }
 
-// memQueue is an emulated SQS queue with its dead-letter queue.
-type memQueue struct {
-	clock      clock
-	arn        string
-	region     string
-	fifo       bool
-	maxReceive int
-	msgs       []*qmsg
-	dlq        []*qmsg
-	handles    map[string]*qmsg
-	nextHandle int
-}
-
-type qmsg struct {
-	id, group, dedup, body string
-	attrs                  map[string]string
-	msgAttrs               map[string]MessageAttribute
-	seq                    string
-	sent, firstReceive     time.Time
-	receives               int
-	visibleAt              time.Time
-	handle                 string
-	deleted                bool
-}
-
-func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c clock) (*memQueue, []inputRef, error) {
+// newMemQueue is the emulated queue holding the input records.
+func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c clock) (*emuqueue.Queue, []inputRef, error) {
 	region := or(m.Region, sevents.DefaultRegion)
 	name := or(m.QueueName, "queue")
 	fifo := s.source == sevents.SourceSQSFIFO
 	if fifo && !endsWith(name, ".fifo") {
 		name += ".fifo"
 	}
-	q := &memQueue{clock: c, arn: fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, sevents.DefaultAccount, name),
-		region: region, fifo: fifo, maxReceive: s.maxReceive, handles: map[string]*qmsg{}}
+	q := emuqueue.New(c, fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, sevents.DefaultAccount, name), region, fifo, s.maxReceive)
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
 		body := string(payloadText(r.Body))
@@ -233,21 +208,22 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 		if err := checkMessageAttributes(r.MessageAttributes); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
 		}
-		msg := &qmsg{id: id, body: body, attrs: r.Attributes, msgAttrs: r.MessageAttributes, sent: start.Add(time.Duration(i) * time.Millisecond)}
+		msg := emuqueue.Message{ID: id, Body: body, Attributes: r.Attributes, Sent: start.Add(time.Duration(i) * time.Millisecond),
+			MessageAttributes: eventMessageAttributes(r.MessageAttributes), MD5OfMessageAttributes: md5OfMessageAttributes(r.MessageAttributes)}
 		key := id
 		if fifo {
 			if r.MessageGroupID == "" {
 				return nil, nil, fmt.Errorf("%s: a FIFO message needs a messageGroupId; an SQS FIFO record is %s", where(i, r), recordShapes[sevents.SourceSQSFIFO])
 			}
-			msg.group, msg.dedup = r.MessageGroupID, r.MessageDeduplicationID
-			if msg.dedup == "" {
+			msg.Group, msg.Dedup = r.MessageGroupID, r.MessageDeduplicationID
+			if msg.Dedup == "" {
 				sum := md5.Sum([]byte(body))
-				msg.dedup = hex.EncodeToString(sum[:])
+				msg.Dedup = hex.EncodeToString(sum[:])
 			}
-			msg.seq = strconv.FormatUint(18000000000000000000+uint64(i), 10)
+			msg.Seq = strconv.FormatUint(18000000000000000000+uint64(i), 10)
 			key = r.MessageGroupID
 		}
-		q.msgs = append(q.msgs, msg)
+		q.Add(msg)
 		refs[i] = newRef(i, r, id, key, []byte(body))
 	}
 	return q, refs, nil
@@ -257,125 +233,17 @@ func endsWith(s, suffix string) bool {
 	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
 }
 
-func (q *memQueue) Receive(_ context.Context, max int, visibility time.Duration) ([]QueueMessage, error) {
-	now := q.clock.Now()
-	blocked := map[string]bool{}
-	var out []QueueMessage
-	for _, m := range q.msgs {
-		if len(out) >= max {
-			break
-		}
-		if m.deleted {
-			continue
-		}
-		if m.visibleAt.After(now) || q.fifo && blocked[m.group] {
-			if q.fifo {
-				blocked[m.group] = true // later messages of a group wait for an earlier one
-			}
-			continue
-		}
-		m.receives++
-		if q.maxReceive > 0 && m.receives > q.maxReceive {
-			m.deleted = true
-			q.dlq = append(q.dlq, m)
-			continue
-		}
-		if m.firstReceive.IsZero() {
-			m.firstReceive = now
-		}
-		m.visibleAt = now.Add(visibility)
-		q.nextHandle++
-		m.handle = fmt.Sprintf("AQEB%s-%d", m.id, q.nextHandle)
-		q.handles[m.handle] = m
-		raw, err := q.event(m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, QueueMessage{MessageID: m.id, ReceiptHandle: m.handle, GroupID: m.group, ReceiveCount: m.receives, Sent: m.sent, Event: raw})
-	}
-	return out, nil
-}
-
-func (q *memQueue) event(m *qmsg) ([]byte, error) {
-	attrs := map[string]string{
-		"ApproximateReceiveCount":          strconv.Itoa(m.receives),
-		"SentTimestamp":                    strconv.FormatInt(m.sent.UnixMilli(), 10),
-		"SenderId":                         "AIDAIENQZJOLO23YVJ4VO",
-		"ApproximateFirstReceiveTimestamp": strconv.FormatInt(m.firstReceive.UnixMilli(), 10),
-	}
-	for k, v := range m.attrs {
-		attrs[k] = v
-	}
-	if q.fifo {
-		attrs["MessageGroupId"] = m.group
-		attrs["MessageDeduplicationId"] = m.dedup
-		attrs["SequenceNumber"] = m.seq
-	}
-	sum := md5.Sum([]byte(m.body))
-	return sevents.MarshalSQSMessage(events.SQSMessage{
-		MessageId:              m.id,
-		ReceiptHandle:          m.handle,
-		Body:                   m.body,
-		Md5OfBody:              hex.EncodeToString(sum[:]),
-		Attributes:             attrs,
-		MessageAttributes:      eventMessageAttributes(m.msgAttrs),
-		Md5OfMessageAttributes: md5OfMessageAttributes(m.msgAttrs),
-		EventSourceARN:         q.arn,
-		EventSource:            "aws:sqs",
-		AWSRegion:              q.region,
-	})
-}
-
-func (q *memQueue) Delete(_ context.Context, handles []string) error {
-	for _, h := range handles {
-		if m, ok := q.handles[h]; ok && m.handle == h {
-			m.deleted = true
-		}
-		delete(q.handles, h)
-	}
-	return nil
-}
-
-func (q *memQueue) Counts(context.Context) (int, int, error) {
-	left := 0
-	for _, m := range q.msgs {
-		if !m.deleted {
-			left++
-		}
-	}
-	return left, len(q.dlq), nil
-}
-
-// nextVisible is when the earliest hidden message becomes visible again.
-func (q *memQueue) nextVisible() (time.Time, bool) {
-	var t time.Time
-	for _, m := range q.msgs {
-		if !m.deleted && (t.IsZero() || m.visibleAt.Before(t)) {
-			t = m.visibleAt
-		}
-	}
-	return t, !t.IsZero()
-}
-
-func (q *memQueue) deadLettered() []string {
-	ids := make([]string, len(q.dlq))
-	for i, m := range q.dlq {
-		ids[i] = m.id
-	}
-	return ids
-}
-
 // memKafka is an emulated Kafka topic.
 type memKafka struct {
-	env   KafkaEnvelope
+	env   invocation.KafkaEnvelope
 	parts []string
-	recs  map[string][]KafkaRecord
+	recs  map[string][]invocation.KafkaRecord
 }
 
 func (k *memKafka) Partitions(context.Context) ([]string, error) { return k.parts, nil }
-func (k *memKafka) Envelope() KafkaEnvelope                      { return k.env }
+func (k *memKafka) Envelope() invocation.KafkaEnvelope           { return k.env }
 
-func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]KafkaRecord, error) {
+func (k *memKafka) Fetch(_ context.Context, partition string, offset int64, max int) ([]invocation.KafkaRecord, error) {
 	recs := k.recs[partition]
 	i := sort.Search(len(recs), func(i int) bool { return recs[i].Offset >= offset })
 	return recs[i:min(len(recs), i+max)], nil
@@ -387,7 +255,7 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 	if !m.SelfManaged {
 		b.EventSourceARN = fmt.Sprintf("arn:aws:kafka:%s:%s:cluster/local/00000000-0000-0000-0000-000000000000-1", or(m.Region, sevents.DefaultRegion), sevents.DefaultAccount)
 	}
-	k := &memKafka{recs: map[string][]KafkaRecord{}}
+	k := &memKafka{recs: map[string][]invocation.KafkaRecord{}}
 	for p := 0; p < s.partitions; p++ {
 		k.parts = append(k.parts, sevents.KafkaPartitionKey(topic, int64(p)))
 	}
@@ -424,11 +292,11 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		if err != nil {
 			return nil, nil, err
 		}
-		k.recs[pk] = append(k.recs[pk], KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
+		k.recs[pk] = append(k.recs[pk], invocation.KafkaRecord{Offset: rec.Offset, Timestamp: at, Key: string(key), Event: raw})
 		refs[i] = newRef(i, r, kafkaID(pk, rec.Offset), pk, value)
 	}
 	ev := b.Envelope()
-	k.env = KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
+	k.env = invocation.KafkaEnvelope{EventSource: ev.EventSource, EventSourceARN: ev.EventSourceARN, BootstrapServers: ev.BootstrapServers}
 	return k, refs, nil
 }
 

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -91,7 +94,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		r.clock = &virtualClock{}
 	}
 	if r.opts.FunctionTimeout <= 0 {
-		r.opts.FunctionTimeout = DefaultFunctionTimeout
+		r.opts.FunctionTimeout = invocation.DefaultFunctionTimeout
 	}
 	if r.opts.RetryDelay <= 0 {
 		r.opts.RetryDelay = time.Second
@@ -143,11 +146,11 @@ type runner struct {
 
 	stream StreamSource
 	queue  Queue
-	mq     *memQueue // the emulated queue, when it is one
+	mq     *emuqueue.Queue // the emulated queue, when it is one
 	kafka  KafkaSource
 	refs   []inputRef // input records of an emulated source, in input order
 
-	dest      Destination
+	dest      onfailure.Destination
 	closeDest func() // releases a destination the runner opened
 	report    *Report
 	fates     map[string]string
@@ -209,11 +212,11 @@ var errKillFaults = errors.New("localtest: crash and timeout faults need a proce
 
 // checkKillFaults refuses crash and timeout faults for an invoker that is
 // not a Killer that can kill.
-func checkKillFaults(f Faults, inv Invoker) error {
+func checkKillFaults(f Faults, inv invocation.Invoker) error {
 	if f.CrashRate <= 0 && f.TimeoutRate <= 0 {
 		return nil
 	}
-	if k, ok := inv.(Killer); ok && k.CanKill() {
+	if k, ok := inv.(invocation.Killer); ok && k.CanKill() {
 		return nil
 	}
 	return fmt.Errorf("%w (Faults.CrashRate %g, TimeoutRate %g)", errKillFaults, f.CrashRate, f.TimeoutRate)
@@ -230,26 +233,26 @@ const (
 // (timeout false) or timeout: u picks the point (a timeout is always
 // frozen at a moment, which may come after the function answered), v the
 // moment, uniform over expected, the invocation's expected duration.
-func planKill(timeout bool, u, v float64, expected time.Duration) *Kill {
+func planKill(timeout bool, u, v float64, expected time.Duration) *invocation.Kill {
 	after := time.Duration(v * float64(expected))
 	switch {
 	case timeout:
-		return &Kill{Point: KillMidBatch, After: after, Timeout: true}
+		return &invocation.Kill{Point: invocation.KillMidBatch, After: after, Timeout: true}
 	case u < killShareHandOver:
-		return &Kill{Point: KillAtHandOver}
+		return &invocation.Kill{Point: invocation.KillAtHandOver}
 	case u >= 1-killShareBeforeAnswer:
-		return &Kill{Point: KillBeforeAnswer}
+		return &invocation.Kill{Point: invocation.KillBeforeAnswer}
 	}
-	return &Kill{Point: KillMidBatch, After: after}
+	return &invocation.Kill{Point: invocation.KillMidBatch, After: after}
 }
 
 // KilledInvocation is an invocation whose process the runner killed, as an
 // injected crash or timeout.
 type KilledInvocation struct {
-	N         int       `json:"n"`
-	RequestID string    `json:"requestId"`
-	Point     KillPoint `json:"point"`
-	Timeout   bool      `json:"timeout,omitempty"`
+	N         int                  `json:"n"`
+	RequestID string               `json:"requestId"`
+	Point     invocation.KillPoint `json:"point"`
+	Timeout   bool                 `json:"timeout,omitempty"`
 	// AfterMs is when the kill (a timeout's freeze) landed, after the
 	// hand-over.
 	AfterMs int64 `json:"afterMs"`
@@ -263,16 +266,16 @@ type KilledInvocation struct {
 
 // killWords says in plain words what an injected kill did; effects is the
 // number of effects the killed invocation left behind, or -1 when unknown.
-func killWords(k *Kill, timeout time.Duration, effects int) string {
+func killWords(k *invocation.Kill, timeout time.Duration, effects int) string {
 	var s string
 	switch {
-	case k.Timeout && k.Point == KillBeforeAnswer:
+	case k.Timeout && k.Point == invocation.KillBeforeAnswer:
 		s = fmt.Sprintf("timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (%v)", timeout)
 	case k.Timeout:
 		s = fmt.Sprintf("timed out: the process was frozen mid-batch %v after the hand-over and killed at the deadline (%v)", roundMs(k.After), timeout)
-	case k.Point == KillAtHandOver:
+	case k.Point == invocation.KillAtHandOver:
 		s = "crashed: the process was killed at the hand-over, before the first record"
-	case k.Point == KillBeforeAnswer:
+	case k.Point == invocation.KillBeforeAnswer:
 		s = "crashed: the process was killed after the function's last effect, before its answer reached Lambda"
 	default:
 		s = fmt.Sprintf("crashed: the process was killed mid-batch, %v after the hand-over", roundMs(k.After))
@@ -386,10 +389,10 @@ func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) e
 }
 
 // invoke makes one invocation with the injected faults, and counts it.
-func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, error) {
+func (r *runner) invoke(ctx context.Context, payload []byte) (invocation.Response, string, error) {
 	c, err := r.beginInvoke(payload)
 	if err != nil {
-		return Response{}, "", err
+		return invocation.Response{}, "", err
 	}
 	r.doInvoke(ctx, c)
 	return r.endInvoke(c)
@@ -399,9 +402,9 @@ func (r *runner) invoke(ctx context.Context, payload []byte) (Response, string, 
 type pendingInvoke struct {
 	n        int
 	reqID    string
-	inv      Invocation
+	inv      invocation.Invocation
 	injected bool // an injected function error: the function is not called
-	resp     Response
+	resp     invocation.Response
 	err      error
 }
 
@@ -418,11 +421,11 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 	r.n++
 	r.report.Totals.Invocations++
 	c := &pendingInvoke{n: r.n, reqID: fmt.Sprintf("%08x-0000-4000-8000-%012x", r.opts.Seed&0xffffffff, r.n)}
-	c.inv = Invocation{RequestID: c.reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
+	c.inv = invocation.Invocation{RequestID: c.reqID, Payload: payload, Timeout: r.opts.FunctionTimeout, N: r.n}
 	f := r.opts.Faults
 	if f.ErrorRate > 0 && r.rnd.Float64() < f.ErrorRate {
 		c.injected = true
-		c.resp = Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
+		c.resp = invocation.Response{FunctionError: "Unhandled", ErrorType: "Injected.Error",
 			Payload: errorDocument("injected function error", "Injected.Error")}
 		return c, nil
 	}
@@ -457,7 +460,7 @@ func (r *runner) doInvoke(ctx context.Context, c *pendingInvoke) {
 // endInvoke takes note of the answer, in the order invocations were made.
 // An injected crash or timeout is in the answer already: the invoker
 // killed the process inside the invocation (Response.Killed).
-func (r *runner) endInvoke(c *pendingInvoke) (Response, string, error) {
+func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error) {
 	r.reqID = c.reqID
 	if c.injected {
 		return c.resp, c.reqID, nil
@@ -494,7 +497,7 @@ const maxInitFailures = 3
 // faults): the last failure and its last words, and whether the run can
 // test the function at all (see Report.Failure). A run whose function
 // cannot start stops early instead of spending every record's retries.
-func (r *runner) observe(resp Response, reqID string, n int) {
+func (r *runner) observe(resp invocation.Response, reqID string, n int) {
 	r.called++
 	if resp.InitFailed {
 		r.initFailed++
@@ -531,7 +534,7 @@ func (r *runner) observe(resp Response, reqID string, n int) {
 
 // errorFields reads errorType and errorMessage from a failed response's
 // error document.
-func errorFields(resp Response) (typ, msg string) {
+func errorFields(resp invocation.Response) (typ, msg string) {
 	var doc struct {
 		Type    string `json:"errorType"`
 		Message string `json:"errorMessage"`
@@ -555,7 +558,7 @@ func throttled(err error) bool {
 	return errors.As(err, &t) && t.Throttled()
 }
 
-func (r *runner) trace(e TraceEntry, resp Response) {
+func (r *runner) trace(e TraceEntry, resp invocation.Response) {
 	if e.N == 0 {
 		e.N, e.RequestID = r.n, r.reqID
 	}
@@ -588,7 +591,7 @@ func (r *runner) trace(e TraceEntry, resp Response) {
 	}
 }
 
-func resultOf(resp Response) string {
+func resultOf(resp invocation.Response) string {
 	switch {
 	case resp.TimedOut:
 		return ResultTimeout
@@ -611,12 +614,12 @@ func (r *runner) see(ref inputRef) {
 	}
 }
 
-func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord, batch FailedBatch) error {
+func (r *runner) sendOnFailure(ctx context.Context, rec sevents.OnFailureRecord, batch onfailure.FailedBatch) error {
 	r.report.OnFailureRecords = append(r.report.OnFailureRecords, rec)
 	if r.dest == nil {
 		return nil
 	}
-	if pd, ok := r.dest.(PayloadDestination); ok {
+	if pd, ok := r.dest.(onfailure.PayloadDestination); ok {
 		batch.MappingUUID = r.mappingUUID()
 		return pd.SendBatch(ctx, rec, batch)
 	}
@@ -633,7 +636,7 @@ func (r *runner) finish(ctx context.Context) error {
 		}
 		r.report.QueueLeft, r.report.DeadLettered = left, dl
 		if r.mq != nil {
-			for _, id := range r.mq.deadLettered() {
+			for _, id := range r.mq.DeadLettered() {
 				r.resolve(id, FateDeadLettered)
 			}
 		} else if left == 0 {
@@ -700,7 +703,7 @@ func (r *runner) finish(ctx context.Context) error {
 	for _, k := range r.report.Kills {
 		// At the hand-over no record ran; before answering every record had
 		// completed: only a kill mid-batch can cut a record's run short.
-		if k.Point == KillMidBatch {
+		if k.Point == invocation.KillMidBatch {
 			in.killed[k.RequestID] = true
 		}
 	}
@@ -750,7 +753,7 @@ func countKillEffects(kills []KilledInvocation, effects []Effect, timeout time.D
 	for i := range kills {
 		k := &kills[i]
 		k.Effects = by[k.RequestID]
-		k.What = killWords(&Kill{Point: k.Point, Timeout: k.Timeout, After: k.after}, timeout, k.Effects)
+		k.What = killWords(&invocation.Kill{Point: k.Point, Timeout: k.Timeout, After: k.after}, timeout, k.Effects)
 	}
 }
 

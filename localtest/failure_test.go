@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 	"strings"
 	"testing"
 )
@@ -20,44 +21,44 @@ func (e *SourceMismatchError) Error() string {
 
 // scripted is an Invoker answering from a list, then repeating the last.
 type scripted struct {
-	answers []Response
+	answers []invocation.Response
 	calls   int
 }
 
-func (s *scripted) Invoke(context.Context, Invocation) (Response, error) {
+func (s *scripted) Invoke(context.Context, invocation.Invocation) (invocation.Response, error) {
 	r := s.answers[min(s.calls, len(s.answers)-1)]
 	s.calls++
 	return r, nil
 }
 func (s *scripted) Close() error { return nil }
 
-func initCrash() Response {
-	return Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", InitFailed: true,
+func initCrash() invocation.Response {
+	return invocation.Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", InitFailed: true,
 		Payload: errorDocument("Runtime exited with error: exit status 1", "Runtime.ExitError"), Logs: []string{"fatal: no config"}}
 }
 
 func TestRunFailures(t *testing.T) {
-	ok := Response{Payload: []byte(`{}`)}
-	plainErr := Response{FunctionError: "Unhandled", ErrorType: "errorString", Payload: errorDocument("boom", "errorString")}
-	timeout := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Payload: errorDocument("Task timed out", "Sandbox.Timedout")}
-	initHang := Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
+	ok := invocation.Response{Payload: []byte(`{}`)}
+	plainErr := invocation.Response{FunctionError: "Unhandled", ErrorType: "errorString", Payload: errorDocument("boom", "errorString")}
+	timeout := invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Payload: errorDocument("Task timed out", "Sandbox.Timedout")}
+	initHang := invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
 		Payload: errorDocument("init timeout", "Sandbox.Timedout")}
-	crash := Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Payload: errorDocument("Runtime exited", "Runtime.ExitError")}
+	crash := invocation.Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Payload: errorDocument("Runtime exited", "Runtime.ExitError")}
 	retries := func(m *Mapping) { m.MaximumRetryAttempts = ptr(5) }
 	tests := []struct {
 		name        string
-		answers     []Response
+		answers     []invocation.Response
 		kind        string // Failure.Kind, or "" for a run that tested the function
 		invocations int
 	}{
-		{"crash at init stops after three", []Response{initCrash()}, FailureInit, maxInitFailures},
-		{"a hang at init stops at once", []Response{initHang}, FailureInit, 1},
-		{"init that fails twice then starts is fine", []Response{initCrash(), initCrash(), ok}, "", 3},
-		{"init failures after a good start do not stop the run", []Response{plainErr, initCrash(), initCrash(), initCrash(), ok}, "", 5},
-		{"never answered: every invocation timed out", []Response{timeout}, FailureNoAnswer, 6},
-		{"never answered: every invocation crashed", []Response{crash}, FailureNoAnswer, 6},
-		{"ordinary errors are a legitimate test", []Response{plainErr}, "", 6},
-		{"one answer among timeouts is a legitimate test", []Response{timeout, timeout, plainErr, timeout}, "", 6},
+		{"crash at init stops after three", []invocation.Response{initCrash()}, FailureInit, maxInitFailures},
+		{"a hang at init stops at once", []invocation.Response{initHang}, FailureInit, 1},
+		{"init that fails twice then starts is fine", []invocation.Response{initCrash(), initCrash(), ok}, "", 3},
+		{"init failures after a good start do not stop the run", []invocation.Response{plainErr, initCrash(), initCrash(), initCrash(), ok}, "", 5},
+		{"never answered: every invocation timed out", []invocation.Response{timeout}, FailureNoAnswer, 6},
+		{"never answered: every invocation crashed", []invocation.Response{crash}, FailureNoAnswer, 6},
+		{"ordinary errors are a legitimate test", []invocation.Response{plainErr}, "", 6},
+		{"one answer among timeouts is a legitimate test", []invocation.Response{timeout, timeout, plainErr, timeout}, "", 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

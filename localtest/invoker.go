@@ -6,124 +6,9 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/sluicehq/sluice/invocation"
 )
-
-// DefaultFunctionTimeout is the timeout of an Invocation that sets none, and
-// of a run whose Options set none (Lambda's default).
-const DefaultFunctionTimeout = 3 * time.Second
-
-// An Invoker runs one invocation of the function under test, as Lambda's
-// Invoke does for an event source mapping.
-//
-// Invoke returns an error only when the invocation could not be made at all
-// (the function is gone, an endpoint refuses). A function error, a timeout or
-// a crash is an answer, described in Response. An error with a method
-// Throttled() bool that returns true is a throttled call (HTTP 429): the
-// runner retries it with back-off, as Lambda does.
-type Invoker interface {
-	Invoke(ctx context.Context, inv Invocation) (Response, error)
-	Close() error
-}
-
-// Invocation is one call of the function.
-type Invocation struct {
-	RequestID string
-	Payload   []byte
-	// Timeout is the function's timeout: the invoker gives the function a
-	// deadline this far ahead, and ends the invocation (killing the process,
-	// for a process invoker) when it passes.
-	Timeout time.Duration
-	// N is the invocation's number in the run (1, 2, ...), for log prefixes;
-	// 0 when there is none.
-	N int
-	// Kill, when set, asks the invoker to end this invocation as a crash or
-	// a timeout ends one on Lambda: by killing the function's process
-	// inside it. Run sets it (Faults.CrashRate, TimeoutRate) only for an
-	// invoker that is a Killer; other invokers ignore it.
-	Kill *Kill
-}
-
-// KillPoint is where inside an invocation an injected crash or timeout
-// lands.
-type KillPoint string
-
-// Kill points.
-const (
-	// KillAtHandOver: the process asked for the invocation and is killed
-	// instead of being handed it: it dies before its first record.
-	KillAtHandOver KillPoint = "hand-over"
-	// KillMidBatch: the process is killed (or, for a timeout, frozen)
-	// Kill.After after the hand-over, wherever it is in the batch then:
-	// between two records, inside an effect, between a claim and its
-	// completion.
-	KillMidBatch KillPoint = "mid-batch"
-	// KillBeforeAnswer: the function finished the batch (its last effect
-	// done) and posted its answer; the process is killed and the answer
-	// never reaches Lambda. A KillMidBatch whose moment comes after the
-	// function answered lands here.
-	KillBeforeAnswer KillPoint = "before-answer"
-)
-
-// Kill is an injected crash or timeout, or, in Response.Killed, what the
-// invoker did.
-type Kill struct {
-	Point KillPoint
-	// After is, for KillMidBatch and for a timeout, how long after the
-	// hand-over the kill (a timeout's freeze) lands; in Response.Killed,
-	// when it did.
-	After time.Duration
-	// Timeout makes it a timeout: the process is frozen (SIGSTOP, on Unix)
-	// at Point, as a function stuck in a call that never returns, and
-	// killed (SIGKILL) when the invocation's deadline passes; the answer
-	// is Sandbox.Timedout. Without it, a crash: the process is killed
-	// (SIGKILL) at Point, and the answer is Runtime.ExitError ("signal:
-	// killed").
-	Timeout bool
-}
-
-// A Killer is an Invoker that can kill the function's process in the
-// middle of an invocation and honours Invocation.Kill; the next invocation
-// then starts a new process (a new init: the function's memory is gone).
-// Run refuses crash and timeout faults for an invoker that is not one, or
-// whose CanKill is false: a fault that leaves the process alive would not
-// be a crash.
-type Killer interface {
-	Invoker
-	CanKill() bool
-}
-
-// Response is how an invocation ended.
-type Response struct {
-	// Payload is the function's response body (for a function error, the
-	// error document).
-	Payload []byte
-	// FunctionError is empty on success; otherwise Lambda's
-	// X-Amz-Function-Error value ("Unhandled"), whatever the cause.
-	FunctionError string
-	// ErrorType is the error's type when known ("Runtime.ExitError",
-	// "Sandbox.Timedout", "errorString", ...).
-	ErrorType string
-	// TimedOut is true when the function ran into its timeout.
-	TimedOut bool
-	// InitFailed is true when the function failed before it asked for its
-	// first invocation: its process exited, posted /runtime/init/error, or
-	// ran past the init timeout (then TimedOut is true too). Only invokers
-	// that can tell (the Runtime API invoker) set it.
-	InitFailed bool
-	// Logs are, for a failed invocation, the last lines (at most LogLines)
-	// the function wrote during it, its init included when it started cold,
-	// when the invoker sees them.
-	Logs     []string
-	Duration time.Duration
-	// Killed is set when the invoker killed the process as Invocation.Kill
-	// asked: where the kill landed and when, after the hand-over. It is
-	// nil when the process ended otherwise first (it exited by itself, or
-	// its init failed).
-	Killed *Kill
-}
-
-// Failed reports whether the invocation is a function error.
-func (r Response) Failed() bool { return r.FunctionError != "" || r.TimedOut }
 
 // BytesHandler is what an in-process handler must offer: aws-lambda-go's
 // lambda.Handler, which every Sluice handler implements.
@@ -140,17 +25,17 @@ type BytesHandler interface {
 // effect, and the handler's memory would survive, so Run refuses crash
 // and timeout faults with it. Run the function as a bootstrap
 // (localtest/invoke.RuntimeAPI, sluice run --handler) to inject them.
-func InProcess(h BytesHandler) Invoker { return &inProcess{h: h} }
+func InProcess(h BytesHandler) invocation.Invoker { return &inProcess{h: h} }
 
 type inProcess struct{ h BytesHandler }
 
 func (p *inProcess) Close() error { return nil }
 
-func (p *inProcess) Invoke(ctx context.Context, inv Invocation) (Response, error) {
+func (p *inProcess) Invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	start := time.Now()
 	timeout := inv.Timeout
 	if timeout <= 0 {
-		timeout = DefaultFunctionTimeout
+		timeout = invocation.DefaultFunctionTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -172,7 +57,7 @@ func (p *inProcess) Invoke(ctx context.Context, inv Invocation) (Response, error
 	}()
 	select {
 	case r := <-done:
-		resp := Response{Duration: time.Since(start)}
+		resp := invocation.Response{Duration: time.Since(start)}
 		switch {
 		case r.panic != nil:
 			resp.FunctionError, resp.ErrorType = "Unhandled", "Runtime.Panic"
@@ -186,9 +71,9 @@ func (p *inProcess) Invoke(ctx context.Context, inv Invocation) (Response, error
 		return resp, nil
 	case <-cctx.Done():
 		if errors.Is(ctx.Err(), context.Canceled) {
-			return Response{}, ctx.Err()
+			return invocation.Response{}, ctx.Err()
 		}
-		return Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: time.Since(start),
+		return invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: time.Since(start),
 			Payload: errorDocument(fmt.Sprintf("Task timed out after %.2f seconds", timeout.Seconds()), "Sandbox.Timedout")}, nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"slices"
 	"strings"
 	"testing"
@@ -209,25 +210,25 @@ func TestKafkaBisectionSplitsEachPartition(t *testing.T) {
 }
 
 func TestPartVerdict(t *testing.T) {
-	partial := verdict{kind: verdictPartial, reported: []int{1, 4, 5}}
-	whole := verdict{kind: verdictWhole, reason: "x"}
+	partial := batchresponse.Reading{Kind: batchresponse.Partial, Reported: []int{1, 4, 5}}
+	whole := batchresponse.Reading{Kind: batchresponse.Whole, Reason: "x"}
 	tests := []struct {
 		name     string
-		v        verdict
+		v        batchresponse.Reading
 		from, to int
 		kind     string
 		reported []int
 	}{
-		{"first part", partial, 0, 3, verdictPartial, []int{1}},
-		{"second part renumbered", partial, 3, 6, verdictPartial, []int{1, 2}},
-		{"part with none reported", verdict{kind: verdictPartial, reported: []int{4}}, 0, 3, verdictSuccess, nil},
-		{"whole holds for every part", whole, 3, 6, verdictWhole, nil},
-		{"success", verdict{kind: verdictSuccess}, 0, 3, verdictSuccess, nil},
+		{"first part", partial, 0, 3, batchresponse.Partial, []int{1}},
+		{"second part renumbered", partial, 3, 6, batchresponse.Partial, []int{1, 2}},
+		{"part with none reported", batchresponse.Reading{Kind: batchresponse.Partial, Reported: []int{4}}, 0, 3, batchresponse.Success, nil},
+		{"whole holds for every part", whole, 3, 6, batchresponse.Whole, nil},
+		{"success", batchresponse.Reading{Kind: batchresponse.Success}, 0, 3, batchresponse.Success, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := partVerdict(tt.v, tt.from, tt.to)
-			if v.kind != tt.kind || !slices.Equal(v.reported, tt.reported) {
+			if v.Kind != tt.kind || !slices.Equal(v.Reported, tt.reported) {
 				t.Fatalf("got %+v, want %s %v", v, tt.kind, tt.reported)
 			}
 		})

@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"errors"
+	"github.com/sluicehq/sluice/invocation"
 	"slices"
 	"strings"
 	"testing"
@@ -16,16 +17,16 @@ func TestPlanKill(t *testing.T) {
 		timeout  bool
 		u, v     float64
 		expected time.Duration
-		want     Kill
+		want     invocation.Kill
 	}{
-		{"crash at the hand-over", false, 0, 0.5, 20 * ms, Kill{Point: KillAtHandOver}},
-		{"crash at the hand-over, last share", false, 0.199, 0.5, 20 * ms, Kill{Point: KillAtHandOver}},
-		{"crash mid-batch", false, 0.2, 0.5, 20 * ms, Kill{Point: KillMidBatch, After: 10 * ms}},
-		{"crash mid-batch, last share", false, 0.799, 0.25, 20 * ms, Kill{Point: KillMidBatch, After: 5 * ms}},
-		{"crash before the answer", false, 0.8, 0.5, 20 * ms, Kill{Point: KillBeforeAnswer}},
-		{"crash mid-batch with no duration known", false, 0.5, 0.9, 0, Kill{Point: KillMidBatch}},
-		{"timeout", true, 0.1, 0.5, 20 * ms, Kill{Point: KillMidBatch, After: 10 * ms, Timeout: true}},
-		{"timeout, any u", true, 0.95, 0, 20 * ms, Kill{Point: KillMidBatch, Timeout: true}},
+		{"crash at the hand-over", false, 0, 0.5, 20 * ms, invocation.Kill{Point: invocation.KillAtHandOver}},
+		{"crash at the hand-over, last share", false, 0.199, 0.5, 20 * ms, invocation.Kill{Point: invocation.KillAtHandOver}},
+		{"crash mid-batch", false, 0.2, 0.5, 20 * ms, invocation.Kill{Point: invocation.KillMidBatch, After: 10 * ms}},
+		{"crash mid-batch, last share", false, 0.799, 0.25, 20 * ms, invocation.Kill{Point: invocation.KillMidBatch, After: 5 * ms}},
+		{"crash before the answer", false, 0.8, 0.5, 20 * ms, invocation.Kill{Point: invocation.KillBeforeAnswer}},
+		{"crash mid-batch with no duration known", false, 0.5, 0.9, 0, invocation.Kill{Point: invocation.KillMidBatch}},
+		{"timeout", true, 0.1, 0.5, 20 * ms, invocation.Kill{Point: invocation.KillMidBatch, After: 10 * ms, Timeout: true}},
+		{"timeout, any u", true, 0.95, 0, 20 * ms, invocation.Kill{Point: invocation.KillMidBatch, Timeout: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,18 +63,18 @@ func TestExpectedDuration(t *testing.T) {
 
 func TestKillWords(t *testing.T) {
 	cases := []struct {
-		k       Kill
+		k       invocation.Kill
 		effects int
 		want    string
 	}{
-		{Kill{Point: KillAtHandOver}, -1, "crashed: the process was killed at the hand-over, before the first record; the next invocation starts a new process"},
-		{Kill{Point: KillMidBatch, After: 14 * time.Millisecond}, 2,
+		{invocation.Kill{Point: invocation.KillAtHandOver}, -1, "crashed: the process was killed at the hand-over, before the first record; the next invocation starts a new process"},
+		{invocation.Kill{Point: invocation.KillMidBatch, After: 14 * time.Millisecond}, 2,
 			"crashed: the process was killed mid-batch, 14ms after the hand-over, after 2 effects; the next invocation starts a new process"},
-		{Kill{Point: KillBeforeAnswer}, 1,
+		{invocation.Kill{Point: invocation.KillBeforeAnswer}, 1,
 			"crashed: the process was killed after the function's last effect, before its answer reached Lambda, after 1 effect; the next invocation starts a new process"},
-		{Kill{Point: KillMidBatch, After: 300 * time.Microsecond, Timeout: true}, 0,
+		{invocation.Kill{Point: invocation.KillMidBatch, After: 300 * time.Microsecond, Timeout: true}, 0,
 			"timed out: the process was frozen mid-batch 300µs after the hand-over and killed at the deadline (3s), after 0 effects; the next invocation starts a new process"},
-		{Kill{Point: KillBeforeAnswer, Timeout: true}, -1,
+		{invocation.Kill{Point: invocation.KillBeforeAnswer, Timeout: true}, -1,
 			"timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (3s); the next invocation starts a new process"},
 	}
 	for _, tc := range cases {
@@ -90,7 +91,7 @@ func TestKillFaultsNeedAProcess(t *testing.T) {
 	ok := fn(func(context.Context, []byte) ([]byte, error) { return nil, nil })
 	for _, tc := range []struct {
 		name string
-		inv  Invoker
+		inv  invocation.Invoker
 		f    Faults
 	}{
 		{"in process, crash", InProcess(ok), Faults{CrashRate: 0.5}},
@@ -116,22 +117,22 @@ func TestKillFaultsNeedAProcess(t *testing.T) {
 // it was asked, and notes every plan.
 type fakeKiller struct {
 	can   bool
-	plans []*Kill
+	plans []*invocation.Kill
 }
 
 func (f *fakeKiller) CanKill() bool { return f.can }
 func (f *fakeKiller) Close() error  { return nil }
-func (f *fakeKiller) Invoke(_ context.Context, inv Invocation) (Response, error) {
+func (f *fakeKiller) Invoke(_ context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	f.plans = append(f.plans, inv.Kill)
 	if k := inv.Kill; k != nil {
 		if k.Timeout {
-			return Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Killed: k,
+			return invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Killed: k,
 				Payload: errorDocument("Task timed out after 3.00 seconds", "Sandbox.Timedout")}, nil
 		}
-		return Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Killed: k,
+		return invocation.Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Killed: k,
 			Payload: errorDocument("Runtime exited with error: signal: killed", "Runtime.ExitError")}, nil
 	}
-	return Response{Payload: []byte(`{}`), Duration: 40 * time.Millisecond}, nil
+	return invocation.Response{Payload: []byte(`{}`), Duration: 40 * time.Millisecond}, nil
 }
 
 // TestKillPlans: Run draws kills in invocation order from the seed (a run
@@ -151,13 +152,13 @@ func TestKillPlans(t *testing.T) {
 	_, _, again := runOnce()
 	// Which invocations, and which points, repeat; a moment depends on the
 	// payloads' sizes (their arrival timestamps come from the wall clock).
-	same := func(a, b *Kill) bool {
+	same := func(a, b *invocation.Kill) bool {
 		return (a == nil) == (b == nil) && (a == nil || a.Point == b.Point && a.Timeout == b.Timeout)
 	}
 	if !slices.EqualFunc(f.plans, again.plans, same) {
 		t.Fatal("the same seed drew different kills")
 	}
-	points := map[KillPoint]int{}
+	points := map[invocation.KillPoint]int{}
 	timeouts, crashes := 0, 0
 	for _, p := range f.plans {
 		switch {
@@ -169,7 +170,7 @@ func TestKillPlans(t *testing.T) {
 			points[p.Point]++
 		}
 	}
-	if points[KillAtHandOver] == 0 || points[KillMidBatch] == 0 || points[KillBeforeAnswer] == 0 || timeouts == 0 {
+	if points[invocation.KillAtHandOver] == 0 || points[invocation.KillMidBatch] == 0 || points[invocation.KillBeforeAnswer] == 0 || timeouts == 0 {
 		t.Fatalf("want crashes at every point and timeouts: %v, %d timeouts", points, timeouts)
 	}
 	if rep.Totals.Crashes != crashes || rep.Totals.Timeouts != timeouts || len(rep.Kills) != crashes+timeouts {
@@ -202,7 +203,7 @@ func TestKillPlans(t *testing.T) {
 }
 
 func TestCountKillEffects(t *testing.T) {
-	kills := []KilledInvocation{{N: 1, RequestID: "a", Point: KillMidBatch, Effects: -1}, {N: 2, RequestID: "b", Point: KillAtHandOver, Effects: -1}}
+	kills := []KilledInvocation{{N: 1, RequestID: "a", Point: invocation.KillMidBatch, Effects: -1}, {N: 2, RequestID: "b", Point: invocation.KillAtHandOver, Effects: -1}}
 	countKillEffects(kills, []Effect{{Record: "1"}, {Record: "2"}}, time.Second)
 	if kills[0].Effects != -1 {
 		t.Fatalf("effects without request ids cannot be counted: %+v", kills[0])

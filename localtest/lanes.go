@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +28,7 @@ type lane struct {
 	// invocations that included it.
 	retries, attempts int
 	lastReq           string
-	lastResp          Response
+	lastResp          invocation.Response
 	more              func(ctx context.Context) (bool, error) // fetch more records into this lane (and its siblings)
 	exhausted         bool
 
@@ -56,7 +59,7 @@ type laneKind struct {
 	// envelope builds the event for a batch.
 	envelope func(l *lane, batch []laneRec) []byte
 	// read reads the response against the batch.
-	read func(body []byte, l *lane, batch []laneRec) verdict
+	read func(body []byte, l *lane, batch []laneRec) batchresponse.Reading
 	// merge, when set (Kafka), builds one event from several lanes'
 	// batches: runLanes then runs kafkaStep instead of step.
 	merge func(parts []part) []byte
@@ -127,12 +130,12 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 			b.WriteString("]}")
 			return b.Bytes()
 		},
-		read: func(body []byte, _ *lane, batch []laneRec) verdict {
+		read: func(body []byte, _ *lane, batch []laneRec) batchresponse.Reading {
 			ids := make([]string, len(batch))
 			for i, rec := range batch {
 				ids[i] = rec.id
 			}
-			return readStreamResponse(body, ids)
+			return batchresponse.Stream(body, ids)
 		},
 		info: func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec) {
 			var src struct {
@@ -227,12 +230,12 @@ func (r *runner) kafkaLanes(ctx context.Context) ([]*lane, laneKind, error) {
 		envelope: func(l *lane, batch []laneRec) []byte {
 			return kafkaEvent(head, []part{{l: l, b: len(batch)}}, [][]laneRec{batch})
 		},
-		read: func(body []byte, l *lane, batch []laneRec) verdict {
-			refs := make([]kafkaRef, len(batch))
+		read: func(body []byte, l *lane, batch []laneRec) batchresponse.Reading {
+			refs := make([]batchresponse.KafkaRef, len(batch))
 			for i, rec := range batch {
-				refs[i] = kafkaRef{l.name, rec.offset}
+				refs[i] = batchresponse.KafkaRef{Partition: l.name, Offset: rec.offset}
 			}
-			return readKafkaResponse(body, refs)
+			return batchresponse.Kafka(body, refs)
 		},
 		info: func(rec *sevents.OnFailureRecord, l *lane, batch []laneRec) {
 			size := 0
@@ -386,20 +389,20 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	l.attempts++
 	l.lastReq, l.lastResp = reqID, resp
 
-	var v verdict
+	var v batchresponse.Reading
 	var state json.RawMessage
 	if win > 0 && !resp.Failed() && !readState(resp.Payload, &state) {
-		v = verdict{kind: verdictWhole, reason: "the response carries no state (a tumbling window response must)"}
-		entry.Result, entry.Error = ResultFunctionError, v.reason
+		v = batchresponse.Reading{Kind: batchresponse.Whole, Reason: "the response carries no state (a tumbling window response must)"}
+		entry.Result, entry.Error = ResultFunctionError, v.Reason
 	} else {
-		v = r.answer(kind, resp, batch, func(body []byte) verdict { return kind.read(body, l, batch) }, &entry)
+		v = r.answer(kind, resp, batch, func(body []byte) batchresponse.Reading { return kind.read(body, l, batch) }, &entry)
 	}
-	if win > 0 && v.kind != verdictWhole {
+	if win > 0 && v.Kind != batchresponse.Whole {
 		l.state = state
 		l.early = len(state) > maxWindowState
 	}
 	r.trace(entry, resp)
-	if v.kind == verdictSuccess {
+	if v.Kind == batchresponse.Success {
 		if err := r.maybeDuplicate(ctx, kind.entry(l), payload, batch); err != nil {
 			return false, err
 		}
@@ -467,9 +470,9 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 		p.l.attempts++
 		p.l.lastReq, p.l.lastResp = reqID, resp
 	}
-	v := r.answer(kind, resp, batch, func(body []byte) verdict { return readKafkaResponse(body, kafkaRefs(parts)) }, &entry)
+	v := r.answer(kind, resp, batch, func(body []byte) batchresponse.Reading { return batchresponse.Kafka(body, kafkaRefs(parts)) }, &entry)
 	r.trace(entry, resp)
-	if v.kind == verdictSuccess {
+	if v.Kind == batchresponse.Success {
 		if err := r.maybeDuplicate(ctx, TraceEntry{Partition: entry.Partition}, payload, batch); err != nil {
 			return n, true, err
 		}
@@ -490,11 +493,11 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 }
 
 // kafkaRefs lists the records of a Kafka batch, part after part.
-func kafkaRefs(parts []part) []kafkaRef {
-	var refs []kafkaRef
+func kafkaRefs(parts []part) []batchresponse.KafkaRef {
+	var refs []batchresponse.KafkaRef
 	for _, p := range parts {
 		for _, rec := range p.recs() {
-			refs = append(refs, kafkaRef{p.l.name, rec.offset})
+			refs = append(refs, batchresponse.KafkaRef{Partition: p.l.name, Offset: rec.offset})
 		}
 	}
 	return refs
@@ -505,17 +508,17 @@ func kafkaRefs(parts []part) []kafkaRef {
 // the reported records of the part (renumbered from the part's start) and
 // is a success for a part with none; a success or a whole failure holds
 // for every part.
-func partVerdict(v verdict, from, to int) verdict {
-	if v.kind != verdictPartial {
+func partVerdict(v batchresponse.Reading, from, to int) batchresponse.Reading {
+	if v.Kind != batchresponse.Partial {
 		return v
 	}
 	var reported []int
-	for _, i := range v.reported {
+	for _, i := range v.Reported {
 		if i >= from && i < to {
 			reported = append(reported, i-from)
 		}
 	}
-	return partialOrSuccess(reported)
+	return batchresponse.PartialOrSuccess(reported)
 }
 
 // prepare readies lane l for its next batch: it fetches records, waits
@@ -587,32 +590,32 @@ func (r *runner) bounds(l *lane, count, size int, first bool) (p part, used int,
 
 // answer reads a response into Lambda's verdict on batch, filling the
 // trace entry's result, error and reported records.
-func (r *runner) answer(kind laneKind, resp Response, batch []laneRec, read func([]byte) verdict, entry *TraceEntry) verdict {
-	v := verdict{kind: verdictSuccess}
+func (r *runner) answer(kind laneKind, resp invocation.Response, batch []laneRec, read func([]byte) batchresponse.Reading, entry *TraceEntry) batchresponse.Reading {
+	v := batchresponse.Reading{Kind: batchresponse.Success}
 	switch {
 	case resp.Failed():
-		v = verdict{kind: verdictWhole, reason: "function error: " + or(resp.ErrorType, resp.FunctionError)}
+		v = batchresponse.Reading{Kind: batchresponse.Whole, Reason: "function error: " + or(resp.ErrorType, resp.FunctionError)}
 	case kind.partialResponses:
 		v = read(resp.Payload)
-		if v.kind == verdictWhole {
+		if v.Kind == batchresponse.Whole {
 			entry.Result = ResultFunctionError
-			entry.Error = "invalid partial batch response: " + v.reason
+			entry.Error = "invalid partial batch response: " + v.Reason
 		}
 	default:
-		if pv := read(resp.Payload); pv.kind == verdictPartial {
+		if pv := read(resp.Payload); pv.Kind == batchresponse.Partial {
 			entry.Ignored = true // Lambda ignores a partial response without ReportBatchItemFailures
-			entry.Reported = batchIDsAt(batch, pv.reported)
+			entry.Reported = batchIDsAt(batch, pv.Reported)
 			r.report.Totals.IgnoredResponses++
-			r.report.Totals.IgnoredRecords += len(pv.reported)
+			r.report.Totals.IgnoredRecords += len(pv.Reported)
 		}
 	}
-	switch v.kind {
-	case verdictPartial:
+	switch v.Kind {
+	case batchresponse.Partial:
 		entry.Result = ResultPartial
-		entry.Reported = batchIDsAt(batch, v.reported)
-	case verdictWhole:
+		entry.Reported = batchIDsAt(batch, v.Reported)
+	case batchresponse.Whole:
 		if entry.Error == "" {
-			entry.Error = v.reason
+			entry.Error = v.Reason
 		}
 	}
 	return v
@@ -620,13 +623,13 @@ func (r *runner) answer(kind laneKind, resp Response, batch []laneRec, read func
 
 // settle applies verdict v, read for part p, to p's lane. wait says the
 // lane retries and Lambda waits RetryDelay first.
-func (r *runner) settle(ctx context.Context, kind laneKind, p part, v verdict) (wait bool, err error) {
+func (r *runner) settle(ctx context.Context, kind laneKind, p part, v batchresponse.Reading) (wait bool, err error) {
 	s, l, a, b := r.s, p.l, p.a, p.b
-	switch v.kind {
-	case verdictSuccess:
+	switch v.Kind {
+	case batchresponse.Success:
 		r.succeed(l, a, b, p.fromSplit)
-	case verdictPartial:
-		k := a + v.reported[0] // Lambda restarts at the lowest reported record
+	case batchresponse.Partial:
+		k := a + v.Reported[0] // Lambda restarts at the lowest reported record
 		progress := k > l.pos
 		r.succeed(l, a, k, false)
 		if p.fromSplit {
@@ -640,7 +643,7 @@ func (r *runner) settle(ctx context.Context, kind laneKind, p part, v verdict) (
 			return false, nil
 		}
 		return r.useRetry(ctx, kind, l, b)
-	case verdictWhole:
+	case batchresponse.Whole:
 		if s.bisect && b-a > 1 && (kind.source != sevents.SourceKafka || s.kafkaMode == KafkaProvisioned) {
 			m := a + (b-a)/2
 			rest := l.split
@@ -820,7 +823,7 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 		} // else the batch failed through its response: functionError is null
 	}
 	kind.info(&rec, l, batch)
-	if err := r.sendOnFailure(ctx, rec, FailedBatch{Shard: l.name, Event: kind.envelope(l, batch)}); err != nil {
+	if err := r.sendOnFailure(ctx, rec, onfailure.FailedBatch{Shard: l.name, Event: kind.envelope(l, batch)}); err != nil {
 		return fmt.Errorf("localtest: on-failure destination: %w", err)
 	}
 	for _, x := range batch {

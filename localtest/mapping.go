@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest/internal/filter"
 	"slices"
 	"strings"
 )
@@ -287,7 +288,7 @@ type settings struct {
 	shards           int
 	partitions       int
 	concurrency      int
-	filter           *filterSet // nil: every record is delivered
+	filter           *filter.Set // nil: every record is delivered
 }
 
 func intOr(p *int, def int) int {

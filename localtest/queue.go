@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/invocation"
 	"sync"
 	"time"
 )
@@ -59,7 +61,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 			// Messages are in flight: wait for the first to become visible.
 			wait := time.Second
 			if r.mq != nil {
-				if t, ok := r.mq.nextVisible(); ok {
+				if t, ok := r.mq.NextVisible(); ok {
 					wait = max0(t.Sub(r.clock.Now()))
 				}
 			} else if idle++; idle > 3*s.visibility+10 {
@@ -82,7 +84,7 @@ func (r *runner) runQueue(ctx context.Context) error {
 // MaximumBatchingWindowInSeconds for a fuller batch, as Lambda's pollers
 // do. Messages that do not pass the mapping's filters are deleted and
 // counted in dropped.
-func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Duration) (msgs []QueueMessage, dropped int, err error) {
+func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Duration) (msgs []invocation.QueueMessage, dropped int, err error) {
 	msgs, err = r.queue.Receive(ctx, max, visibility)
 	if err != nil {
 		return nil, 0, fmt.Errorf("localtest: receive: %w", err)
@@ -105,13 +107,13 @@ func (r *runner) receiveBatch(ctx context.Context, max int, visibility time.Dura
 
 // queueBatch is one batch of received messages and the event sent for it.
 type queueBatch struct {
-	msgs    []QueueMessage
+	msgs    []invocation.QueueMessage
 	ids     []string
 	groups  []string
 	payload []byte
 }
 
-func (r *runner) queueBatch(msgs []QueueMessage) *queueBatch {
+func (r *runner) queueBatch(msgs []invocation.QueueMessage) *queueBatch {
 	var b bytes.Buffer
 	b.WriteString(`{"Records":[`)
 	qb := &queueBatch{msgs: msgs, ids: make([]string, len(msgs))}
@@ -180,7 +182,7 @@ func (r *runner) invokeQueueBatches(ctx context.Context, batches []*queueBatch) 
 // settleQueueBatch applies Lambda's reading of one batch's answer: delete
 // what succeeded, leave the rest to come back after the visibility
 // timeout.
-func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendingInvoke, resp Response) error {
+func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendingInvoke, resp invocation.Response) error {
 	s, msgs, ids := r.s, qb.msgs, qb.ids
 	entry := TraceEntry{N: c.n, RequestID: c.reqID, Groups: qb.groups, IDs: ids, Result: resultOf(resp), Retry: msgs[0].ReceiveCount - 1, Ms: resp.Duration.Milliseconds()}
 	var remove []int // indexes of messages to delete
@@ -188,23 +190,23 @@ func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendin
 	case resp.Failed():
 		entry.Error = "function error: " + or(resp.ErrorType, resp.FunctionError)
 	default:
-		v := readStringResponse(resp.Payload, ids)
+		v := batchresponse.Strings(resp.Payload, ids)
 		switch {
 		case !s.reportFailures:
-			if v.kind == verdictPartial {
+			if v.Kind == batchresponse.Partial {
 				entry.Ignored = true
-				entry.Reported = pick(ids, v.reported)
+				entry.Reported = pick(ids, v.Reported)
 				r.report.Totals.IgnoredResponses++
-				r.report.Totals.IgnoredRecords += len(v.reported)
+				r.report.Totals.IgnoredRecords += len(v.Reported)
 			}
 			remove = all(len(msgs))
-		case v.kind == verdictSuccess:
+		case v.Kind == batchresponse.Success:
 			remove = all(len(msgs))
-		case v.kind == verdictPartial:
+		case v.Kind == batchresponse.Partial:
 			entry.Result = ResultPartial
-			entry.Reported = pick(ids, v.reported)
+			entry.Reported = pick(ids, v.Reported)
 			listed := map[int]bool{}
-			for _, i := range v.reported {
+			for _, i := range v.Reported {
 				listed[i] = true
 			}
 			for i := range msgs {
@@ -214,7 +216,7 @@ func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendin
 			}
 		default:
 			entry.Result = ResultFunctionError
-			entry.Error = "invalid partial batch response: " + v.reason
+			entry.Error = "invalid partial batch response: " + v.Reason
 		}
 	}
 	for _, m := range msgs {

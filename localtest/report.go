@@ -6,7 +6,8 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 )
 
-// Invocation results in a trace.
+// Invocation results: how Lambda read an answer, in TraceEntry.Result
+// (the package doc lists every word for how things end).
 const (
 	ResultSuccess       = "success"
 	ResultPartial       = "partial"
@@ -201,7 +202,8 @@ type InvariantResult struct {
 	Violations []string `json:"violations,omitempty"`
 }
 
-// Invariant statuses. A check that could not be evaluated is not held.
+// Invariant statuses (see the package doc). A check that could not be
+// evaluated is not held.
 const (
 	StatusHeld         = "held"
 	StatusViolated     = "violated"

@@ -1,6 +1,8 @@
 package localtest
 
 import (
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 	"time"
 )
 
@@ -15,13 +17,13 @@ type Options struct {
 	Queue  Queue
 	Kafka  KafkaSource
 
-	Invoker Invoker
+	Invoker invocation.Invoker
 	// FunctionTimeout is the function's timeout. Default 3 s, Lambda's.
 	FunctionTimeout time.Duration
 	// Destination receives on-failure records. Default: the mapping's
 	// DestinationConfig (file:// paths; SQS queue URLs need Destination set),
 	// or none (records are still listed in the report).
-	Destination Destination
+	Destination onfailure.Destination
 	Faults      Faults
 	// Trace is called after every invocation.
 	Trace func(TraceEntry)

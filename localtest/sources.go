@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"encoding/json"
+	"github.com/sluicehq/sluice/invocation"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -19,18 +20,7 @@ type StreamSource interface {
 	// Read returns up to max records of shard that come after the record
 	// with sequence number after ("" means from the starting position), in
 	// order. An empty result means nothing more is available now.
-	Read(ctx context.Context, shard, after string, max int) ([]StreamRecord, error)
-}
-
-// StreamRecord is one stream record as Lambda delivers it.
-type StreamRecord struct {
-	SequenceNumber string
-	PartitionKey   string // Kinesis partition key; DynamoDB: the item's keys
-	Arrival        time.Time
-	// Event is the record exactly as it appears in the Lambda event's
-	// Records array (events.KinesisEventRecord or events.DynamoDBEventRecord
-	// as JSON).
-	Event json.RawMessage
+	Read(ctx context.Context, shard, after string, max int) ([]invocation.StreamRecord, error)
 }
 
 // A Queue is an SQS queue. The emulated queue implements visibility
@@ -41,24 +31,12 @@ type Queue interface {
 	// Receive returns up to max visible messages and hides them for
 	// visibility. On a FIFO queue it never returns a message of a group that
 	// has a message in flight, and returns a group's messages in order.
-	Receive(ctx context.Context, max int, visibility time.Duration) ([]QueueMessage, error)
+	Receive(ctx context.Context, max int, visibility time.Duration) ([]invocation.QueueMessage, error)
 	// Delete removes received messages.
 	Delete(ctx context.Context, receiptHandles []string) error
 	// Counts reports messages left in the queue (visible or in flight) and
 	// messages in its dead-letter queue.
 	Counts(ctx context.Context) (left, deadLettered int, err error)
-}
-
-// QueueMessage is one received SQS message.
-type QueueMessage struct {
-	MessageID     string
-	ReceiptHandle string
-	GroupID       string
-	ReceiveCount  int
-	Sent          time.Time
-	// Event is the message exactly as it appears in the Lambda event's
-	// Records array (events.SQSMessage as JSON).
-	Event json.RawMessage
 }
 
 // A KafkaSource is a set of Kafka topic-partitions.
@@ -67,32 +45,10 @@ type KafkaSource interface {
 	Partitions(ctx context.Context) ([]string, error)
 	// Fetch returns up to max records of the partition from offset on, in
 	// order. An empty result means nothing more is available now.
-	Fetch(ctx context.Context, partition string, offset int64, max int) ([]KafkaRecord, error)
+	Fetch(ctx context.Context, partition string, offset int64, max int) ([]invocation.KafkaRecord, error)
 	// Event describes the cluster for the event envelope: eventSource
 	// ("aws:kafka" or "SelfManagedKafka"), eventSourceArn, bootstrapServers.
-	Envelope() KafkaEnvelope
-}
-
-// KafkaEnvelope is the part of a Kafka event around its records.
-type KafkaEnvelope struct {
-	EventSource      string
-	EventSourceARN   string
-	BootstrapServers string
-}
-
-// KafkaRecord is one Kafka record as Lambda delivers it.
-type KafkaRecord struct {
-	Offset    int64
-	Timestamp time.Time
-	Key       string // the record key, for ordering checks (decoded)
-	// Event is the record exactly as it appears in the event's records map
-	// (events.KafkaRecord as JSON).
-	Event json.RawMessage
-}
-
-// A Destination receives on-failure records.
-type Destination interface {
-	Send(ctx context.Context, rec sevents.OnFailureRecord) error
+	Envelope() invocation.KafkaEnvelope
 }
 
 // realRef is the inputRef of a record read from a real source, with its

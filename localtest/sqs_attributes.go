@@ -105,16 +105,3 @@ func eventMessageAttributes(attrs map[string]MessageAttribute) map[string]events
 	}
 	return out
 }
-
-// inputMessageAttributes is the attributes of an SQS event record as a
-// records line carries them.
-func inputMessageAttributes(attrs map[string]events.SQSMessageAttribute) map[string]MessageAttribute {
-	if len(attrs) == 0 {
-		return nil
-	}
-	out := make(map[string]MessageAttribute, len(attrs))
-	for k, a := range attrs {
-		out[k] = MessageAttribute{DataType: a.DataType, StringValue: a.StringValue, BinaryValue: a.BinaryValue}
-	}
-	return out
-}

@@ -16,7 +16,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/servers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
@@ -95,7 +95,7 @@ func TestConformanceIdempotentAcrossRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: raw, Timeout: 30 * time.Second, N: 1})
+		resp, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: raw, Timeout: 30 * time.Second, N: 1})
 		inv.Close()
 		if err != nil || resp.Failed() {
 			t.Fatalf("run %d: %v %+v", run, err, resp)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/invoke"
@@ -67,7 +68,7 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 		if err := need("Topic", m.Topic); err != nil {
 			return err
 		}
-		env := localtest.KafkaEnvelope{EventSource: "SelfManagedKafka", BootstrapServers: brokers}
+		env := invocation.KafkaEnvelope{EventSource: "SelfManagedKafka", BootstrapServers: brokers}
 		if !m.SelfManaged {
 			env.EventSource = "aws:kafka"
 			env.EventSourceARN = "arn:aws:kafka:" + orDefault(m.Region, "us-east-1") + ":123456789012:cluster/local/1"
@@ -215,7 +216,7 @@ func resolveInvokeTarget(handler, functionName string, functionNameSet bool, inv
 
 // openInvokeAPI returns the Invoker of an Invoke API target, signing its
 // requests with credentials of the default chain if it is AWS.
-func openInvokeAPI(ctx context.Context, t invokeTarget) (localtest.Invoker, error) {
+func openInvokeAPI(ctx context.Context, t invokeTarget) (invocation.Invoker, error) {
 	if !t.sign {
 		return invoke.InvokeAPI(t.url, t.function)
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
@@ -33,7 +33,7 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		"for a bootstrap, its AWS_LAMBDA_FUNCTION_NAME")
 	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke request to this URL instead of "+
 		"https://lambda.REGION.amazonaws.com (default $AWS_ENDPOINT_URL_LAMBDA)")
-	timeout := fs.Duration("timeout", localtest.DefaultFunctionTimeout, "the function's timeout")
+	timeout := fs.Duration("timeout", invocation.DefaultFunctionTimeout, "the function's timeout")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
 	fs.Usage = func() {
@@ -88,7 +88,7 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
-	ev, err := localtest.ParseEvent(data)
+	ev, err := invocation.ParseEvent(data)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", name, err))
 	}
@@ -99,7 +99,7 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
-	var inv localtest.Invoker
+	var inv invocation.Invoker
 	if isAPI {
 		inv, err = openInvokeAPI(context.Background(), target)
 	} else {
@@ -115,7 +115,7 @@ Flags:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	resp, err := inv.Invoke(ctx, localtest.Invocation{Payload: ev.Payload, Timeout: *timeout})
+	resp, err := inv.Invoke(ctx, invocation.Invocation{Payload: ev.Payload, Timeout: *timeout})
 	inv.Close() // the process exits, and all it wrote is in its logs
 	if l, ok := inv.(interface{ Logs() string }); ok {
 		io.WriteString(stderr, withoutCloseLines(l.Logs()))
@@ -177,7 +177,7 @@ func writeResponse(w io.Writer, body []byte) {
 	w.Write(append(body, '\n'))
 }
 
-func describeEvent(ev *localtest.Event) string {
+func describeEvent(ev *invocation.Event) string {
 	n := len(ev.Records)
 	if n == 0 {
 		return "an event without records"
@@ -186,5 +186,5 @@ func describeEvent(ev *localtest.Event) string {
 	if n == 1 {
 		noun = "record"
 	}
-	return fmt.Sprintf("%s event, %d %s", localtest.SourceName(ev.Source), n, noun)
+	return fmt.Sprintf("%s event, %d %s", invocation.SourceName(ev.Source), n, noun)
 }

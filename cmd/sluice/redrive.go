@@ -24,7 +24,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/dlq/redrive"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
@@ -41,7 +41,7 @@ func redriveCommand(args []string, stdout, stderr io.Writer) int {
 		"since their idempotency and attempts keys name that function")
 	force := fs.Bool("force", false, "replay envelopes of another function than --function-name too (their effects may happen again)")
 	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke requests to this URL (default $AWS_ENDPOINT_URL_LAMBDA)")
-	timeout := fs.Duration("timeout", localtest.DefaultFunctionTimeout, "the function's timeout")
+	timeout := fs.Duration("timeout", invocation.DefaultFunctionTimeout, "the function's timeout")
 	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start")
 	batchSize := fs.Int("batch-size", 1, "the most records per event; records share an event only when they share a source and ARN (and a Kinesis shard)")
 	rate := fs.String("rate", "", "the most records replayed per second: N, N/s or N/m")
@@ -132,7 +132,7 @@ Flags:
 			opts.FunctionName = functionOfARN(target.function) // the deployed function is the one the records run as
 		}
 		if isAPI {
-			opts.Open = func(ctx context.Context, function string) (localtest.Invoker, error) {
+			opts.Open = func(ctx context.Context, function string) (invocation.Invoker, error) {
 				t := target // aws:NAME names its function itself
 				if !isAWS {
 					t.function = function
@@ -149,7 +149,7 @@ Flags:
 				return fail(err)
 			}
 			check.Close()
-			opts.Open = func(_ context.Context, function string) (localtest.Invoker, error) {
+			opts.Open = func(_ context.Context, function string) (invocation.Invoker, error) {
 				runEnv := fenv
 				if function != "" {
 					runEnv = append(slices.Clip(fenv), "AWS_LAMBDA_FUNCTION_NAME="+function)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/replay"
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
@@ -39,7 +39,7 @@ func replayCommand(args []string, stdout, stderr io.Writer) int {
 	endpoint := fs.String("endpoint", "", "an http(s):// Lambda Invoke API endpoint to send the events to (as --handler URL)")
 	functionName := fs.String("function-name", "function", "the function's name: the function an Invoke API endpoint calls; for a bootstrap, its AWS_LAMBDA_FUNCTION_NAME (which prefixes its idempotency keys)")
 	invokeEndpoint := fs.String("invoke-endpoint", "", "with --handler aws:NAME, send the signed Invoke requests to this URL (default $AWS_ENDPOINT_URL_LAMBDA)")
-	timeout := fs.Duration("timeout", localtest.DefaultFunctionTimeout, "the function's timeout")
+	timeout := fs.Duration("timeout", invocation.DefaultFunctionTimeout, "the function's timeout")
 	initTimeout := fs.Duration("init-timeout", invoke.DefaultInitTimeout, "how long a bootstrap may take to start")
 	batchSize := fs.Int("batch-size", replay.DefaultBatchSize, "the most records per event (one shard per Kinesis and DynamoDB event; a Kafka event holds several partitions)")
 	rate := fs.String("rate", "", "the most records sent per second: N, N/s or N/m")
@@ -186,10 +186,10 @@ Flags:
 		}
 		stream, what = replay.DynamoDB(cfg, *dynamoDBStream), "DynamoDB stream "+*dynamoDBStream
 	default:
-		env := localtest.KafkaEnvelope{EventSource: "SelfManagedKafka"}
+		env := invocation.KafkaEnvelope{EventSource: "SelfManagedKafka"}
 		if !*selfManaged {
 			region := orDefault(os.Getenv("AWS_REGION"), "us-east-1")
-			env = localtest.KafkaEnvelope{EventSource: "aws:kafka", EventSourceARN: orDefault(*kafkaARN, "arn:aws:kafka:"+region+":123456789012:cluster/local/1")}
+			env = invocation.KafkaEnvelope{EventSource: "aws:kafka", EventSourceARN: orDefault(*kafkaARN, "arn:aws:kafka:"+region+":123456789012:cluster/local/1")}
 		}
 		stream, what = replay.Kafka(strings.Split(*kafkaBrokers, ","), *kafkaTopic, env), "Kafka topic "+*kafkaTopic
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
 	"github.com/sluicehq/sluice/localtest/source"
@@ -447,14 +448,14 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine 
 	fmt.Fprintln(tw)
 	tw.Flush()
 	if len(rep.Kills) > 0 {
-		points := map[localtest.KillPoint]int{}
+		points := map[invocation.KillPoint]int{}
 		for _, k := range rep.Kills {
 			if !k.Timeout {
 				points[k.Point]++
 			}
 		}
 		fmt.Fprintf(w, "  process killed %d times: %d crashes (%d at the hand-over, %d mid-batch, %d before answering), %d timeouts (frozen, killed at the deadline); each time a new process started (a new init)\n",
-			len(rep.Kills), t.Crashes, points[localtest.KillAtHandOver], points[localtest.KillMidBatch], points[localtest.KillBeforeAnswer], len(rep.Kills)-t.Crashes)
+			len(rep.Kills), t.Crashes, points[invocation.KillAtHandOver], points[invocation.KillMidBatch], points[invocation.KillBeforeAnswer], len(rep.Kills)-t.Crashes)
 		for i, k := range rep.Kills {
 			if i == 3 {
 				fmt.Fprintf(w, "    ... and %d more (see --report kills)\n", len(rep.Kills)-3)

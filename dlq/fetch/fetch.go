@@ -20,7 +20,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -196,20 +196,20 @@ func checkRange(what string, info *sevents.StreamBatchInfo) error {
 
 // page is one GetRecords answer, converted.
 type page struct {
-	recs    []localtest.StreamRecord
+	recs    []invocation.StreamRecord
 	next    *string
 	expired bool
 }
 
 // readRange pages a shard from an AT_SEQUENCE_NUMBER iterator to end.
 func (f *Fetcher) readRange(ctx context.Context, what string, info *sevents.StreamBatchInfo, iterator func(after string) (string, error),
-	get func(it string) (page, error)) ([]localtest.StreamRecord, error) {
+	get func(it string) (page, error)) ([]invocation.StreamRecord, error) {
 	start, end := info.StartSequenceNumber, info.EndSequenceNumber
 	it, err := iterator("")
 	if err != nil {
 		return nil, err
 	}
-	var out []localtest.StreamRecord
+	var out []invocation.StreamRecord
 	empty, refreshed := 0, false
 	for {
 		p, err := get(it)

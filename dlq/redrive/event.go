@@ -13,7 +13,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // MaxPayload is the largest event Event builds when it plans batches: the
@@ -101,7 +101,7 @@ func writeRecord(buf *bytes.Buffer, e *dlq.Envelope) {
 // check parses the event as the runner's mapping does and compares its
 // items with the envelopes.
 func check(payload []byte, envs []*dlq.Envelope) error {
-	ev, err := localtest.ParseEvent(payload)
+	ev, err := invocation.ParseEvent(payload)
 	if err != nil {
 		return fmt.Errorf("redrive: record %s of %s: the event rebuilt from the envelope is not one Lambda would send: %w", envs[0].RecordID, envs[0].SourceARN, err)
 	}
@@ -110,7 +110,7 @@ func check(payload []byte, envs []*dlq.Envelope) error {
 		src = sevents.SourceSQS
 	}
 	if src != envs[0].Source {
-		return fmt.Errorf("redrive: record %s of %s: the envelope says source %s but the record is of %s", envs[0].RecordID, envs[0].SourceARN, envs[0].Source, localtest.SourceName(ev.Source))
+		return fmt.Errorf("redrive: record %s of %s: the envelope says source %s but the record is of %s", envs[0].RecordID, envs[0].SourceARN, envs[0].Source, invocation.SourceName(ev.Source))
 	}
 	items := ev.Items()
 	if len(items) != len(envs) {

@@ -12,7 +12,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // The event rebuilt from the envelopes of a Lambda event's records is that
@@ -185,19 +185,19 @@ func TestCompareSequence(t *testing.T) {
 }
 
 func TestAcknowledged(t *testing.T) {
-	partial := func(ids ...string) localtest.Verdict {
-		return localtest.Verdict{Outcome: localtest.OutcomePartial, Reported: ids}
+	partial := func(ids ...string) invocation.Verdict {
+		return invocation.Verdict{Outcome: invocation.OutcomePartial, Reported: ids}
 	}
 	tests := []struct {
 		name   string
 		source sevents.Source
 		ids    []string
-		v      localtest.Verdict
+		v      invocation.Verdict
 		want   string // acknowledged ids, in order
 	}{
-		{"success", sevents.SourceKinesis, []string{"1", "2"}, localtest.Verdict{Outcome: localtest.OutcomeSuccess}, "1 2"},
-		{"function error", sevents.SourceSQS, []string{"a", "b"}, localtest.Verdict{Outcome: localtest.OutcomeFunctionError}, ""},
-		{"batch failure", sevents.SourceKafka, []string{"t-0@1"}, localtest.Verdict{Outcome: localtest.OutcomeBatchFailure}, ""},
+		{"success", sevents.SourceKinesis, []string{"1", "2"}, invocation.Verdict{Outcome: invocation.OutcomeSuccess}, "1 2"},
+		{"function error", sevents.SourceSQS, []string{"a", "b"}, invocation.Verdict{Outcome: invocation.OutcomeFunctionError}, ""},
+		{"batch failure", sevents.SourceKafka, []string{"t-0@1"}, invocation.Verdict{Outcome: invocation.OutcomeBatchFailure}, ""},
 		{"sqs partial", sevents.SourceSQS, []string{"a", "b", "c"}, partial("b"), "a c"},
 		{"fifo partial", sevents.SourceSQSFIFO, []string{"a", "b", "c"}, partial("b", "c"), "a"},
 		{"kinesis partial", sevents.SourceKinesis, []string{"1", "2", "3", "4"}, partial("3"), "1 2"},

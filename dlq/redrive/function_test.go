@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 )
 
@@ -44,7 +45,7 @@ func TestRunFunctionName(t *testing.T) {
 			inv := &fakeInvoker{}
 			var opened []string
 			opts := tc.opts
-			opts.Open = func(_ context.Context, fn string) (localtest.Invoker, error) {
+			opts.Open = func(_ context.Context, fn string) (invocation.Invoker, error) {
 				opened = append(opened, fn)
 				return inv, nil
 			}
@@ -72,7 +73,7 @@ type requarantiner struct {
 	again []*dlq.Envelope
 }
 
-func (q *requarantiner) Invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
+func (q *requarantiner) Invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	for _, e := range q.again {
 		if !strings.Contains(string(inv.Payload), e.RecordID) {
 			continue
@@ -81,16 +82,16 @@ func (q *requarantiner) Invoke(ctx context.Context, inv localtest.Invocation) (l
 		n.LastFailure = time.Now().UTC()
 		b, err := n.Marshal()
 		if err != nil {
-			return localtest.Response{}, err
+			return invocation.Response{}, err
 		}
 		f, err := os.OpenFile(q.file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
-			return localtest.Response{}, err
+			return invocation.Response{}, err
 		}
 		f.Write(append(b, '\n'))
 		f.Close()
 	}
-	return localtest.Response{Payload: []byte(`{"batchItemFailures":[]}`)}, nil
+	return invocation.Response{Payload: []byte(`{"batchItemFailures":[]}`)}, nil
 }
 
 func (q *requarantiner) Close() error { return nil }

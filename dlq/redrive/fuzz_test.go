@@ -7,7 +7,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // FuzzEnvelopeEvent reads a line as an envelope and rebuilds its event:
@@ -46,7 +46,7 @@ func FuzzEnvelopeEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ev, err := localtest.ParseEvent(payload)
+		ev, err := invocation.ParseEvent(payload)
 		if err != nil {
 			t.Fatalf("Event built %s, which does not parse: %v", payload, err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/internal/inbox"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // Source is where envelopes come from: Queue or File.
@@ -40,11 +40,11 @@ const MaxBatchSize = 10000
 type Options struct {
 	// Invoker runs the function. Without it, Open opens one (one of the
 	// two is required unless DryRun).
-	Invoker localtest.Invoker
+	Invoker invocation.Invoker
 	// Open opens the invoker of the function named function, once, before
 	// the first invocation: function is FunctionName, else the function
 	// the first envelope replayed names. Run closes what Open returned.
-	Open func(ctx context.Context, function string) (localtest.Invoker, error)
+	Open func(ctx context.Context, function string) (invocation.Invoker, error)
 	// FunctionName is the function the records are replayed into. Its
 	// name is part of every default idempotency key and attempts key, so
 	// a record replayed into another function than the one that
@@ -69,7 +69,7 @@ type Options struct {
 	// Rate, if positive, is the most records replayed per second.
 	Rate float64
 	// Timeout is the function's timeout (default
-	// localtest.DefaultFunctionTimeout).
+	// invocation.DefaultFunctionTimeout).
 	Timeout time.Duration
 	// DryRun reads the envelopes and writes to DryRunOut what would be
 	// replayed, event by event, without invoking anything or removing any
@@ -180,7 +180,7 @@ func Run(ctx context.Context, src Source, opts Options) (sum *Summary, err error
 		return nil, fmt.Errorf("redrive: batch size %d is over %d", opts.BatchSize, MaxBatchSize)
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = localtest.DefaultFunctionTimeout
+		opts.Timeout = invocation.DefaultFunctionTimeout
 	}
 	if !opts.DryRun && opts.Invoker == nil && opts.Open == nil {
 		return nil, errors.New("redrive: no Invoker and no Open")
@@ -247,7 +247,7 @@ type run struct {
 	replayed map[string]*replayed // by identity, the records replayed in this run
 	next     time.Time            // when the rate allows the next event
 	function string               // the function replayed into, once known
-	invoker  localtest.Invoker
+	invoker  invocation.Invoker
 }
 
 // replayed is what a run knows of a record it replayed.
@@ -407,7 +407,7 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 		}
 		return nil
 	}
-	ev, err := localtest.ParseEvent(payload)
+	ev, err := invocation.ParseEvent(payload)
 	if err != nil {
 		return fmt.Errorf("redrive: parsing the rebuilt event: %w", err)
 	}
@@ -474,7 +474,7 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 			continue
 		}
 		reason := "the function failed it: " + v.String()
-		if v.Outcome == localtest.OutcomePartial && !slices.Contains(v.Reported, it.env.RecordID) {
+		if v.Outcome == invocation.OutcomePartial && !slices.Contains(v.Reported, it.env.RecordID) {
 			reason = "not acknowledged: a record before it in the event failed (" + v.String() + ")"
 		}
 		for _, m := range it.msgs {
@@ -517,10 +517,10 @@ func (r *run) watch(ctx context.Context) error {
 }
 
 // invoke calls the function, retrying a throttled call with back-off.
-func (r *run) invoke(ctx context.Context, payload []byte) (localtest.Response, error) {
+func (r *run) invoke(ctx context.Context, payload []byte) (invocation.Response, error) {
 	wait := 200 * time.Millisecond
 	for try := 1; ; try++ {
-		resp, err := r.invoker.Invoke(ctx, localtest.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Invocations})
+		resp, err := r.invoker.Invoke(ctx, invocation.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Invocations})
 		var th interface{ Throttled() bool }
 		if err == nil || try == 6 || !errors.As(err, &th) || !th.Throttled() {
 			return resp, err
@@ -567,12 +567,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 // record not reported, for Kinesis and DynamoDB Streams the records before
 // the first reported one (Lambda restarts the shard there), for Kafka the
 // records of each partition before its first reported offset.
-func acknowledged(source events.Source, ids []string, v localtest.Verdict) map[string]bool {
+func acknowledged(source events.Source, ids []string, v invocation.Verdict) map[string]bool {
 	out := map[string]bool{}
 	switch {
 	case v.Failed():
 		return out
-	case v.Outcome != localtest.OutcomePartial:
+	case v.Outcome != invocation.OutcomePartial:
 		for _, id := range ids {
 			out[id] = true
 		}

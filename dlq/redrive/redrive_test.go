@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 )
 
@@ -43,7 +44,7 @@ func (c *calls) get(id string) int {
 }
 
 // kinesisHandler fails the records whose id starts with "bad".
-func kinesisHandler(t *testing.T, c *calls) localtest.Invoker {
+func kinesisHandler(t *testing.T, c *calls) invocation.Invoker {
 	h, err := handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[msg]) error {
 		c.add(r.Value.ID)
 		if strings.HasPrefix(r.Value.ID, "bad") {
@@ -209,16 +210,16 @@ type fakeInvoker struct {
 	calls int
 }
 
-func (f *fakeInvoker) Invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
+func (f *fakeInvoker) Invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	f.calls++
 	if len(f.errs) > 0 {
 		err := f.errs[0]
 		f.errs = f.errs[1:]
 		if err != nil {
-			return localtest.Response{}, err
+			return invocation.Response{}, err
 		}
 	}
-	return localtest.Response{Payload: []byte(`{"batchItemFailures":[]}`)}, nil
+	return invocation.Response{Payload: []byte(`{"batchItemFailures":[]}`)}, nil
 }
 
 func (f *fakeInvoker) Close() error { return nil }

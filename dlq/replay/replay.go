@@ -12,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/fetch"
 	"github.com/sluicehq/sluice/dlq/redrive"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // ErrTrimmed is wrapped by the error for a range that starts before the
@@ -94,7 +94,7 @@ type Range struct {
 // Options configure Run.
 type Options struct {
 	// Invoker runs the function (required unless DryRun).
-	Invoker localtest.Invoker
+	Invoker invocation.Invoker
 	// BatchSize is the most records one event carries (default
 	// DefaultBatchSize).
 	BatchSize int
@@ -102,7 +102,7 @@ type Options struct {
 	// the most events per second.
 	Rate, BatchRate float64
 	// Timeout is the function's timeout (default
-	// localtest.DefaultFunctionTimeout).
+	// invocation.DefaultFunctionTimeout).
 	Timeout time.Duration
 	// DryRun reads the range and writes to DryRunOut each event that would
 	// be sent; it invokes nothing and writes no checkpoint.
@@ -202,7 +202,7 @@ func Run(ctx context.Context, s Stream, r Range, opts Options) (*Summary, error)
 		return nil, fmt.Errorf("replay: batch size %d is over %d", opts.BatchSize, MaxBatchSize)
 	}
 	if opts.Timeout <= 0 {
-		opts.Timeout = localtest.DefaultFunctionTimeout
+		opts.Timeout = invocation.DefaultFunctionTimeout
 	}
 	if !opts.DryRun && opts.Invoker == nil {
 		return nil, errors.New("replay: no Invoker")
@@ -372,7 +372,7 @@ func (r *run) event(ctx context.Context, group []*lane) error {
 		}
 		return nil
 	}
-	ev, err := localtest.ParseEvent(payload)
+	ev, err := invocation.ParseEvent(payload)
 	if err != nil {
 		return fmt.Errorf("replay: parsing the event built: %w", err)
 	}
@@ -447,7 +447,7 @@ func topUp(ctx context.Context, l *lane, n int) error {
 // response, those before the lane's first reported record (a stream
 // restarts its shard at the lowest reported sequence number, a Kafka
 // partition at its lowest reported offset).
-func acknowledged(lanes [][]string, v localtest.Verdict) []int {
+func acknowledged(lanes [][]string, v invocation.Verdict) []int {
 	out := make([]int, len(lanes))
 	if v.Failed() {
 		return out
@@ -458,7 +458,7 @@ func acknowledged(lanes [][]string, v localtest.Verdict) []int {
 	}
 	for i, ids := range lanes {
 		out[i] = len(ids)
-		if v.Outcome != localtest.OutcomePartial {
+		if v.Outcome != invocation.OutcomePartial {
 			continue
 		}
 		for j, id := range ids {
@@ -471,18 +471,18 @@ func acknowledged(lanes [][]string, v localtest.Verdict) []int {
 	return out
 }
 
-func failReason(v localtest.Verdict, id string) string {
-	if v.Outcome == localtest.OutcomePartial {
+func failReason(v invocation.Verdict, id string) string {
+	if v.Outcome == invocation.OutcomePartial {
 		return "the function reported it failed (partial batch response); nothing after it in its lane was replayed"
 	}
 	return "the function failed the batch it heads (" + v.String() + "); nothing after it in its lane was replayed"
 }
 
 // invoke calls the function, retrying a throttled call with back-off.
-func (r *run) invoke(ctx context.Context, payload []byte) (localtest.Response, error) {
+func (r *run) invoke(ctx context.Context, payload []byte) (invocation.Response, error) {
 	wait := 200 * time.Millisecond
 	for try := 1; ; try++ {
-		resp, err := r.opts.Invoker.Invoke(ctx, localtest.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Events})
+		resp, err := r.opts.Invoker.Invoke(ctx, invocation.Invocation{Payload: payload, Timeout: r.opts.Timeout, N: r.sum.Events})
 		var th interface{ Throttled() bool }
 		if err == nil || try == 6 || !errors.As(err, &th) || !th.Throttled() {
 			return resp, err

@@ -13,25 +13,25 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 func TestAcknowledged(t *testing.T) {
 	tests := []struct {
 		name  string
 		lanes [][]string
-		v     localtest.Verdict
+		v     invocation.Verdict
 		want  []int
 	}{
-		{"success", [][]string{{"1", "2", "3"}}, localtest.Verdict{Outcome: localtest.OutcomeSuccess}, []int{3}},
-		{"function error", [][]string{{"1", "2"}}, localtest.Verdict{Outcome: localtest.OutcomeFunctionError}, []int{0}},
-		{"invalid answer", [][]string{{"1", "2"}}, localtest.Verdict{Outcome: localtest.OutcomeBatchFailure}, []int{0}},
-		{"partial: the head of the first reported", [][]string{{"1", "2", "3", "4"}}, localtest.Verdict{Outcome: localtest.OutcomePartial, Reported: []string{"3"}}, []int{2}},
-		{"partial: the lowest of several", [][]string{{"1", "2", "3", "4"}}, localtest.Verdict{Outcome: localtest.OutcomePartial, Reported: []string{"4", "2"}}, []int{1}},
-		{"partial: the first fails", [][]string{{"1", "2"}}, localtest.Verdict{Outcome: localtest.OutcomePartial, Reported: []string{"1"}}, []int{0}},
+		{"success", [][]string{{"1", "2", "3"}}, invocation.Verdict{Outcome: invocation.OutcomeSuccess}, []int{3}},
+		{"function error", [][]string{{"1", "2"}}, invocation.Verdict{Outcome: invocation.OutcomeFunctionError}, []int{0}},
+		{"invalid answer", [][]string{{"1", "2"}}, invocation.Verdict{Outcome: invocation.OutcomeBatchFailure}, []int{0}},
+		{"partial: the head of the first reported", [][]string{{"1", "2", "3", "4"}}, invocation.Verdict{Outcome: invocation.OutcomePartial, Reported: []string{"3"}}, []int{2}},
+		{"partial: the lowest of several", [][]string{{"1", "2", "3", "4"}}, invocation.Verdict{Outcome: invocation.OutcomePartial, Reported: []string{"4", "2"}}, []int{1}},
+		{"partial: the first fails", [][]string{{"1", "2"}}, invocation.Verdict{Outcome: invocation.OutcomePartial, Reported: []string{"1"}}, []int{0}},
 		{"kafka: per partition", [][]string{{"t-0@0", "t-0@1"}, {"t-1@5", "t-1@6", "t-1@7"}, {"t-2@0"}},
-			localtest.Verdict{Outcome: localtest.OutcomePartial, Reported: []string{"t-1@6"}}, []int{2, 1, 1}},
-		{"kafka: function error stops all", [][]string{{"t-0@0"}, {"t-1@0"}}, localtest.Verdict{Outcome: localtest.OutcomeFunctionError}, []int{0, 0}},
+			invocation.Verdict{Outcome: invocation.OutcomePartial, Reported: []string{"t-1@6"}}, []int{2, 1, 1}},
+		{"kafka: function error stops all", [][]string{{"t-0@0"}, {"t-1@0"}}, invocation.Verdict{Outcome: invocation.OutcomeFunctionError}, []int{0, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,10 +230,10 @@ type fakeInvoker struct {
 	events [][]string
 }
 
-func (f *fakeInvoker) Invoke(_ context.Context, inv localtest.Invocation) (localtest.Response, error) {
-	ev, err := localtest.ParseEvent(inv.Payload)
+func (f *fakeInvoker) Invoke(_ context.Context, inv invocation.Invocation) (invocation.Response, error) {
+	ev, err := invocation.ParseEvent(inv.Payload)
 	if err != nil {
-		return localtest.Response{}, err
+		return invocation.Response{}, err
 	}
 	f.events = append(f.events, ev.Items())
 	var failures []string
@@ -247,7 +247,7 @@ func (f *fakeInvoker) Invoke(_ context.Context, inv localtest.Invocation) (local
 		}
 		failures = append(failures, fmt.Sprintf(`{"itemIdentifier":%q}`, id))
 	}
-	return localtest.Response{Payload: []byte(`{"batchItemFailures":[` + strings.Join(failures, ",") + `]}`)}, nil
+	return invocation.Response{Payload: []byte(`{"batchItemFailures":[` + strings.Join(failures, ",") + `]}`)}, nil
 }
 func (f *fakeInvoker) Close() error { return nil }
 
@@ -331,7 +331,7 @@ func TestPace(t *testing.T) {
 
 func TestKafkaPayloadAddsBootstrapServers(t *testing.T) {
 	p, o := int64(0), int64(4)
-	k := &kafkaStream{env: localtest.KafkaEnvelope{EventSource: "aws:kafka", EventSourceARN: "arn:aws:kafka:us-east-1:1:cluster/c/1", BootstrapServers: "b:9092"}}
+	k := &kafkaStream{env: invocation.KafkaEnvelope{EventSource: "aws:kafka", EventSourceARN: "arn:aws:kafka:us-east-1:1:cluster/c/1", BootstrapServers: "b:9092"}}
 	record := `{"topic":"t","partition":0,"offset":4,"timestamp":1,"timestampType":"CREATE_TIME","value":"e30=","headers":[]}`
 	b, err := k.payload([]rec{{id: "t-0@4", env: &dlq.Envelope{Version: dlq.Version, Source: events.SourceKafka, SourceARN: k.env.EventSourceARN,
 		Topic: "t", Partition: &p, Offset: &o, RecordID: "t-0@4", Record: json.RawMessage(record)}}})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/redrive"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -46,7 +46,7 @@ func DynamoDB(cfg aws.Config, streamARN string) Stream {
 // what the events carry around the records, as for source.KafkaCluster
 // (an empty BootstrapServers becomes the seeds). opts are added to the
 // client's options (TLS, SASL).
-func Kafka(seeds []string, topic string, envelope localtest.KafkaEnvelope, opts ...kgo.Opt) Stream {
+func Kafka(seeds []string, topic string, envelope invocation.KafkaEnvelope, opts ...kgo.Opt) Stream {
 	return &kafkaStream{seeds: seeds, topic: topic, env: envelope, opts: opts}
 }
 
@@ -78,9 +78,9 @@ func pickLanes(all, want []string, r Range, noun, stream string) ([]string, erro
 // after after (the checkpoint's record, or "" for the starting position);
 // first, if set, checks the first record read.
 func streamLane(id, after string, r Range, cutoff time.Time,
-	read func(ctx context.Context, after string, n int) ([]localtest.StreamRecord, error),
-	first func(localtest.StreamRecord) error, mk func(localtest.StreamRecord) rec) *lane {
-	past := func(sr localtest.StreamRecord) bool {
+	read func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error),
+	first func(invocation.StreamRecord) error, mk func(invocation.StreamRecord) rec) *lane {
+	past := func(sr invocation.StreamRecord) bool {
 		switch {
 		case r.To.Number != "":
 			return compareNumbers(sr.SequenceNumber, r.To.Number) > 0
@@ -130,8 +130,8 @@ func streamLane(id, after string, r Range, cutoff time.Time,
 
 // atSequence checks that the first record of an AT_SEQUENCE_NUMBER read is
 // the one asked for; a later one means the ones before it are gone.
-func atSequence(what, shard, seq string) func(localtest.StreamRecord) error {
-	return func(sr localtest.StreamRecord) error {
+func atSequence(what, shard, seq string) func(invocation.StreamRecord) error {
+	return func(sr invocation.StreamRecord) error {
 		if compareNumbers(sr.SequenceNumber, seq) > 0 {
 			return fmt.Errorf("replay: %s shard %s: the first record left at or after sequence number %s is %s (arrived %s): %w; replay from %s or later",
 				what, shard, seq, sr.SequenceNumber, sr.Arrival.UTC().Format(time.RFC3339), ErrTrimmed, sr.SequenceNumber)
@@ -141,7 +141,7 @@ func atSequence(what, shard, seq string) func(localtest.StreamRecord) error {
 }
 
 // oldest says what a stream still holds: each shard's first record.
-func oldest(ctx context.Context, shards []string, read func(ctx context.Context, shard string) ([]localtest.StreamRecord, error)) string {
+func oldest(ctx context.Context, shards []string, read func(ctx context.Context, shard string) ([]invocation.StreamRecord, error)) string {
 	var parts []string
 	for _, sh := range shards {
 		recs, err := read(ctx, sh)
@@ -190,7 +190,7 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 			return "", "", nil, err
 		}
 		if retention > 0 && r.From.Time.Before(now.Add(-retention)) {
-			left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) {
+			left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]invocation.StreamRecord, error) {
 				return probe.Read(ctx, sh, "", 1)
 			})
 			return "", "", nil, trimmedSince(what, r.From.Time, now, retention, left)
@@ -209,15 +209,15 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 	src := source.KinesisStream(k.cfg, k.name, position, opts...)
 	var lanes []*lane
 	for _, id := range ids {
-		var first func(localtest.StreamRecord) error
+		var first func(invocation.StreamRecord) error
 		if r.From.Number != "" && cp[id] == "" {
 			first = atSequence(what, id, r.From.Number)
 		}
 		lanes = append(lanes, streamLane(id, cp[id], r, now.Add(nowSlack),
-			func(ctx context.Context, after string, n int) ([]localtest.StreamRecord, error) {
+			func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error) {
 				return src.Read(ctx, id, after, n)
 			}, first,
-			func(sr localtest.StreamRecord) rec {
+			func(sr invocation.StreamRecord) rec {
 				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
 					Version: dlq.Version, Source: sevents.SourceKinesis, SourceARN: arn, Shard: id,
 					RecordID: sr.SequenceNumber, EventID: id + ":" + sr.SequenceNumber, SequenceNumber: sr.SequenceNumber,
@@ -247,7 +247,7 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 		return "", "", nil, err
 	}
 	if !r.From.Time.IsZero() && r.From.Time.Before(now.Add(-DynamoDBRetention)) {
-		left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]localtest.StreamRecord, error) {
+		left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]invocation.StreamRecord, error) {
 			return probe.Read(ctx, sh, "", 1)
 		})
 		return "", "", nil, trimmedSince(what, r.From.Time, now, DynamoDBRetention, left)
@@ -261,15 +261,15 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 	src := source.DynamoDBStream(d.cfg, d.arn, position, opts...)
 	var lanes []*lane
 	for _, id := range ids {
-		var first func(localtest.StreamRecord) error
+		var first func(invocation.StreamRecord) error
 		if r.From.Number != "" && cp[id] == "" {
 			first = atSequence(what, id, r.From.Number)
 		}
 		lanes = append(lanes, streamLane(id, cp[id], r, now.Add(nowSlack),
-			func(ctx context.Context, after string, n int) ([]localtest.StreamRecord, error) {
+			func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error) {
 				return src.Read(ctx, id, after, n)
 			}, first,
-			func(sr localtest.StreamRecord) rec {
+			func(sr invocation.StreamRecord) rec {
 				var ev struct {
 					EventID string `json:"eventID"`
 				}
@@ -303,7 +303,7 @@ func envelopeEvent(recs []rec) ([]byte, error) {
 type kafkaStream struct {
 	seeds []string
 	topic string
-	env   localtest.KafkaEnvelope
+	env   invocation.KafkaEnvelope
 	opts  []kgo.Opt
 	src   *source.KafkaClusterSource
 }

@@ -17,9 +17,9 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/kafkacodec/avro"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -83,7 +83,7 @@ func TestKafkaClusterThroughHandler(t *testing.T) {
 		}
 	}
 
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // KafkaTopic produces on-failure records to a Kafka topic, as
@@ -37,7 +37,7 @@ type KafkaTopic struct {
 	topic string
 }
 
-var _ localtest.PayloadDestination = (*KafkaTopic)(nil)
+var _ onfailure.PayloadDestination = (*KafkaTopic)(nil)
 
 // Kafka returns a destination producing to topic on the cluster
 // reached through the seed brokers. The topic must exist, as on AWS.
@@ -73,7 +73,7 @@ func (d *KafkaTopic) Send(ctx context.Context, rec sevents.OnFailureRecord) erro
 }
 
 // SendBatch produces one message per record of the batch.
-func (d *KafkaTopic) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch localtest.FailedBatch) error {
+func (d *KafkaTopic) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch onfailure.FailedBatch) error {
 	msgs, err := kafkaFailureMessages(rec, batch.Event)
 	if err != nil {
 		return fmt.Errorf("on-failure topic %s: %w", d.topic, err)

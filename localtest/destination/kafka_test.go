@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"
 )
@@ -47,7 +48,7 @@ func TestKafkaTopicDestination(t *testing.T) {
 	}
 
 	arn := "arn:aws:kafka:us-east-1:123456789012:cluster/local/1"
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{EventSourceARN: arn})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{EventSourceARN: arn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 	"github.com/sluicehq/sluice/localtest/internal/s3object"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // s3PutObjectAPI is the S3 call S3Bucket makes.
@@ -27,13 +27,13 @@ type s3PutObjectAPI interface {
 // objects as files.
 type S3Bucket struct{ w s3object.Writer }
 
-var _ localtest.PayloadDestination = (*S3Bucket)(nil)
+var _ onfailure.PayloadDestination = (*S3Bucket)(nil)
 
 // S3 returns a destination that puts objects into bucket through the S3
 // API of cfg, addressed path-style (http://host/bucket/key), which local S3
 // servers need. cfg's endpoint comes from its BaseEndpoint or, with
 // config.LoadDefaultConfig, from AWS_ENDPOINT_URL_S3. mappingUUID names the
-// mapping in the object keys; "" is localtest.DefaultMappingUUID.
+// mapping in the object keys; "" is onfailure.DefaultMappingUUID.
 func S3(cfg aws.Config, bucket, mappingUUID string) *S3Bucket {
 	api := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
 	return s3Destination(api, bucket, mappingUUID)
@@ -41,7 +41,7 @@ func S3(cfg aws.Config, bucket, mappingUUID string) *S3Bucket {
 
 func s3Destination(api s3PutObjectAPI, bucket, mappingUUID string) *S3Bucket {
 	if mappingUUID == "" {
-		mappingUUID = localtest.DefaultMappingUUID
+		mappingUUID = onfailure.DefaultMappingUUID
 	}
 	return &S3Bucket{w: s3object.Writer{
 		Where: "s3://" + bucket,
@@ -68,6 +68,6 @@ func (d *S3Bucket) Send(ctx context.Context, rec sevents.OnFailureRecord) error 
 }
 
 // SendBatch writes rec with the batch's event as its payload.
-func (d *S3Bucket) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch localtest.FailedBatch) error {
+func (d *S3Bucket) SendBatch(ctx context.Context, rec sevents.OnFailureRecord, batch onfailure.FailedBatch) error {
 	return d.w.SendBatch(ctx, rec, batch.Shard, batch.Event)
 }

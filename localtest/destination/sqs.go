@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // sqsAPI is the SQS call SQSQueue makes.
@@ -28,7 +28,7 @@ type SQSQueue struct {
 	url string
 }
 
-var _ localtest.Destination = (*SQSQueue)(nil)
+var _ onfailure.Destination = (*SQSQueue)(nil)
 
 // SQS returns a Destination that sends to the queue at queueURL,
 // using the endpoint and region of cfg. On a FIFO queue (URL ending in

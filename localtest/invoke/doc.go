@@ -4,14 +4,14 @@
 //   - RuntimeAPI starts a compiled handler (a Lambda bootstrap) and serves
 //     it the Lambda Runtime API: cold and warm starts, the init limit,
 //     deadlines that kill the whole process group, crashes, log capture
-//     with per-invocation prefixes. It is a localtest.Killer: the runner's
+//     with per-invocation prefixes. It is an invocation.Killer: the runner's
 //     injected crashes and timeouts kill its process inside the invocation
-//     (localtest.Invocation.Kill).
+//     (invocation.Invocation.Kill).
 //   - InvokeAPI calls any Lambda Invoke API endpoint (SAM start-lambda, the
 //     Runtime Interface Emulator, LocalStack, AWS), signed with SigV4 when
 //     asked (InvokeAPISigV4).
 //
-// Both return a localtest.Invoker: give it to localtest.Options.Invoker, or
+// Both return an invocation.Invoker: give it to localtest.Options.Invoker, or
 // call Invoke directly to replay one event (sluice invoke, and a redrive of
 // dead letters, do). The in-process invoker, localtest.InProcess, stays in
 // localtest, so a Go test that only calls a handler links none of this.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
@@ -28,7 +29,7 @@ func ExampleInvokeAPI() {
 		return
 	}
 	defer inv.Close()
-	resp, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: []byte(`{"Records":[]}`)})
+	resp, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: []byte(`{"Records":[]}`)})
 	if err != nil {
 		fmt.Println(err)
 		return

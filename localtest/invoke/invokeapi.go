@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // DefaultInvokeGrace is how long InvokeAPI waits for an answer beyond the
@@ -53,7 +53,7 @@ type InvokeAPIInvoker struct {
 	sem    chan struct{}
 }
 
-var _ localtest.Invoker = (*InvokeAPIInvoker)(nil)
+var _ invocation.Invoker = (*InvokeAPIInvoker)(nil)
 
 // An InvokeAPIOption configures InvokeAPI.
 type InvokeAPIOption func(*InvokeAPIInvoker) error
@@ -128,7 +128,7 @@ func (e *InvokeAPIError) Error() string {
 // InvokeAPI returns an *InvokeAPIInvoker for endpoint (for example
 // http://127.0.0.1:3001 for sam local start-lambda, http://127.0.0.1:9000
 // for RIE) and functionName (default "function", the name RIE answers to).
-func InvokeAPI(endpoint, functionName string, opts ...InvokeAPIOption) (localtest.Invoker, error) {
+func InvokeAPI(endpoint, functionName string, opts ...InvokeAPIOption) (invocation.Invoker, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("localtest: invoke API endpoint %q: want http(s)://host[:port]", endpoint)
@@ -166,29 +166,29 @@ func (i *InvokeAPIInvoker) Close() error {
 }
 
 // Invoke posts the payload and reads the answer; see InvokeAPIInvoker.
-func (i *InvokeAPIInvoker) Invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
+func (i *InvokeAPIInvoker) Invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	select {
 	case i.sem <- struct{}{}:
 	case <-ctx.Done():
-		return localtest.Response{}, ctx.Err()
+		return invocation.Response{}, ctx.Err()
 	}
 	defer func() { <-i.sem }()
 
 	timeout := inv.Timeout
 	if timeout <= 0 {
-		timeout = localtest.DefaultFunctionTimeout
+		timeout = invocation.DefaultFunctionTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout+i.grace)
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, i.url, bytes.NewReader(inv.Payload))
 	if err != nil {
-		return localtest.Response{}, fmt.Errorf("localtest: invoke %s: %w", i.url, err)
+		return invocation.Response{}, fmt.Errorf("localtest: invoke %s: %w", i.url, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Amz-Invocation-Type", "RequestResponse")
 	if i.sign != nil {
 		if err := i.sign(req, inv.Payload); err != nil {
-			return localtest.Response{}, fmt.Errorf("localtest: signing the invoke request to %s: %w", i.url, err)
+			return invocation.Response{}, fmt.Errorf("localtest: signing the invoke request to %s: %w", i.url, err)
 		}
 	}
 	start := time.Now()
@@ -201,24 +201,24 @@ func (i *InvokeAPIInvoker) Invoke(ctx context.Context, inv localtest.Invocation)
 	d := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
-			return localtest.Response{}, ctx.Err()
+			return invocation.Response{}, ctx.Err()
 		}
 		if cctx.Err() != nil {
 			return timedOutResponse(fmt.Sprintf("no answer from %s within %.2f seconds (timeout %v plus grace %v)", i.url, (timeout+i.grace).Seconds(), timeout, i.grace), d), nil
 		}
-		return localtest.Response{}, fmt.Errorf("localtest: invoke %s: %w", i.url, err)
+		return invocation.Response{}, fmt.Errorf("localtest: invoke %s: %w", i.url, err)
 	}
 	return classifyInvokeResponse(resp.StatusCode, resp.Header, body, d)
 }
 
 // classifyInvokeResponse reads an Invoke API answer; see InvokeAPIInvoker.
-func classifyInvokeResponse(status int, h http.Header, body []byte, d time.Duration) (localtest.Response, error) {
+func classifyInvokeResponse(status int, h http.Header, body []byte, d time.Duration) (invocation.Response, error) {
 	fnErr := h.Get("X-Amz-Function-Error")
 	trusted := fnErr != "" || h.Get("X-Amz-Executed-Version") != ""
 	switch {
 	case status >= 200 && status < 300 && fnErr != "":
 		typ, msg, _ := parseErrorDocument(body)
-		r := localtest.Response{Payload: body, FunctionError: fnErr, ErrorType: typ, Duration: d}
+		r := invocation.Response{Payload: body, FunctionError: fnErr, ErrorType: typ, Duration: d}
 		if typ == "Sandbox.Timedout" || strings.Contains(msg, "Task timed out after") || bytes.HasPrefix(body, []byte("Task timed out after")) {
 			r.TimedOut, r.ErrorType = true, "Sandbox.Timedout"
 		}
@@ -228,22 +228,22 @@ func classifyInvokeResponse(status int, h http.Header, body []byte, d time.Durat
 			return timedOutResponse(string(bytes.TrimSpace(body)), d), nil
 		}
 		if typ, _, ok := parseErrorDocument(body); ok {
-			return localtest.Response{Payload: body, FunctionError: "Unhandled", ErrorType: typ, Duration: d}, nil
+			return invocation.Response{Payload: body, FunctionError: "Unhandled", ErrorType: typ, Duration: d}, nil
 		}
-		return localtest.Response{Payload: body, Duration: d}, nil
+		return invocation.Response{Payload: body, Duration: d}, nil
 	case status >= 200 && status < 300:
-		return localtest.Response{Payload: body, Duration: d}, nil
+		return invocation.Response{Payload: body, Duration: d}, nil
 	case status == http.StatusBadGateway && h.Get("X-Amzn-ErrorType") == "":
 		// RIE: the process died (with an error document after a panic,
 		// with an empty body after a failed init).
 		if typ, _, ok := parseErrorDocument(body); ok {
-			return localtest.Response{Payload: body, FunctionError: "Unhandled", ErrorType: typ, Duration: d}, nil
+			return invocation.Response{Payload: body, FunctionError: "Unhandled", ErrorType: typ, Duration: d}, nil
 		}
 		msg := "Runtime exited (the endpoint answered HTTP 502"
 		if b := bytes.TrimSpace(body); len(b) > 0 {
 			msg += ": " + string(b)
 		}
-		return localtest.Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: d,
+		return invocation.Response{FunctionError: "Unhandled", ErrorType: "Runtime.ExitError", Duration: d,
 			Payload: errorDocument(msg+")", "Runtime.ExitError")}, nil
 	}
 	e := &InvokeAPIError{StatusCode: status, Type: h.Get("X-Amzn-ErrorType"), Body: body}
@@ -262,11 +262,11 @@ func classifyInvokeResponse(status int, h http.Header, body []byte, d time.Durat
 	if t, _, ok := strings.Cut(e.Type, ":"); ok { // "ResourceNotFoundException:http://..."
 		e.Type = t
 	}
-	return localtest.Response{}, e
+	return invocation.Response{}, e
 }
 
-func timedOutResponse(msg string, d time.Duration) localtest.Response {
-	return localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
+func timedOutResponse(msg string, d time.Duration) invocation.Response {
+	return invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
 		Payload: errorDocument(msg, "Sandbox.Timedout")}
 }
 

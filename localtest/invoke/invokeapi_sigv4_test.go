@@ -19,7 +19,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
@@ -130,11 +130,11 @@ func TestInvokeAPISigV4(t *testing.T) {
 	}
 	defer inv.Close()
 	ctx := context.Background()
-	resp, err := inv.Invoke(ctx, localtest.Invocation{Payload: []byte(`{"Records":[{"n":1}]}`), Timeout: 5 * time.Second})
+	resp, err := inv.Invoke(ctx, invocation.Invocation{Payload: []byte(`{"Records":[{"n":1}]}`), Timeout: 5 * time.Second})
 	if err != nil || resp.FunctionError != "" || string(resp.Payload) != `{"batchItemFailures":[]}` {
 		t.Fatalf("Invoke: %+v %v (server: %v)", resp, err, problems)
 	}
-	resp, err = inv.Invoke(ctx, localtest.Invocation{Payload: []byte(`{"fail":true}`), Timeout: 5 * time.Second})
+	resp, err = inv.Invoke(ctx, invocation.Invocation{Payload: []byte(`{"fail":true}`), Timeout: 5 * time.Second})
 	if err != nil || resp.FunctionError != "Unhandled" || resp.ErrorType != "Boom" {
 		t.Fatalf("Invoke (function error): %+v %v (server: %v)", resp, err, problems)
 	}
@@ -149,7 +149,7 @@ func TestInvokeAPISigV4(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inv2.Close()
-	_, err = inv2.Invoke(ctx, localtest.Invocation{Payload: []byte(`{}`), Timeout: 5 * time.Second})
+	_, err = inv2.Invoke(ctx, invocation.Invocation{Payload: []byte(`{}`), Timeout: 5 * time.Second})
 	if e, ok := err.(*invoke.InvokeAPIError); !ok || e.StatusCode != 403 || e.Type != "InvalidSignatureException" || !strings.Contains(string(e.Body), "signature mismatch") {
 		t.Fatalf("wrong key: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestInvokeAPISigV4RefreshesCredentials(t *testing.T) {
 	}
 	defer inv.Close()
 	for range 2 {
-		if _, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: []byte(`{}`)}); err != nil {
+		if _, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}

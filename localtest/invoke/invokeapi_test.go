@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
-func newInvokeAPI(t *testing.T, endpoint, name string, opts ...InvokeAPIOption) localtest.Invoker {
+func newInvokeAPI(t *testing.T, endpoint, name string, opts ...InvokeAPIOption) invocation.Invoker {
 	t.Helper()
 	inv, err := InvokeAPI(endpoint, name, opts...)
 	if err != nil {
@@ -127,13 +127,13 @@ func TestInvokeAPIAWSStyle(t *testing.T) {
 
 	for _, tc := range []struct {
 		payload string
-		want    localtest.Response
+		want    invocation.Response
 	}{
-		{`{"ok":1}`, localtest.Response{Payload: []byte(`{"ok":1}`)}},
-		{"fail", localtest.Response{FunctionError: "Unhandled", ErrorType: "errorString"}},
-		{"timeout", localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true}},
-		{"looks-like-error", localtest.Response{Payload: []byte(`{"errorMessage":"not an error: a result"}`)}},
-		{"slow", localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true}},
+		{`{"ok":1}`, invocation.Response{Payload: []byte(`{"ok":1}`)}},
+		{"fail", invocation.Response{FunctionError: "Unhandled", ErrorType: "errorString"}},
+		{"timeout", invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true}},
+		{"looks-like-error", invocation.Response{Payload: []byte(`{"errorMessage":"not an error: a result"}`)}},
+		{"slow", invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true}},
 	} {
 		t.Run(tc.payload, func(t *testing.T) {
 			resp := invoke(t, inv, []byte(tc.payload), 500*time.Millisecond)
@@ -148,7 +148,7 @@ func TestInvokeAPIAWSStyle(t *testing.T) {
 	}
 
 	missing := newInvokeAPI(t, srv.URL, "missing")
-	_, err := missing.Invoke(context.Background(), localtest.Invocation{Payload: []byte("{}")})
+	_, err := missing.Invoke(context.Background(), invocation.Invocation{Payload: []byte("{}")})
 	var ae *InvokeAPIError
 	if !errors.As(err, &ae) || ae.StatusCode != 404 || ae.Type != "ResourceNotFoundException" {
 		t.Fatalf("want an *InvokeAPIError 404 ResourceNotFoundException, got %v", err)
@@ -156,7 +156,7 @@ func TestInvokeAPIAWSStyle(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := inv.Invoke(ctx, localtest.Invocation{Payload: []byte("{}")}); !errors.Is(err, context.Canceled) {
+	if _, err := inv.Invoke(ctx, invocation.Invocation{Payload: []byte("{}")}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
 	}
 }
@@ -166,7 +166,7 @@ func TestInvokeAPIRefused(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	inv := newInvokeAPI(t, url, "")
-	if _, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: []byte("{}"), Timeout: time.Second}); err == nil {
+	if _, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: []byte("{}"), Timeout: time.Second}); err == nil {
 		t.Fatal("want an error from a closed endpoint")
 	}
 }

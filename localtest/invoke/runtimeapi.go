@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // Limits and defaults of the Runtime API invoker, as Lambda applies them.
@@ -70,7 +70,7 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //     Response.InitFailed set.
 //   - Invocations run one at a time; Invoke waits for the previous one.
 //   - When an invocation passes its deadline (Invocation.Timeout, default
-//     localtest.DefaultFunctionTimeout, counted from the hand-over to the function,
+//     invocation.DefaultFunctionTimeout, counted from the hand-over to the function,
 //     init excluded) the whole process group is killed and the answer is a
 //     timeout (ErrorType Sandbox.Timedout). The next Invoke starts a fresh
 //     process.
@@ -117,7 +117,7 @@ type RuntimeAPIInvoker struct {
 	closed bool
 }
 
-var _ localtest.Killer = (*RuntimeAPIInvoker)(nil)
+var _ invocation.Killer = (*RuntimeAPIInvoker)(nil)
 
 // CanKill reports that the invoker can kill the function's process inside
 // an invocation (Invocation.Kill): always, since the process is its child.
@@ -134,7 +134,7 @@ func (r *RuntimeAPIInvoker) CanKill() bool { return true }
 // (us-east-1) when env does not set them.
 //
 // No process starts until the first Invoke.
-func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (localtest.Invoker, error) {
+func RuntimeAPI(bootstrap string, env []string, opts ...RuntimeAPIOption) (invocation.Invoker, error) {
 	abs, err := filepath.Abs(bootstrap)
 	if err != nil {
 		return nil, fmt.Errorf("localtest: bootstrap %s: %w", bootstrap, err)
@@ -282,11 +282,11 @@ func (r *RuntimeAPIInvoker) Close() error {
 }
 
 // Invoke runs one invocation; see RuntimeAPIInvoker for the lifecycle.
-func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
+func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
-		return localtest.Response{}, ctx.Err()
+		return invocation.Response{}, ctx.Err()
 	}
 	defer func() { <-r.sem }()
 	if inv.RequestID == "" {
@@ -304,10 +304,10 @@ func (r *RuntimeAPIInvoker) Invoke(ctx context.Context, inv localtest.Invocation
 	return resp, err
 }
 
-func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation) (localtest.Response, error) {
+func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv invocation.Invocation) (invocation.Response, error) {
 	timeout := inv.Timeout
 	if timeout <= 0 {
-		timeout = localtest.DefaultFunctionTimeout
+		timeout = invocation.DefaultFunctionTimeout
 	}
 	id := inv.RequestID
 	if id == "" {
@@ -327,7 +327,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 		var err error
 		sb, cold, err = r.sandbox()
 		if err != nil {
-			return localtest.Response{}, err
+			return invocation.Response{}, err
 		}
 		if cold {
 			r.timer.Reset(r.initTimeout)
@@ -350,7 +350,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 		case <-r.timer.C:
 			if cold {
 				r.kill(sb, fmt.Sprintf("init did not finish within %v", r.initTimeout))
-				resp := localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
+				resp := invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, InitFailed: true,
 					Payload: errorDocument(fmt.Sprintf("RequestId: %s Error: the function did not finish its init within %v (init timeout): "+
 						"it never asked for an invocation", id, r.initTimeout), "Sandbox.Timedout")}
 				return r.closedOr(resp)
@@ -360,7 +360,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 		case <-ctx.Done():
 			r.timer.Stop()
 			r.kill(sb, "invocation abandoned: "+ctx.Err().Error())
-			return localtest.Response{}, ctx.Err()
+			return invocation.Response{}, ctx.Err()
 		}
 		break
 	}
@@ -373,9 +373,9 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	sb.out.drain() // what init wrote is init's
 	r.out.handOver()
 	plan := inv.Kill
-	if plan != nil && !plan.Timeout && plan.Point == localtest.KillAtHandOver {
+	if plan != nil && !plan.Timeout && plan.Point == invocation.KillAtHandOver {
 		r.timer.Stop()
-		return r.killed(ctx, sb, id, start, timeout, localtest.Kill{Point: localtest.KillAtHandOver})
+		return r.killed(ctx, sb, id, start, timeout, invocation.Kill{Point: invocation.KillAtHandOver})
 	}
 	c := &sb.call
 	sb.mu.Lock()
@@ -391,7 +391,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	sb.written <- struct{}{}
 
 	var killC <-chan time.Time // the moment of an injected mid-batch kill
-	if plan != nil && (plan.Timeout || plan.Point == localtest.KillMidBatch) {
+	if plan != nil && (plan.Timeout || plan.Point == invocation.KillMidBatch) {
 		kt := time.NewTimer(plan.After)
 		defer kt.Stop()
 		killC = kt.C
@@ -400,14 +400,14 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	select {
 	case res = <-sb.done:
 		if plan != nil { // the answer is held: it never reaches Lambda
-			return r.killed(ctx, sb, id, start, timeout, localtest.Kill{Point: localtest.KillBeforeAnswer, Timeout: plan.Timeout})
+			return r.killed(ctx, sb, id, start, timeout, invocation.Kill{Point: invocation.KillBeforeAnswer, Timeout: plan.Timeout})
 		}
 		r.timer.Stop()
 		sb.out.drain() // what it wrote before answering is this invocation's
 	case <-killC:
-		k := localtest.Kill{Point: localtest.KillMidBatch, Timeout: plan.Timeout}
+		k := invocation.Kill{Point: invocation.KillMidBatch, Timeout: plan.Timeout}
 		if _, ok := sb.takeResult(); ok {
-			k.Point = localtest.KillBeforeAnswer
+			k.Point = invocation.KillBeforeAnswer
 		}
 		return r.killed(ctx, sb, id, start, timeout, k)
 	case <-sb.exited:
@@ -426,7 +426,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 	case <-ctx.Done():
 		r.timer.Stop()
 		r.kill(sb, fmt.Sprintf("request %s abandoned: %v", id, ctx.Err()))
-		return localtest.Response{}, ctx.Err()
+		return invocation.Response{}, ctx.Err()
 	}
 	sb.mu.Lock()
 	c.active, c.payload = false, nil
@@ -438,12 +438,12 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, inv localtest.Invocation
 // id having started (been handed over, or about to be) at start: a crash
 // kills the process group now; a timeout freezes it now and kills it when
 // the deadline timer fires. The answer says where the kill landed.
-func (r *RuntimeAPIInvoker) killed(ctx context.Context, sb *sandbox, id string, start time.Time, timeout time.Duration, k localtest.Kill) (localtest.Response, error) {
+func (r *RuntimeAPIInvoker) killed(ctx context.Context, sb *sandbox, id string, start time.Time, timeout time.Duration, k invocation.Kill) (invocation.Response, error) {
 	k.After = time.Since(start)
-	where := map[localtest.KillPoint]string{
-		localtest.KillAtHandOver:   "at the hand-over, before the first record",
-		localtest.KillMidBatch:     fmt.Sprintf("mid-batch, %v after the hand-over", k.After.Round(time.Microsecond)),
-		localtest.KillBeforeAnswer: "after the function's last effect, holding its answer",
+	where := map[invocation.KillPoint]string{
+		invocation.KillAtHandOver:   "at the hand-over, before the first record",
+		invocation.KillMidBatch:     fmt.Sprintf("mid-batch, %v after the hand-over", k.After.Round(time.Microsecond)),
+		invocation.KillBeforeAnswer: "after the function's last effect, holding its answer",
 	}[k.Point]
 	if !k.Timeout {
 		r.timer.Stop()
@@ -467,7 +467,7 @@ func (r *RuntimeAPIInvoker) killed(ctx context.Context, sb *sandbox, id string, 
 	case <-ctx.Done():
 		r.timer.Stop()
 		r.kill(sb, fmt.Sprintf("request %s abandoned: %v", id, ctx.Err()))
-		return localtest.Response{}, ctx.Err()
+		return invocation.Response{}, ctx.Err()
 	}
 	r.kill(sb, fmt.Sprintf("injected timeout: request %s reached its deadline (%v)", id, timeout))
 	resp := timedOut(id, timeout, time.Since(start))
@@ -512,26 +512,26 @@ func (r *RuntimeAPIInvoker) kill(sb *sandbox, why string) {
 }
 
 // closedOr returns ErrInvokerClosed instead of resp if Close has run.
-func (r *RuntimeAPIInvoker) closedOr(resp localtest.Response) (localtest.Response, error) {
+func (r *RuntimeAPIInvoker) closedOr(resp invocation.Response) (invocation.Response, error) {
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		return localtest.Response{}, ErrInvokerClosed
+		return invocation.Response{}, ErrInvokerClosed
 	}
 	return resp, nil
 }
 
 // exitResponse answers an invocation whose process has exited (or posted
 // /init/error and was killed).
-func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time) (localtest.Response, error) {
+func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time) (invocation.Response, error) {
 	r.mu.Lock()
 	if r.sb == sb {
 		r.sb = nil
 	}
 	r.mu.Unlock()
 	sb.shutdown()
-	resp := localtest.Response{FunctionError: "Unhandled", InitFailed: start.IsZero()}
+	resp := invocation.Response{FunctionError: "Unhandled", InitFailed: start.IsZero()}
 	if !start.IsZero() {
 		resp.Duration = time.Since(start)
 	}
@@ -548,8 +548,8 @@ func (r *RuntimeAPIInvoker) exitResponse(sb *sandbox, id string, start time.Time
 	return r.closedOr(resp)
 }
 
-func timedOut(id string, timeout, d time.Duration) localtest.Response {
-	return localtest.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
+func timedOut(id string, timeout, d time.Duration) invocation.Response {
+	return invocation.Response{FunctionError: "Unhandled", ErrorType: "Sandbox.Timedout", TimedOut: true, Duration: d,
 		Payload: errorDocument(fmt.Sprintf("RequestId: %s Error: Task timed out after %.2f seconds", id, timeout.Seconds()), "Sandbox.Timedout")}
 }
 
@@ -653,8 +653,8 @@ type result struct {
 	failed    bool
 }
 
-func (res result) response(d time.Duration) localtest.Response {
-	r := localtest.Response{Payload: res.payload, Duration: d}
+func (res result) response(d time.Duration) invocation.Response {
+	r := invocation.Response{Payload: res.payload, Duration: d}
 	if res.failed {
 		r.FunctionError, r.ErrorType = "Unhandled", res.errorType
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // BenchmarkRuntimeAPIInvoke measures warm invocations of the compiled
@@ -28,7 +28,7 @@ func BenchmarkRuntimeAPIInvoke(b *testing.B) {
 			}
 			raw, _ := conformanceEvent(b, "sqs", actions...)
 			ctx := context.Background()
-			call := localtest.Invocation{Payload: raw, Timeout: 5 * time.Second}
+			call := invocation.Invocation{Payload: raw, Timeout: 5 * time.Second}
 			if resp, err := inv.Invoke(ctx, call); err != nil || resp.Failed() { // init
 				b.Fatalf("%+v %v", resp, err)
 			}

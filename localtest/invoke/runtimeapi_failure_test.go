@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 func TestRuntimeAPIInitFailureAndLogs(t *testing.T) {
@@ -18,7 +18,7 @@ func TestRuntimeAPIInitFailureAndLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inv.Close()
-	resp, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: []byte(`1`), Timeout: time.Second, N: 7})
+	resp, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: []byte(`1`), Timeout: time.Second, N: 7})
 	if err != nil || !resp.InitFailed || resp.ErrorType != "Runtime.TestInitError" {
 		t.Fatalf("%+v %v", resp, err)
 	}
@@ -35,7 +35,7 @@ func TestRuntimeAPIInitTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inv.Close()
-	resp, err := inv.Invoke(context.Background(), localtest.Invocation{Payload: []byte(`1`), Timeout: time.Second})
+	resp, err := inv.Invoke(context.Background(), invocation.Invocation{Payload: []byte(`1`), Timeout: time.Second})
 	if err != nil || !resp.InitFailed || !resp.TimedOut || !strings.Contains(string(resp.Payload), "init timeout") {
 		t.Fatalf("%+v %v (%s)", resp, err, resp.Payload)
 	}
@@ -50,7 +50,7 @@ func TestRuntimeAPILogsArePrefixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// "hang" prints its grandchild's pid, then runs into the timeout.
-	resp, err := inv.Invoke(context.Background(), localtest.Invocation{RequestID: "req-1", Payload: []byte(`hang`), Timeout: 300 * time.Millisecond, N: 12})
+	resp, err := inv.Invoke(context.Background(), invocation.Invocation{RequestID: "req-1", Payload: []byte(`hang`), Timeout: 300 * time.Millisecond, N: 12})
 	if err != nil || !resp.TimedOut || len(resp.Logs) != 1 || !strings.HasPrefix(resp.Logs[0], "grandchild ") {
 		t.Fatalf("%+v %v", resp, err)
 	}

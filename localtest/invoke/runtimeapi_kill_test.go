@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // effectLine is one line of the conformance function's effects file.
@@ -77,27 +77,27 @@ func TestRuntimeAPIKill(t *testing.T) {
 	bin := rie.BuildHandler(t, conformancePkg)
 	cases := []struct {
 		name    string
-		kill    localtest.Kill
+		kill    invocation.Kill
 		timeout time.Duration
 		actions []string
 		effects int // left by the killed invocation
-		point   localtest.KillPoint
+		point   invocation.KillPoint
 	}{
-		{"crash at the hand-over", localtest.Kill{Point: localtest.KillAtHandOver}, 10 * time.Second,
-			[]string{"ok", "ok"}, 0, localtest.KillAtHandOver},
-		{"crash mid-batch", localtest.Kill{Point: localtest.KillMidBatch, After: time.Second}, 10 * time.Second,
-			[]string{"ok", "ok", "await:never", "ok"}, 2, localtest.KillMidBatch},
-		{"crash before the answer", localtest.Kill{Point: localtest.KillBeforeAnswer}, 10 * time.Second,
-			[]string{"ok", "ok", "ok"}, 3, localtest.KillBeforeAnswer},
-		{"mid-batch moment after the answer", localtest.Kill{Point: localtest.KillMidBatch, After: 5 * time.Second}, 10 * time.Second,
-			[]string{"ok"}, 1, localtest.KillBeforeAnswer},
+		{"crash at the hand-over", invocation.Kill{Point: invocation.KillAtHandOver}, 10 * time.Second,
+			[]string{"ok", "ok"}, 0, invocation.KillAtHandOver},
+		{"crash mid-batch", invocation.Kill{Point: invocation.KillMidBatch, After: time.Second}, 10 * time.Second,
+			[]string{"ok", "ok", "await:never", "ok"}, 2, invocation.KillMidBatch},
+		{"crash before the answer", invocation.Kill{Point: invocation.KillBeforeAnswer}, 10 * time.Second,
+			[]string{"ok", "ok", "ok"}, 3, invocation.KillBeforeAnswer},
+		{"mid-batch moment after the answer", invocation.Kill{Point: invocation.KillMidBatch, After: 5 * time.Second}, 10 * time.Second,
+			[]string{"ok"}, 1, invocation.KillBeforeAnswer},
 		// Frozen while record 1 sleeps: without the freeze records 1 and 2
 		// would take effect (at 2 s) before the deadline (3 s; the handler
 		// starts no record in its last 500 ms).
-		{"timeout", localtest.Kill{Point: localtest.KillMidBatch, After: 600 * time.Millisecond, Timeout: true}, 3 * time.Second,
-			[]string{"ok", "sleep:2000", "ok"}, 1, localtest.KillMidBatch},
-		{"timeout after the answer", localtest.Kill{Point: localtest.KillMidBatch, After: 5 * time.Second, Timeout: true}, 2 * time.Second,
-			[]string{"ok"}, 1, localtest.KillBeforeAnswer},
+		{"timeout", invocation.Kill{Point: invocation.KillMidBatch, After: 600 * time.Millisecond, Timeout: true}, 3 * time.Second,
+			[]string{"ok", "sleep:2000", "ok"}, 1, invocation.KillMidBatch},
+		{"timeout after the answer", invocation.Kill{Point: invocation.KillMidBatch, After: 5 * time.Second, Timeout: true}, 2 * time.Second,
+			[]string{"ok"}, 1, invocation.KillBeforeAnswer},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestRuntimeAPIKill(t *testing.T) {
 			ctx := context.Background()
 			// A warm process first: its memory counts one invocation.
 			raw, _ := conformanceEvent(t, "kinesis", "ok")
-			if resp, err := r.Invoke(ctx, localtest.Invocation{RequestID: "warm", Payload: raw, Timeout: 10 * time.Second, N: 1}); err != nil || resp.Failed() {
+			if resp, err := r.Invoke(ctx, invocation.Invocation{RequestID: "warm", Payload: raw, Timeout: 10 * time.Second, N: 1}); err != nil || resp.Failed() {
 				t.Fatalf("warm-up: %v %+v", err, resp)
 			}
 			pid := r.PID()
@@ -131,7 +131,7 @@ func TestRuntimeAPIKill(t *testing.T) {
 			}
 			raw, _ = conformanceEvent(t, "kinesis", actions...)
 			kill := tc.kill
-			resp, err := r.Invoke(ctx, localtest.Invocation{RequestID: "killed", Payload: raw, Timeout: tc.timeout, N: 2, Kill: &kill})
+			resp, err := r.Invoke(ctx, invocation.Invocation{RequestID: "killed", Payload: raw, Timeout: tc.timeout, N: 2, Kill: &kill})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestRuntimeAPIKill(t *testing.T) {
 
 			// The next invocation: a new process, its memory fresh.
 			raw, _ = conformanceEvent(t, "kinesis", "ok")
-			if resp, err := r.Invoke(ctx, localtest.Invocation{RequestID: "next", Payload: raw, Timeout: 10 * time.Second, N: 3}); err != nil || resp.Failed() {
+			if resp, err := r.Invoke(ctx, invocation.Invocation{RequestID: "next", Payload: raw, Timeout: 10 * time.Second, N: 3}); err != nil || resp.Failed() {
 				t.Fatalf("after the kill: %v %+v (%s)", err, resp, resp.Payload)
 			}
 			var next *effectLine

@@ -21,7 +21,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 const conformancePkg = "github.com/sluicehq/sluice/examples/conformance"
@@ -110,9 +110,9 @@ func testBinary(t testing.TB) string {
 	return self
 }
 
-func invoke(t testing.TB, r localtest.Invoker, payload []byte, timeout time.Duration) localtest.Response {
+func invoke(t testing.TB, r invocation.Invoker, payload []byte, timeout time.Duration) invocation.Response {
 	t.Helper()
-	resp, err := r.Invoke(context.Background(), localtest.Invocation{Payload: payload, Timeout: timeout})
+	resp, err := r.Invoke(context.Background(), invocation.Invocation{Payload: payload, Timeout: timeout})
 	if err != nil {
 		t.Fatalf("Invoke: %v", err)
 	}
@@ -220,7 +220,7 @@ func TestRuntimeAPIEnvironment(t *testing.T) {
 	t.Parallel()
 	r := startRuntimeAPI(t, testBinary(t), testFunctionEnv+"=env", "FOO=bar", "AWS_LAMBDA_FUNCTION_NAME=orders",
 		"AWS_LAMBDA_RUNTIME_API=10.0.0.1:1", "FOO=baz")
-	resp, err := r.Invoke(context.Background(), localtest.Invocation{RequestID: "req-1", Payload: []byte("env"), Timeout: 4 * time.Second})
+	resp, err := r.Invoke(context.Background(), invocation.Invocation{RequestID: "req-1", Payload: []byte("env"), Timeout: 4 * time.Second})
 	if err != nil || resp.Failed() {
 		t.Fatalf("%+v %v", resp, err)
 	}
@@ -363,7 +363,7 @@ func TestRuntimeAPIContextCancelKills(t *testing.T) {
 	pid := r.PID()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := r.Invoke(ctx, localtest.Invocation{Payload: []byte("hang"), Timeout: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := r.Invoke(ctx, invocation.Invocation{Payload: []byte("hang"), Timeout: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the context's error, got %v", err)
 	}
 	if alive(pid) {
@@ -393,7 +393,7 @@ func TestRuntimeAPICloseLeavesNoProcess(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := r.Invoke(context.Background(), localtest.Invocation{Payload: raw}); !errors.Is(err, ErrInvokerClosed) {
+	if _, err := r.Invoke(context.Background(), invocation.Invocation{Payload: raw}); !errors.Is(err, ErrInvokerClosed) {
 		t.Fatalf("Invoke after Close: %v", err)
 	}
 }
@@ -405,7 +405,7 @@ func TestRuntimeAPICloseDuringInvoke(t *testing.T) {
 	pid := r.PID()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.Invoke(context.Background(), localtest.Invocation{Payload: []byte("hang"), Timeout: 10 * time.Second})
+		_, err := r.Invoke(context.Background(), invocation.Invocation{Payload: []byte("hang"), Timeout: 10 * time.Second})
 		errc <- err
 	}()
 	time.Sleep(100 * time.Millisecond)

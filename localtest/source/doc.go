@@ -14,4 +14,9 @@
 // Give a source to localtest.Options (Stream, Queue or Kafka); the runner
 // then runs on the wall clock. The emulated sources (records from a file or
 // from memory) are in localtest itself and link none of these clients.
+//
+// The package does not import localtest: it implements the runner's
+// interfaces by their shape, with the records of package invocation and
+// the destinations of localtest/onfailure, so the operations tools that
+// read streams with it (dlq/fetch, dlq/replay) do not link the emulator.
 package source

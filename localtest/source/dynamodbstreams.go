@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -50,8 +50,6 @@ type DynamoDBStreamOption func(*DynamoDBStreamSource)
 func DynamoDBStartingSequenceNumbers(seqs map[string]string) DynamoDBStreamOption {
 	return func(s *DynamoDBStreamSource) { s.sequences = seqs }
 }
-
-var _ localtest.StreamSource = (*DynamoDBStreamSource)(nil)
 
 // DynamoDBStream returns a StreamSource for the DynamoDB stream streamARN
 // (a table's LatestStreamArn) at the endpoint and region of cfg.
@@ -147,7 +145,7 @@ func parentsFirst(shards []streamtypes.Shard) []string {
 
 // Read returns up to max records (at most 1,000) of shard after sequence
 // number after, or from the starting position when after is "".
-func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, max int) ([]localtest.StreamRecord, error) {
+func (s *DynamoDBStreamSource) Read(ctx context.Context, shard, after string, max int) ([]invocation.StreamRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -212,7 +210,7 @@ func (s *DynamoDBStreamSource) iterator(ctx context.Context, shard, after string
 }
 
 // dynamoDBRecord converts a DynamoDB Streams record to the Lambda event record.
-func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (localtest.StreamRecord, error) {
+func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (invocation.StreamRecord, error) {
 	ev := events.DynamoDBEventRecord{
 		AWSRegion:      aws.ToString(r.AwsRegion),
 		EventID:        aws.ToString(r.EventID),
@@ -246,18 +244,18 @@ func dynamoDBRecord(r streamtypes.Record, streamARN, region string) (localtest.S
 			}
 		}
 		if err != nil {
-			return localtest.StreamRecord{}, fmt.Errorf("localtest: DynamoDB stream %s record %s: %w", streamARN, ev.EventID, err)
+			return invocation.StreamRecord{}, fmt.Errorf("localtest: DynamoDB stream %s record %s: %w", streamARN, ev.EventID, err)
 		}
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB stream record %s: %w", ev.EventID, err)
+		return invocation.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB stream record %s: %w", ev.EventID, err)
 	}
 	keys, err := json.Marshal(ev.Change.Keys) // map keys come out sorted
 	if err != nil {
-		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB keys of record %s: %w", ev.EventID, err)
+		return invocation.StreamRecord{}, fmt.Errorf("localtest: encode DynamoDB keys of record %s: %w", ev.EventID, err)
 	}
-	return localtest.StreamRecord{
+	return invocation.StreamRecord{
 		SequenceNumber: ev.Change.SequenceNumber,
 		PartitionKey:   string(keys),
 		Arrival:        arrival,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/servers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -82,7 +82,7 @@ func TestAWSDynamoDBStream(t *testing.T) {
 	t.Logf("stream %s: shards %v", arn, shards)
 
 	// Page through every shard two records at a time.
-	var all []localtest.StreamRecord
+	var all []invocation.StreamRecord
 	for _, sh := range shards {
 		after := ""
 		for ctx.Err() == nil {

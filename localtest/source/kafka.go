@@ -17,9 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // KafkaClusterSource reads topics of a real Kafka cluster (MSK, a
@@ -35,7 +36,7 @@ type KafkaClusterSource struct {
 	cl       *kgo.Client
 	seeds    []string // for a kafka://topic on-failure destination on this cluster
 	topics   []string
-	envelope localtest.KafkaEnvelope
+	envelope invocation.KafkaEnvelope
 	pollWait time.Duration
 
 	// start maps "<topic>-<n>" to the partition's end offset when the
@@ -47,11 +48,6 @@ type KafkaClusterSource struct {
 	cur  string // "<topic>-<n>" being consumed, "" for none
 	next int64  // offset the consumer of cur continues at
 }
-
-var (
-	_ localtest.KafkaSource = (*KafkaClusterSource)(nil)
-	_ localtest.TopicOpener = (*KafkaClusterSource)(nil)
-)
 
 // KafkaClusterOption configures KafkaCluster.
 type KafkaClusterOption func(*kafkaClusterConfig)
@@ -94,7 +90,7 @@ func KafkaClientOptions(opts ...kgo.Opt) KafkaClusterOption {
 // records: EventSource "aws:kafka" with EventSourceARN for MSK, or
 // "SelfManagedKafka"; an empty BootstrapServers becomes the seeds joined by
 // commas. Close the source when done.
-func KafkaCluster(seeds []string, topics []string, envelope localtest.KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
+func KafkaCluster(seeds []string, topics []string, envelope invocation.KafkaEnvelope, opts ...KafkaClusterOption) (*KafkaClusterSource, error) {
 	if len(seeds) == 0 {
 		return nil, errors.New("localtest: KafkaCluster needs at least one seed broker address")
 	}
@@ -201,7 +197,7 @@ func (k *KafkaClusterSource) endOffsets(ctx context.Context) (map[string]int64, 
 func (k *KafkaClusterSource) Close() { k.cl.Close() }
 
 // Envelope returns the event envelope.
-func (k *KafkaClusterSource) Envelope() localtest.KafkaEnvelope { return k.envelope }
+func (k *KafkaClusterSource) Envelope() invocation.KafkaEnvelope { return k.envelope }
 
 // Partitions lists "<topic>-<n>" for every partition of the topics, ordered
 // by topic (as given) then partition number.
@@ -249,7 +245,7 @@ func (k *KafkaClusterSource) Partitions(ctx context.Context) ([]string, error) {
 // nothing came but the partition's end offset (ListOffsets) is past offset,
 // the consumer is still starting up and it keeps waiting, up to 5 s;
 // otherwise it returns an empty result.
-func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]localtest.KafkaRecord, error) {
+func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset int64, max int) ([]invocation.KafkaRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -331,13 +327,13 @@ func (k *KafkaClusterSource) Fetch(ctx context.Context, partition string, offset
 			defer cancel()
 		}
 	}
-	out := make([]localtest.KafkaRecord, len(recs))
+	out := make([]invocation.KafkaRecord, len(recs))
 	for i, r := range recs {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return nil, fmt.Errorf("localtest: encode Kafka record %s@%d: %w", partition, r.Offset, err)
 		}
-		out[i] = localtest.KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
+		out[i] = invocation.KafkaRecord{Offset: r.Offset, Timestamp: r.Timestamp.Time, Key: decodedKey(r.Key), Event: b}
 	}
 	return out, nil
 }
@@ -453,7 +449,7 @@ func kafkaRecord(r *kgo.Record) events.KafkaRecord {
 // OpenTopic opens the on-failure destination kafka://topic (seeds nil: the
 // topic on this source's cluster) or kafka://host:port/topic; the runner
 // calls it for a mapping whose Options.Destination is nil.
-func (k *KafkaClusterSource) OpenTopic(seeds []string, topic string) (localtest.Destination, func(), error) {
+func (k *KafkaClusterSource) OpenTopic(seeds []string, topic string) (onfailure.Destination, func(), error) {
 	if seeds == nil {
 		seeds = k.seeds
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -56,7 +56,7 @@ func TestKafkaCluster(t *testing.T) {
 		t.Fatalf("produce: %v", err)
 	}
 
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestKafkaCluster(t *testing.T) {
 		t.Fatalf("Partitions %v", parts)
 	}
 
-	fetch := func(part string, off int64, max int) []localtest.KafkaRecord {
+	fetch := func(part string, off int64, max int) []invocation.KafkaRecord {
 		t.Helper()
 		got, err := src.Fetch(ctx, part, off, max)
 		if err != nil {
@@ -89,9 +89,9 @@ func TestKafkaCluster(t *testing.T) {
 		return got
 	}
 	// Fetch until max records or an empty result, from offset on.
-	fetchAll := func(part string, off int64, max int) []localtest.KafkaRecord {
+	fetchAll := func(part string, off int64, max int) []invocation.KafkaRecord {
 		t.Helper()
-		var out []localtest.KafkaRecord
+		var out []invocation.KafkaRecord
 		for len(out) < max {
 			got := fetch(part, off, max-len(out))
 			if len(got) == 0 {
@@ -210,7 +210,7 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 	}
 	defer cluster.Close()
 	arn := "arn:aws:kafka:us-east-1:123456789012:cluster/c/1"
-	src, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{EventSourceARN: arn, BootstrapServers: "b-1:9092"},
+	src, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, invocation.KafkaEnvelope{EventSourceARN: arn, BootstrapServers: "b-1:9092"},
 		source.KafkaPollWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "a-b", Value: []byte("1")}, &kgo.Record{Topic: "a-b", Value: []byte("2")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	quick, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, localtest.KafkaEnvelope{}, source.KafkaPollWait(time.Microsecond))
+	quick, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"a-b"}, invocation.KafkaEnvelope{}, source.KafkaPollWait(time.Microsecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,10 +248,10 @@ func TestKafkaClusterMSKEnvelope(t *testing.T) {
 			t.Fatalf("Fetch at %d with a 1 µs poll wait: %+v, %v", off, got, err)
 		}
 	}
-	if _, err := source.KafkaCluster(nil, []string{"x"}, localtest.KafkaEnvelope{}); err == nil {
+	if _, err := source.KafkaCluster(nil, []string{"x"}, invocation.KafkaEnvelope{}); err == nil {
 		t.Error("no seeds: no error")
 	}
-	missing, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"missing"}, localtest.KafkaEnvelope{})
+	missing, err := source.KafkaCluster(cluster.ListenAddrs(), []string{"missing"}, invocation.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,16 +291,16 @@ func TestKafkaClusterLatest(t *testing.T) {
 	}
 	produce(0, 5)
 
-	if _, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{}, source.KafkaStartingPosition("AT_TIMESTAMP")); err == nil {
+	if _, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{}, source.KafkaStartingPosition("AT_TIMESTAMP")); err == nil {
 		t.Error("KafkaStartingPosition(AT_TIMESTAMP) accepted")
 	}
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{},
 		source.KafkaStartingPosition("LATEST"), source.KafkaPollWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	trim, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{},
+	trim, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{},
 		source.KafkaStartingPosition("TRIM_HORIZON"), source.KafkaPollWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +308,7 @@ func TestKafkaClusterLatest(t *testing.T) {
 	defer trim.Close()
 	produce(5, 8)
 
-	check := func(got []localtest.KafkaRecord, offs ...int64) {
+	check := func(got []invocation.KafkaRecord, offs ...int64) {
 		t.Helper()
 		var o []int64
 		for _, r := range got {

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -44,8 +44,6 @@ type KinesisStreamSource struct {
 
 	cursors shardCursors
 }
-
-var _ localtest.StreamSource = (*KinesisStreamSource)(nil)
 
 // KinesisStreamOption configures KinesisStream.
 type KinesisStreamOption func(*KinesisStreamSource)
@@ -117,7 +115,7 @@ func (s *KinesisStreamSource) Shards(ctx context.Context) ([]string, error) {
 
 // Read returns up to max records (at most 10,000) of shard after sequence
 // number after, or from the starting position when after is "".
-func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]localtest.StreamRecord, error) {
+func (s *KinesisStreamSource) Read(ctx context.Context, shard, after string, max int) ([]invocation.StreamRecord, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -212,7 +210,7 @@ func (s *KinesisStreamSource) Retention(ctx context.Context) (time.Duration, err
 }
 
 // kinesisRecord converts a GetRecords record to the Lambda event record.
-func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (localtest.StreamRecord, error) {
+func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (invocation.StreamRecord, error) {
 	seq := aws.ToString(r.SequenceNumber)
 	arrival := aws.ToTime(r.ApproximateArrivalTimestamp).Truncate(time.Millisecond)
 	ev := events.KinesisEventRecord{
@@ -239,9 +237,9 @@ func kinesisRecord(r kintypes.Record, shard, streamARN, region string) (localtes
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		return localtest.StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
+		return invocation.StreamRecord{}, fmt.Errorf("localtest: encode Kinesis record %s: %w", ev.EventID, err)
 	}
-	return localtest.StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
+	return invocation.StreamRecord{SequenceNumber: seq, PartitionKey: ev.Kinesis.PartitionKey, Arrival: arrival, Event: b}, nil
 }
 
 // arnField returns field i of an ARN (3: region, 4: account, 5: resource), or

@@ -19,7 +19,7 @@ import (
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/jsonshape"
 	"github.com/sluicehq/sluice/internal/servers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
@@ -112,7 +112,7 @@ func TestAWSKinesisStream(t *testing.T) {
 		t.Fatalf("Shards = %v, want 2 sorted ids including %s", shards, shard)
 	}
 
-	read := func(after string, max int) []localtest.StreamRecord {
+	read := func(after string, max int) []invocation.StreamRecord {
 		t.Helper()
 		recs, err := src.Read(ctx, shard, after, max)
 		if err != nil {
@@ -120,7 +120,7 @@ func TestAWSKinesisStream(t *testing.T) {
 		}
 		return recs
 	}
-	data := func(recs []localtest.StreamRecord) []string {
+	data := func(recs []invocation.StreamRecord) []string {
 		var out []string
 		for _, r := range recs {
 			var ev events.KinesisEventRecord

@@ -17,11 +17,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/internal/servers"
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
-func seqsOf(recs []localtest.StreamRecord) []string {
+func seqsOf(recs []invocation.StreamRecord) []string {
 	var out []string
 	for _, r := range recs {
 		out = append(out, r.SequenceNumber)
@@ -110,7 +110,7 @@ func TestAWSDynamoDBAtSequenceNumber(t *testing.T) {
 	if err != nil || len(shards) != 1 {
 		t.Fatalf("Shards = %v, %v; want one", shards, err)
 	}
-	var every []localtest.StreamRecord
+	var every []invocation.StreamRecord
 	for len(every) < 4 {
 		recs, err := all.Read(ctx, shards[0], "", 10)
 		if err != nil {
@@ -161,7 +161,7 @@ func TestKafkaClusterOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{})
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{})
 	if err != nil {
 		t.Fatal(err)
 	}

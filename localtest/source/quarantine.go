@@ -11,7 +11,6 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -38,8 +37,6 @@ type SQSQuarantineQueue struct {
 	url   string
 	since time.Time
 }
-
-var _ localtest.Quarantine = (*SQSQuarantineQueue)(nil)
 
 // SQSQuarantine opens the queue at queueURL, through the endpoint and
 // region of cfg, as the run's Quarantine; call it just before the run:

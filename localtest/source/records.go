@@ -6,7 +6,7 @@ import (
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // The conversions the sources use, for other readers of the same streams
@@ -16,14 +16,14 @@ import (
 
 // KinesisEventRecord converts a record that GetRecords returned for shard
 // of the stream streamARN; region is used when the ARN names none.
-func KinesisEventRecord(r kintypes.Record, shard, streamARN, region string) (localtest.StreamRecord, error) {
+func KinesisEventRecord(r kintypes.Record, shard, streamARN, region string) (invocation.StreamRecord, error) {
 	return kinesisRecord(r, shard, streamARN, region)
 }
 
 // DynamoDBEventRecord converts a record that DynamoDB Streams GetRecords
 // returned for the stream streamARN; region is used when the record names
 // none.
-func DynamoDBEventRecord(r streamtypes.Record, streamARN, region string) (localtest.StreamRecord, error) {
+func DynamoDBEventRecord(r streamtypes.Record, streamARN, region string) (invocation.StreamRecord, error) {
 	return dynamoDBRecord(r, streamARN, region)
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // maxEmptyPages bounds the GetRecords calls one Read makes while pages come
@@ -14,7 +14,7 @@ const maxEmptyPages = 5
 
 // shardPage is one GetRecords answer, converted.
 type shardPage struct {
-	recs    []localtest.StreamRecord
+	recs    []invocation.StreamRecord
 	next    *string // NextShardIterator; nil when the shard is closed
 	atTip   bool    // the iterator has caught up (Kinesis MillisBehindLatest 0)
 	expired bool    // the iterator had expired
@@ -26,7 +26,7 @@ type shardPage struct {
 // until records come, the shard ends, it is at the tip or maxEmptyPages
 // pages were empty, and remembers where it stopped.
 func (c *shardCursors) read(ctx context.Context, shard, after string, fresh func() (string, error),
-	get func(iterator string, left int) (shardPage, error), max int) ([]localtest.StreamRecord, error) {
+	get func(iterator string, left int) (shardPage, error), max int) ([]invocation.StreamRecord, error) {
 	it, cached := c.take(shard, after)
 	if !cached {
 		var err error
@@ -34,7 +34,7 @@ func (c *shardCursors) read(ctx context.Context, shard, after string, fresh func
 			return nil, err
 		}
 	}
-	var recs []localtest.StreamRecord
+	var recs []invocation.StreamRecord
 	var next *string
 	for page := 0; ; page++ {
 		p, err := get(it, max-len(recs))

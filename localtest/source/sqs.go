@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/sluicehq/sluice/localtest"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
 
@@ -46,8 +46,6 @@ type SQSQueueSource struct {
 	dlqURL string
 }
 
-var _ localtest.Queue = (*SQSQueueSource)(nil)
-
 // SQSQueue returns a Queue for the queue at queueURL, using the endpoint and
 // region of cfg. Messages carry eventSourceARN = the queue's QueueArn
 // attribute and awsRegion = the region in that ARN (cfg's region if none).
@@ -59,7 +57,7 @@ func SQSQueue(cfg aws.Config, queueURL string) *SQSQueueSource {
 // rounded up to whole seconds; visibility <= 0 uses the queue's own
 // VisibilityTimeout. It short-polls (WaitTimeSeconds 0), up to 10 messages
 // per ReceiveMessage call.
-func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.Duration) ([]localtest.QueueMessage, error) {
+func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.Duration) ([]invocation.QueueMessage, error) {
 	if max <= 0 {
 		return nil, nil
 	}
@@ -71,7 +69,7 @@ func (q *SQSQueueSource) Receive(ctx context.Context, max int, visibility time.D
 	if visibility > 0 {
 		vis = int32((visibility + time.Second - 1) / time.Second)
 	}
-	var out []localtest.QueueMessage
+	var out []invocation.QueueMessage
 	for len(out) < max {
 		got, err := q.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    &q.url,
@@ -113,7 +111,7 @@ type sqsEventMessage struct {
 }
 
 // sqsMessage converts a received message to the Lambda event record.
-func sqsMessage(m sqstypes.Message, queueARN, region string) (localtest.QueueMessage, error) {
+func sqsMessage(m sqstypes.Message, queueARN, region string) (invocation.QueueMessage, error) {
 	ev := events.SQSMessage{
 		MessageId:         aws.ToString(m.MessageId),
 		ReceiptHandle:     aws.ToString(m.ReceiptHandle),
@@ -154,14 +152,14 @@ func sqsMessage(m sqstypes.Message, queueARN, region string) (localtest.QueueMes
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return localtest.QueueMessage{}, fmt.Errorf("localtest: encode SQS message %s: %w", ev.MessageId, err)
+		return invocation.QueueMessage{}, fmt.Errorf("localtest: encode SQS message %s: %w", ev.MessageId, err)
 	}
 	count, _ := strconv.Atoi(ev.Attributes["ApproximateReceiveCount"])
 	var sent time.Time
 	if ms, err := strconv.ParseInt(ev.Attributes["SentTimestamp"], 10, 64); err == nil {
 		sent = time.UnixMilli(ms)
 	}
-	return localtest.QueueMessage{
+	return invocation.QueueMessage{
 		MessageID:     ev.MessageId,
 		ReceiptHandle: ev.ReceiptHandle,
 		GroupID:       ev.Attributes["MessageGroupId"],

@@ -19,6 +19,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/source"
@@ -48,7 +49,7 @@ func awsCounts(ctx context.Context, t *testing.T, q localtest.Queue) (int, int) 
 	return left, dl
 }
 
-func awsBodies(msgs []localtest.QueueMessage) []string {
+func awsBodies(msgs []invocation.QueueMessage) []string {
 	var out []string
 	for _, m := range msgs {
 		var ev events.SQSMessage
@@ -114,7 +115,7 @@ func TestAWSSQSQueueStandard(t *testing.T) {
 	}
 
 	golden := awsShape(t, awsGolden(t, "sqs.json"))
-	var poison localtest.QueueMessage
+	var poison invocation.QueueMessage
 	var rest []string
 	var raws []json.RawMessage
 	for _, m := range msgs {
@@ -274,12 +275,12 @@ func TestAWSSQSQueueFIFO(t *testing.T) {
 		} else {
 			for _, m := range more {
 				if groups[m.GroupID] > 0 {
-					t.Fatalf("got %s of group %s while the group had a message in flight", awsBodies([]localtest.QueueMessage{m}), m.GroupID)
+					t.Fatalf("got %s of group %s while the group had a message in flight", awsBodies([]invocation.QueueMessage{m}), m.GroupID)
 				}
 			}
 			msgs = append(msgs, more...)
 			for _, m := range more {
-				delivered[m.GroupID] = append(delivered[m.GroupID], awsBodies([]localtest.QueueMessage{m})...)
+				delivered[m.GroupID] = append(delivered[m.GroupID], awsBodies([]invocation.QueueMessage{m})...)
 			}
 		}
 		var handles []string

@@ -1,4 +1,4 @@
-package localtest
+package invocation
 
 import (
 	"github.com/sluicehq/sluice/events"
@@ -18,7 +18,7 @@ func TestFirehoseVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Source != events.SourceFirehose || !slices.Equal(ev.Items(), []string{"r1", "r2"}) || string(ev.Records[0].Data) != `{"a":1}` || string(ev.Records[1].Data) != `"Hello"` {
+	if ev.Source != events.SourceFirehose || !slices.Equal(ev.Items(), []string{"r1", "r2"}) || !strings.Contains(string(ev.Records[0].JSON), `"data":"eyJhIjoxfQ=="`) || !strings.HasPrefix(string(ev.Records[1].JSON), `{"recordId":"r2"`) {
 		t.Fatalf("%+v", ev)
 	}
 	for _, tc := range []struct {

@@ -1,62 +1,19 @@
-package localtest
+package batchresponse
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"strings"
-	"unicode/utf8"
 )
 
-// parseFirehoseEvent reads a Firehose transformation event:
-// {"invocationId", "deliveryStreamArn", "records":[{"recordId", "data"}]}.
-// ok is false when data is not one (err then nil).
-func parseFirehoseEvent(data []byte) (e *Event, ok bool, err error) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return nil, false, nil
-	}
-	list, has := top["records"]
-	if !has || firstByte(list) != '[' {
-		return nil, false, nil
-	}
-	var recs []struct {
-		RecordID *string `json:"recordId"`
-		Data     string  `json:"data"`
-	}
-	if err := json.Unmarshal(list, &recs); err != nil {
-		return nil, true, fmt.Errorf("a Firehose transformation event's records: %w", err)
-	}
-	e = &Event{Source: events.SourceFirehose, Payload: bytes.TrimSpace(data)}
-	for i, r := range recs {
-		if r.RecordID == nil || *r.RecordID == "" {
-			return nil, true, fmt.Errorf("a Firehose transformation event: records[%d] has no recordId", i)
-		}
-		b, err := base64.StdEncoding.DecodeString(r.Data)
-		if err != nil {
-			return nil, true, fmt.Errorf("a Firehose transformation event: record %s: data is not base64: %w", *r.RecordID, err)
-		}
-		rec := InputRecord{}
-		if json.Valid(b) {
-			rec.Data = json.RawMessage(b)
-		} else if utf8.Valid(b) {
-			rec.Data, _ = json.Marshal(string(b))
-		}
-		e.Records = append(e.Records, rec)
-		e.ids = append(e.ids, *r.RecordID)
-	}
-	return e, true, nil
-}
-
-// readFirehoseResponse reads a transformation's answer as Firehose does
+// Firehose reads a transformation's answer as Firehose does
 // (https://docs.aws.amazon.com/firehose/latest/dev/data-transformation-status-model.html):
 // every record must come back once with its recordId, a result of Ok,
 // Dropped or ProcessingFailed, and base64 data, or the batch fails as a
 // whole (Firehose retries the invocation); ProcessingFailed records are
 // reported, as the records Firehose writes to the stream's error output.
-func readFirehoseResponse(payload []byte, ids []string) Verdict {
+func Firehose(payload []byte, ids []string) Reading {
 	var resp struct {
 		Records []struct {
 			RecordID *string `json:"recordId"`
@@ -64,7 +21,7 @@ func readFirehoseResponse(payload []byte, ids []string) Verdict {
 			Data     *string `json:"data"`
 		} `json:"records"`
 	}
-	whole := func(why string) Verdict { return Verdict{Outcome: OutcomeBatchFailure, Reason: why} }
+	whole := func(why string) Reading { return Reading{Kind: Whole, Reason: why} }
 	if err := json.Unmarshal(payload, &resp); err != nil {
 		return whole(fmt.Sprintf("the response is not a Firehose transformation response: %v", err))
 	}
@@ -108,16 +65,11 @@ func readFirehoseResponse(payload []byte, ids []string) Verdict {
 	if len(missing) > 0 {
 		return whole(fmt.Sprintf("the response does not answer %d records: %s", len(missing), strings.Join(missing, ", ")))
 	}
-	var v Verdict
+	var reported []int
 	for i, f := range failed {
 		if f {
-			v.Reported = append(v.Reported, ids[i])
+			reported = append(reported, i)
 		}
 	}
-	if v.Reported != nil {
-		v.Outcome = OutcomePartial
-	} else {
-		v.Outcome = OutcomeSuccess
-	}
-	return v
+	return PartialOrSuccess(reported)
 }

@@ -1,4 +1,4 @@
-package localtest
+package filter
 
 import (
 	"encoding/json"
@@ -24,16 +24,16 @@ func FuzzFilterPattern(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pat, record string) {
-		p, err := compilePattern(events.SourceSQS, pat)
+		p, err := Compile(events.SourceSQS, pat)
 		if err != nil {
 			return
 		}
-		view, verr := filterView(events.SourceSQS, json.RawMessage(record))
-		got := verr == nil && p.match(view)
-		if got != (verr == nil && p.match(view)) {
+		view, verr := View(events.SourceSQS, json.RawMessage(record))
+		got := verr == nil && p.Match(view)
+		if got != (verr == nil && p.Match(view)) {
 			t.Fatalf("pattern %s on %s: two evaluations disagree", pat, record)
 		}
-		v, err := decodeJSON([]byte(pat))
+		v, err := DecodeJSON([]byte(pat))
 		if err != nil {
 			t.Fatalf("compiled pattern %q is not JSON: %v", pat, err)
 		}
@@ -41,14 +41,14 @@ func FuzzFilterPattern(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := compilePattern(events.SourceSQS, string(again))
+		q, err := Compile(events.SourceSQS, string(again))
 		if err != nil {
-			if len([]rune(string(again))) > maxPatternLength {
+			if len([]rune(string(again))) > MaxPatternLength {
 				return // the re-encoding is longer than Lambda allows
 			}
 			t.Fatalf("pattern %s compiles, its re-encoding %s does not: %v", pat, again, err)
 		}
-		if verr == nil && q.match(view) != got {
+		if verr == nil && q.Match(view) != got {
 			t.Fatalf("pattern %s and its re-encoding %s disagree on %s", pat, again, record)
 		}
 	})
