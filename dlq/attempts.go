@@ -2,9 +2,10 @@ package dlq
 
 import (
 	"context"
-	"github.com/sluicehq/sluice/events"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // Attempts is what an AttemptsStore knows about one record.

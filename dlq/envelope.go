@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"strconv"
 	"time"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // Version is the envelope format this package writes. Readers accept every

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 )
 
 func sample(record string) *dlq.Envelope {

@@ -2,12 +2,12 @@ package dlq_test
 
 import (
 	"context"
-	"github.com/sluicehq/sluice/events"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/attemptstest"
+	"github.com/sluicehq/sluice/events"
 )
 
 func TestMemory(t *testing.T) {

@@ -3,10 +3,10 @@ package fromenv_test
 import (
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/fromenv"
 )
 

@@ -2,11 +2,11 @@ package fromenv
 
 import (
 	"context"
-	"github.com/sluicehq/sluice/events"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 )
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )

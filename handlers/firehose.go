@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"slices"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 

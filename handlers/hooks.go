@@ -3,12 +3,12 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	sevents "github.com/sluicehq/sluice/events"
 	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 

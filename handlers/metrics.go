@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	sevents "github.com/sluicehq/sluice/events"
 	"io"
 	"os"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	sevents "github.com/sluicehq/sluice/events"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
 )

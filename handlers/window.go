@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	sevents "github.com/sluicehq/sluice/events"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
@@ -17,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )

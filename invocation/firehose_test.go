@@ -1,10 +1,11 @@
 package invocation
 
 import (
-	"github.com/sluicehq/sluice/events"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // The event is Firehose's transformation input

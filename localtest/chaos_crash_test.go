@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 	"github.com/sluicehq/sluice/internal/rie"
 	"github.com/sluicehq/sluice/internal/servers"

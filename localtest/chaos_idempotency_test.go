@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/localtest"

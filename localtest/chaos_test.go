@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/rie"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"

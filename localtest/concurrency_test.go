@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // inFlight is an in-process function that holds each invocation until

@@ -3,10 +3,10 @@ package localtest
 import (
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/localtest/internal/desturl"
-	"github.com/sluicehq/sluice/localtest/onfailure"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest/internal/desturl"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // A TopicOpener is a Kafka source that opens the on-failure destination

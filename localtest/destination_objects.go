@@ -2,12 +2,12 @@ package localtest
 
 import (
 	"context"
-	"github.com/sluicehq/sluice/localtest/onfailure"
 	"os"
 	"path/filepath"
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest/internal/s3object"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // S3ObjectDestination writes each on-failure record as one file, the object

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"math/big"
 	"slices"
 	"sort"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 )
 
 // The emulated sources hold the input records in memory and assign ids,

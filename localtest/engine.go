@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
-	"github.com/sluicehq/sluice/localtest/onfailure"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -17,6 +14,9 @@ import (
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // maxPayload is Lambda's synchronous invocation payload limit.

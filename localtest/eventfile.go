@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/internal/eventfile"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/eventfile"
 )
 
 // Event files: what `sam local generate-event` writes, what a Lambda

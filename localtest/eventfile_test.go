@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/invocation"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 func readFile(t *testing.T, path string) []byte {

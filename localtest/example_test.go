@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"log/slog"
 	"sync"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/localtest"
 )

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/invocation"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 // SourceMismatchError stands in for handlers.SourceMismatchError: the

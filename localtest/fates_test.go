@@ -3,7 +3,6 @@ package localtest
 import (
 	"context"
 	"errors"
-	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 )
 
 func TestCheckFates(t *testing.T) {

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/filter"
-	"strings"
 )
 
 // Event filtering: Lambda drops the records of a mapping that match none of

@@ -3,9 +3,10 @@ package localtest
 import (
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 func TestCheckInvariants(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/sluicehq/sluice/internal/batchresponse"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 )
 
 // kafkaMapping is a provisioned Kafka mapping reading partial responses.

@@ -3,11 +3,12 @@ package localtest
 import (
 	"context"
 	"errors"
-	"github.com/sluicehq/sluice/invocation"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/invocation"
 )
 
 func TestPlanKill(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/internal/batchresponse"
-	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/onfailure"
 	"strconv"
 	"strings"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
 // A lane is a sequence of records processed in order with its own

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest/internal/filter"
 	"slices"
 	"strings"
+
+	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest/internal/filter"
 )
 
 // Kafka modes.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
+	"time"
+
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/invocation"
-	"sync"
-	"time"
 )
 
 // runQueue polls the SQS queue until it is empty (every message deleted or

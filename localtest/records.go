@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
 )
 

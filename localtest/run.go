@@ -1,9 +1,10 @@
 package localtest
 
 import (
+	"time"
+
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/onfailure"
-	"time"
 )
 
 // Options configure one run.

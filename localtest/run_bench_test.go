@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // BenchmarkRunInProcess is the runner's own cost: 10,000 records through an

@@ -3,10 +3,10 @@ package localtest
 import (
 	"context"
 	"encoding/json"
-	"github.com/sluicehq/sluice/invocation"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
 )
 
 var jsonMarshal = json.Marshal

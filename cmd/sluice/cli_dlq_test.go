@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/servers"
 )
 

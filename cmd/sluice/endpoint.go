@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"net/url"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"io"
 	"os"
 	"os/signal"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq/replay"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"

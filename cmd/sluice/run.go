@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"io"
 	"maps"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"io"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/internal/inbox"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 )
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/replay"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/localtest"
 )
@@ -56,7 +57,7 @@ func ExampleRun() {
 		fmt.Println("replayed", r.Value, "at offset", r.Raw.Offset)
 		return nil
 	}, handlers.WithKafkaValue(kafkacodec.String()), handlers.WithLogger(slog.New(slog.DiscardHandler)))
-	stream := replay.Kafka(seeds, "orders", localtest.KafkaEnvelope{EventSource: "SelfManagedKafka"})
+	stream := replay.Kafka(seeds, "orders", invocation.KafkaEnvelope{EventSource: "SelfManagedKafka"})
 	sum, err := replay.Run(ctx, stream, replay.Range{From: replay.Position{Number: "1"}},
 		replay.Options{Invoker: localtest.InProcess(h), Function: "orders"})
 	if err != nil {

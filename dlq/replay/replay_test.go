@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 )
 

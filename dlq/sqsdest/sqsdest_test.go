@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/servers"
 )
 

@@ -97,7 +97,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"log"
 	"os"
 	"time"
@@ -105,6 +104,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"

@@ -33,7 +33,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"io"
 	"log/slog"
 	"os"
@@ -46,6 +45,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"net/http/httptest"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 )

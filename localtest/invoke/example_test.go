@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"net/http"
 	"net/http/httptest"
 	"os"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"

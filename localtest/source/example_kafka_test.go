@@ -3,14 +3,15 @@ package source_test
 import (
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"
@@ -39,7 +40,7 @@ func ExampleKafkaCluster() {
 	}
 	prod.Close()
 
-	src, err := source.KafkaCluster(seeds, []string{"orders"}, localtest.KafkaEnvelope{}, source.KafkaStartingPosition("TRIM_HORIZON"))
+	src, err := source.KafkaCluster(seeds, []string{"orders"}, invocation.KafkaEnvelope{}, source.KafkaStartingPosition("TRIM_HORIZON"))
 	if err != nil {
 		panic(err)
 	}

@@ -3,10 +3,10 @@ package source_test
 import (
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"
 )

@@ -2,7 +2,6 @@ package source_test
 
 import (
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest/source"
 )

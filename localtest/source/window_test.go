@@ -3,7 +3,6 @@ package source_test
 import (
 	"context"
 	"fmt"
-	"github.com/sluicehq/sluice/events"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/servers"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/source"

@@ -2,8 +2,9 @@ package filter
 
 import (
 	"encoding/json"
-	"github.com/sluicehq/sluice/events"
 	"testing"
+
+	"github.com/sluicehq/sluice/events"
 )
 
 // FuzzFilterPattern: compiling a pattern and matching a record never
