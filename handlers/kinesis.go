@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	sevents "github.com/sluicehq/sluice/events"
-
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
@@ -98,6 +98,29 @@ func MustKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts .
 	h := must(NewKinesis(fn, opts...))
 	h.x.handler = "handlers.MustKinesis"
 	return h
+}
+
+// kinesisEvent is a decoded Kinesis event (eventscan.KinesisEvent, whose
+// comment says what records, dataErrs and only hold).
+type kinesisEvent struct {
+	records  []events.KinesisEventRecord
+	dataErrs []error
+	only     []int64
+	// After deaggregate, when the event held aggregates: records are the
+	// user records, users says where each came from, parents are the
+	// records as Lambda sent them.
+	users   []kinesisUser
+	parents []events.KinesisEventRecord
+}
+
+// kinesisRecords keeps the slice of one Kinesis invocation's records for
+// the next (KinesisHandler.Invoke puts it back).
+var kinesisRecords slicePool[events.KinesisEventRecord]
+
+// decodeKinesisEvent decodes a Kinesis event (eventscan.DecodeKinesis).
+func decodeKinesisEvent(payload []byte) (kinesisEvent, error) {
+	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.get())
+	return kinesisEvent{records: ev.Records, dataErrs: ev.DataErrs, only: ev.Only}, err
 }
 
 // kinesisRecordOf is record i of a deaggregated event, without its value.

@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	sevents "github.com/sluicehq/sluice/events"
-
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // SQSRecord is one SQS message: the decoded body and the message exactly as
@@ -35,6 +35,21 @@ func (r SQSRecord[T]) ReceiveCount() int {
 	n, _ := strconv.Atoi(r.Raw.Attributes["ApproximateReceiveCount"])
 	return n
 }
+
+// decodeSQSEvent decodes an SQS event: eventscan.ScanSQS for the shape
+// Lambda sends, decodeRecordArray (the plan decoder, then encoding/json)
+// for anything else. The result shares no memory with payload, which the
+// Lambda runtime reuses.
+func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
+	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.get()); ok {
+		return recs, nil, nil
+	}
+	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+}
+
+// sqsMessages keeps the slice of one SQS invocation's messages for the
+// next (SQSHandler.Invoke puts it back).
+var sqsMessages slicePool[events.SQSMessage]
 
 // digits reads a string of 1 to 18 decimal digits, the form SQS gives its
 // timestamps in, without strconv's general path.
