@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -94,24 +95,18 @@ func (r DynamoDBRecord[T]) CreationTime() time.Time {
 // DynamoDBHandler is the Lambda handler for a DynamoDB Streams event source
 // mapping. It implements lambda.Handler.
 type DynamoDBHandler[T any] struct {
-	cfg   *config
-	chain pipeline[DynamoDBRecord[T]]
-	x     expect
-	plan  *eventscan.ImagePlan // nil: every image goes through events.UnmarshalImage
+	handler[DynamoDBRecord[T]]
+	plan *eventscan.ImagePlan // nil: every image goes through events.UnmarshalImage
 }
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
 func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts ...Option) (*DynamoDBHandler[T], error) {
-	c, err := newConfig(kindStream, sevents.SourceDynamoDB, opts)
+	h, err := newHandler(source[DynamoDBRecord[T]]{kindStream, sevents.SourceDynamoDB, "handlers.NewDynamoDB", "Records",
+		[]string{sourceDynamoDB}, DynamoDBRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, DynamoDBRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceDynamoDB, err)
-	}
-	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}},
-		plan: eventscan.PlanImage(reflect.TypeFor[T]())}, nil
+	return &DynamoDBHandler[T]{h, eventscan.PlanImage(reflect.TypeFor[T]())}, nil
 }
 
 // MustDynamoDB is NewDynamoDB that panics on an error, for use in main.
@@ -327,4 +322,17 @@ func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecor
 		}
 	}
 	return r, nil
+}
+
+// dynamoDBTableOf returns the table of arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
+func dynamoDBTableOf(recs []events.DynamoDBEventRecord) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	_, rest, ok := strings.Cut(recs[0].EventSourceArn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }

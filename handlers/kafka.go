@@ -67,24 +67,19 @@ func (r KafkaRecord[T]) Header(name string) ([]byte, bool) {
 // KafkaHandler is the Lambda handler for an Amazon MSK or self-managed Kafka
 // event source mapping. It implements lambda.Handler.
 type KafkaHandler[T any] struct {
-	cfg   *config
-	chain pipeline[KafkaRecord[T]]
-	x     expect
+	handler[KafkaRecord[T]]
 }
 
 // NewKafka returns a Kafka handler that calls fn for each record. Partial
 // batch responses need the mapping in provisioned mode with
 // ReportBatchItemFailures; in on-demand mode use WithWholeBatchFailures.
 func NewKafka[T any](fn func(context.Context, KafkaRecord[T]) error, opts ...Option) (*KafkaHandler[T], error) {
-	c, err := newConfig(kindKafka, sevents.SourceKafka, opts)
+	h, err := newHandler(source[KafkaRecord[T]]{kindKafka, sevents.SourceKafka, "handlers.NewKafka", "records",
+		[]string{sourceMSK, sourceSelfManagedKafka}, KafkaRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, KafkaRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceKafka, err)
-	}
-	return &KafkaHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKafka", "records", []string{sourceMSK, sourceSelfManagedKafka}}}, nil
+	return &KafkaHandler[T]{h}, nil
 }
 
 // MustKafka is NewKafka that panics on an error, for use in main.
@@ -207,4 +202,16 @@ func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord, a *eventscan.Aren
 		return fmt.Errorf("kafka value is not valid base64: %w", err)
 	}
 	return decodeValue(c, v, &r.Value)
+}
+
+// kafkaTopicOf returns the topic of the first "<topic>-<partition>".
+func kafkaTopicOf(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	p := parts[0]
+	if i := strings.LastIndexByte(p, '-'); i > 0 {
+		return p[:i]
+	}
+	return p
 }

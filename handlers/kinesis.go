@@ -73,23 +73,18 @@ func (r KinesisRecord[T]) ArrivalTime() time.Time {
 // KinesisHandler is the Lambda handler for a Kinesis event source mapping. It
 // implements lambda.Handler.
 type KinesisHandler[T any] struct {
-	cfg   *config
-	chain pipeline[KinesisRecord[T]]
-	x     expect
+	handler[KinesisRecord[T]]
 }
 
 // NewKinesis returns a Kinesis handler that calls fn for each record, or an
 // error for a bad option or a mapping contract it cannot honour.
 func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) (*KinesisHandler[T], error) {
-	c, err := newConfig(kindStream, sevents.SourceKinesis, opts)
+	h, err := newHandler(source[KinesisRecord[T]]{kindStream, sevents.SourceKinesis, "handlers.NewKinesis", "Records",
+		[]string{sourceKinesis}, KinesisRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, KinesisRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceKinesis, err)
-	}
-	return &KinesisHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKinesis", "Records", []string{sourceKinesis}}}, nil
+	return &KinesisHandler[T]{h}, nil
 }
 
 // MustKinesis is NewKinesis for use in main: it panics on an error, so a
@@ -236,4 +231,14 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	ev.release()
 	engineItems.put(items)
 	return out, nil
+}
+
+// kinesisShardOf is the shard of a batch, for DimensionResource (from its
+// first record, without allocating, as the other sources' resources).
+func kinesisShardOf(recs []events.KinesisEventRecord) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	id, _, _ := strings.Cut(recs[0].EventID, ":")
+	return id
 }

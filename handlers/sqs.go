@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -88,10 +87,8 @@ func msAttr(s string) time.Time {
 // SQSHandler is the Lambda handler for an SQS event source mapping. It
 // implements lambda.Handler.
 type SQSHandler[T any] struct {
-	cfg   *config
-	chain pipeline[SQSRecord[T]]
-	fifo  bool
-	x     expect
+	handler[SQSRecord[T]]
+	fifo bool
 }
 
 // NewSQS returns an SQS handler that calls fn for each message. A batch from a
@@ -114,15 +111,11 @@ func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts
 	if fifo {
 		name, ctor = sevents.SourceSQSFIFO, "handlers.NewSQSFIFO"
 	}
-	c, err := newConfig(kindSQS, name, opts)
+	h, err := newHandler(source[SQSRecord[T]]{kindSQS, name, ctor, "Records", []string{sourceSQS}, SQSRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, SQSRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
-	}
-	return &SQSHandler[T]{cfg: c, chain: h, fifo: fifo, x: expect{ctor, "Records", []string{sourceSQS}}}, nil
+	return &SQSHandler[T]{h, fifo}, nil
 }
 
 // MustSQS is NewSQS that panics on an error, for use in main.
@@ -230,4 +223,13 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	sqsMessages.put(recs)
 	engineItems.put(items)
 	return out, nil
+}
+
+// sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
+func sqsQueueOf(recs []events.SQSMessage) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	arn := recs[0].EventSourceARN
+	return arn[strings.LastIndexByte(arn, ':')+1:]
 }
