@@ -15,8 +15,9 @@ import (
 
 import ()
 
-// ddbFuzzItem has a field of every kind the image plan decodes (as in
-// internal/eventscan's FuzzDynamoDBDecode).
+// ddbFuzzItem has a field of every kind the image plan decodes (as the
+// item of internal/eventscan's FuzzDynamoDBDecode, whose unexported field
+// is for the plan's own tests).
 type ddbFuzzItem struct {
 	ID     string  `dynamodbav:"id"`
 	N      int     `dynamodbav:"n,omitempty"`
@@ -30,7 +31,6 @@ type ddbFuzzItem struct {
 	Msg    string
 	Status ddbStatus `dynamodbav:"status"`
 	Ign    string    `dynamodbav:"-"`
-	hidden string
 }
 
 type ddbStatus string
