@@ -2,9 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
-	"reflect"
 	"sync"
-	"unsafe"
 
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
@@ -38,7 +36,7 @@ func JSON() Codec { return jsonCodec{plans: &jsonplan.Cache{}, images: &sync.Map
 
 type jsonCodec struct {
 	plans  *jsonplan.Cache
-	images *sync.Map // reflect.Type -> *imagePlan, for DynamoDBChange
+	images *sync.Map // reflect.Type -> *eventscan.ImagePlan, for DynamoDBChange
 }
 
 func (c jsonCodec) Unmarshal(data []byte, v any) error { return c.plans.Unmarshal(data, v) }
@@ -57,7 +55,7 @@ func decodeStringValue[T any](c Codec, s string, v *T) error {
 		switch any(v).(type) {
 		case *[]byte, *json.RawMessage:
 		default:
-			return decodeValue(c, unsafe.Slice(unsafe.StringData(s), len(s)), v)
+			return decodeValue(c, jsonplan.Bytes(s), v)
 		}
 	}
 	return decodeValue(c, []byte(s), v)
@@ -84,7 +82,7 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 		return p.decodeEnvelope(c, data)
 	}
 	if jc, ok := c.(jsonCodec); ok {
-		return jc.plans.Plan(reflect.TypeFor[T]()).Unmarshal(data, unsafe.Pointer(v), true)
+		return jsonplan.DecoderOf[T](jc.plans).Unmarshal(data, v, true)
 	}
 	return c.Unmarshal(data, v)
 }

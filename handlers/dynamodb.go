@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // DynamoDBRecord is one DynamoDB Streams record: the item images decoded into
@@ -70,7 +70,7 @@ func (r DynamoDBRecord[T]) OldImage() map[string]events.DynamoDBAttributeValue {
 // decoder has validated.
 func imageOr(m map[string]events.DynamoDBAttributeValue, img []byte) map[string]events.DynamoDBAttributeValue {
 	if m == nil && img != nil {
-		m, _ = imageMap(img)
+		m, _ = eventscan.ImageMap(img)
 	}
 	return m
 }
@@ -95,24 +95,18 @@ func (r DynamoDBRecord[T]) CreationTime() time.Time {
 // DynamoDBHandler is the Lambda handler for a DynamoDB Streams event source
 // mapping. It implements lambda.Handler.
 type DynamoDBHandler[T any] struct {
-	cfg   *config
-	chain pipeline[DynamoDBRecord[T]]
-	x     expect
-	plan  *imagePlan // nil: every image goes through events.UnmarshalImage
+	handler[DynamoDBRecord[T]]
+	plan *eventscan.ImagePlan // nil: every image goes through events.UnmarshalImage
 }
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
 func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts ...Option) (*DynamoDBHandler[T], error) {
-	c, err := newConfig(kindStream, sevents.SourceDynamoDB, opts)
+	h, err := newHandler(source[DynamoDBRecord[T]]{kindStream, sevents.SourceDynamoDB, "handlers.NewDynamoDB", "Records",
+		[]string{sourceDynamoDB}, DynamoDBRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, DynamoDBRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceDynamoDB, err)
-	}
-	return &DynamoDBHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewDynamoDB", "Records", []string{sourceDynamoDB}},
-		plan: planFor(reflect.TypeFor[T]())}, nil
+	return &DynamoDBHandler[T]{h, eventscan.PlanImage(reflect.TypeFor[T]())}, nil
 }
 
 // MustDynamoDB is NewDynamoDB that panics on an error, for use in main.
@@ -145,15 +139,15 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 		items[i] = engine.Item{ID: recs[i].Change.SequenceNumber, Arrival: recs[i].Change.ApproximateCreationDateTime.Time}
 		if imgs != nil {
-			items[i].Key = imgs[i].key
-			if imgs[i].newImg != nil {
+			items[i].Key = imgs[i].Key
+			if imgs[i].New != nil {
 				nNew++
 			}
-			if imgs[i].oldImg != nil {
+			if imgs[i].Old != nil {
 				nOld++
 			}
 		} else {
-			items[i].Key = keyString(recs[i].Change.Keys)
+			items[i].Key = eventscan.DynamoDBKey(recs[i].Change.Keys)
 		}
 	}
 	// The fast path decodes the images of a batch into two arrays of T
@@ -196,9 +190,9 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 				if k, err := json.Marshal(r.Change.Keys); err == nil {
 					e.PartitionKey = string(k)
 				}
-			} else if imgs != nil && imgs[i].keys != nil {
+			} else if imgs != nil && imgs[i].Keys != nil {
 				var k bytes.Buffer
-				if json.Compact(&k, imgs[i].keys) == nil {
+				if json.Compact(&k, imgs[i].Keys) == nil {
 					e.PartitionKey = k.String()
 				}
 			}
@@ -229,22 +223,66 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 // image its stream view type and event name promise.
 var errMissingImage = errors.New("missing image")
 
+// ddbEvent is a decoded DynamoDB Streams event. On the fast path (imgs
+// != nil) the records' image maps are left nil and imgs holds their JSON
+// (eventscan.DynamoDBEvent).
+type ddbEvent struct {
+	recs []events.DynamoDBEventRecord
+	errs []error            // the general path's malformed records
+	imgs []eventscan.Images // the fast path's images, one per record
+}
+
+// decodeDynamoDBEvent decodes a DynamoDB Streams event: eventscan's
+// scanner for the shape Lambda sends, falling back to decodeRecordArray
+// (the plan decoder, then encoding/json) for anything else. The result
+// shares no memory with payload.
+func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
+	if !rawImages {
+		if ev, ok := eventscan.ScanDynamoDB(payload); ok {
+			return ddbEvent{recs: ev.Records, imgs: ev.Images}, nil
+		}
+	}
+	// encoding/json stops a record at its first bad attribute value, often
+	// before the SequenceNumber that follows the images: every record
+	// passes decodeRecordArray's check, and DynamoDBIdentifiers reads the
+	// identifiers of the malformed ones leniently.
+	recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+	if err == nil && errs != nil {
+		err = eventscan.DynamoDBIdentifiers(payload, recs, errs)
+	}
+	return ddbEvent{recs: recs, errs: errs}, err
+}
+
+// The image plan's names as envelopes.go (DynamoDBChange) calls them;
+// the rest of the package calls eventscan.
+type imagePlan = eventscan.ImagePlan
+
+func planFor(t reflect.Type) *imagePlan { return eventscan.PlanImage(t) }
+
+func decodeImage[T any](p *imagePlan, img []byte, out *T) error {
+	return eventscan.DecodeImage(p, img, out)
+}
+
+func imageMap(img []byte) (map[string]events.DynamoDBAttributeValue, error) {
+	return eventscan.ImageMap(img)
+}
+
 // decodeDynamoDBImages builds the record of the fast path: its images are
 // JSON, decoded into news[i] and olds[i].
-func decodeDynamoDBImages[T any](p *imagePlan, raw *events.DynamoDBEventRecord, im *ddbImages, news, olds []T, i int) (DynamoDBRecord[T], error) {
-	r := DynamoDBRecord[T]{Raw: *raw, keys: im.keys, newImg: im.newImg, oldImg: im.oldImg}
-	if err := missingImage(raw, im.newImg != nil, im.oldImg != nil); err != nil {
+func decodeDynamoDBImages[T any](p *eventscan.ImagePlan, raw *events.DynamoDBEventRecord, im *eventscan.Images, news, olds []T, i int) (DynamoDBRecord[T], error) {
+	r := DynamoDBRecord[T]{Raw: *raw, keys: im.Keys, newImg: im.New, oldImg: im.Old}
+	if err := missingImage(raw, im.New != nil, im.Old != nil); err != nil {
 		return r, err
 	}
-	if im.newImg != nil {
+	if im.New != nil {
 		r.New = &news[i]
-		if err := decodeImage(p, im.newImg, r.New); err != nil {
+		if err := eventscan.DecodeImage(p, im.New, r.New); err != nil {
 			return r, fmt.Errorf("NewImage: %w", err)
 		}
 	}
-	if im.oldImg != nil {
+	if im.Old != nil {
 		r.Old = &olds[i]
-		if err := decodeImage(p, im.oldImg, r.Old); err != nil {
+		if err := eventscan.DecodeImage(p, im.Old, r.Old); err != nil {
 			return r, fmt.Errorf("OldImage: %w", err)
 		}
 	}
@@ -286,30 +324,15 @@ func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecor
 	return r, nil
 }
 
-// keyString renders an item's key attributes as a stable string, the
-// ordering key of the record.
-func keyString(keys map[string]events.DynamoDBAttributeValue) string {
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
+// dynamoDBTableOf returns the table of arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
+func dynamoDBTableOf(recs []events.DynamoDBEventRecord) string {
+	if len(recs) == 0 {
+		return ""
 	}
-	slices.Sort(names)
-	var b strings.Builder
-	for i, k := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		v := keys[k]
-		b.WriteString(k)
-		b.WriteByte('=')
-		switch v.DataType() {
-		case events.DataTypeString:
-			b.WriteString(v.String())
-		case events.DataTypeNumber:
-			b.WriteString(v.Number())
-		case events.DataTypeBinary:
-			fmt.Fprintf(&b, "%x", v.Binary())
-		}
+	_, rest, ok := strings.Cut(recs[0].EventSourceArn, ":table/")
+	if !ok {
+		return ""
 	}
-	return b.String()
+	name, _, _ := strings.Cut(rest, "/")
+	return name
 }

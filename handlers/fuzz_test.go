@@ -39,38 +39,6 @@ func kinesisSeeds(f *testing.F) {
 	}
 }
 
-// FuzzKinesisDecode checks that the hand-written scanner and the
-// encoding/json reference decoder agree on every input the scanner accepts.
-func FuzzKinesisDecode(f *testing.F) {
-	kinesisSeeds(f)
-	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, ok := scanKinesisEvent(in)
-		ref, err := refDecodeKinesisEvent(in)
-		if !ok {
-			return // the reference decides
-		}
-		if err != nil {
-			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
-		}
-		if ref.dataErrs != nil {
-			t.Fatalf("scanner accepted data the reference cannot decode: %v", ref.dataErrs)
-		}
-		if len(fast.records) != len(ref.records) {
-			t.Fatalf("%d records, reference %d", len(fast.records), len(ref.records))
-		}
-		for i := range fast.records {
-			a, b := fast.records[i], ref.records[i]
-			if !a.Kinesis.ApproximateArrivalTimestamp.Equal(b.Kinesis.ApproximateArrivalTimestamp.Time) {
-				t.Fatalf("record %d arrival %v, reference %v", i, a.Kinesis.ApproximateArrivalTimestamp, b.Kinesis.ApproximateArrivalTimestamp)
-			}
-			a.Kinesis.ApproximateArrivalTimestamp, b.Kinesis.ApproximateArrivalTimestamp = events.SecondsEpochTime{}, events.SecondsEpochTime{}
-			if !reflect.DeepEqual(a, b) {
-				t.Fatalf("record %d:\n scanner %+v\nreference %+v", i, a, b)
-			}
-		}
-	})
-}
-
 // FuzzJSONCodecAgrees checks the default codec against encoding/json.
 func FuzzJSONCodecAgrees(f *testing.F) {
 	for _, s := range []string{

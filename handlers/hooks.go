@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // A batchHook is the part of a middleware that looks at a whole batch:
@@ -84,7 +85,7 @@ func (b *hookBatch[R]) raw(i int) []byte {
 // them.
 func splitRecords(payload []byte, kafka bool) []json.RawMessage {
 	if !kafka {
-		if spans, ok := recordSpans(payload); ok {
+		if spans, ok := eventscan.RecordSpans(payload); ok {
 			return spans
 		}
 		var ev struct {
@@ -101,7 +102,7 @@ func splitRecords(payload []byte, kafka bool) []json.RawMessage {
 	if json.Unmarshal(payload, &ev) != nil {
 		return nil
 	}
-	keys, n := partitionsOf(ev.Records)
+	keys, n := eventscan.Partitions(ev.Records)
 	out := make([]json.RawMessage, 0, n)
 	for _, k := range keys {
 		out = append(out, ev.Records[k]...)

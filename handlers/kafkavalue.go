@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/eventscan"
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
@@ -103,12 +102,12 @@ func WithKafkaKey[K any](codec KafkaCodec) Option {
 		}
 		k := c.kafkaCodecs()
 		k.keySet = true
-		plan := jsonplan.For(reflect.TypeFor[K]())
+		plan := jsonplan.New[K]()
 		k.key = func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error) {
 			var key K
 			var err error
 			if asJSON {
-				err = plan.Unmarshal(data, unsafe.Pointer(&key), false)
+				err = plan.Unmarshal(data, &key, false)
 			} else {
 				err = codec.DecodeKafka(ctx, data, schema, &key)
 			}
@@ -204,7 +203,7 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 	if json.Unmarshal(payload, &ev) != nil {
 		return nil
 	}
-	keys, total := partitionsOf(ev.Records)
+	keys, total := eventscan.Partitions(ev.Records)
 	if total != n {
 		return nil
 	}
@@ -217,8 +216,8 @@ func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
 
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
 // and the record's schema metadata (meta may be nil) into r, the key and
-// value bytes into a (see base64Bytes).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *arena, r *KafkaRecord[T]) error {
+// value bytes into a (see eventscan.Base64).
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
 	var m kafkaMeta
 	if meta != nil {
 		m = meta[i]
@@ -239,7 +238,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		return e
 	}
 	if raw.Key != "" {
-		key, err := base64Bytes(a, raw.Key)
+		key, err := eventscan.Base64(a, raw.Key)
 		if err != nil {
 			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", err))
 		}
@@ -254,7 +253,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		r.Tombstone = true
 		return nil
 	}
-	v, err := base64Bytes(a, raw.Value)
+	v, err := eventscan.Base64(a, raw.Value)
 	if err != nil {
 		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
 	}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	sevents "github.com/sluicehq/sluice/events"
-
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
@@ -73,23 +73,18 @@ func (r KinesisRecord[T]) ArrivalTime() time.Time {
 // KinesisHandler is the Lambda handler for a Kinesis event source mapping. It
 // implements lambda.Handler.
 type KinesisHandler[T any] struct {
-	cfg   *config
-	chain pipeline[KinesisRecord[T]]
-	x     expect
+	handler[KinesisRecord[T]]
 }
 
 // NewKinesis returns a Kinesis handler that calls fn for each record, or an
 // error for a bad option or a mapping contract it cannot honour.
 func NewKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts ...Option) (*KinesisHandler[T], error) {
-	c, err := newConfig(kindStream, sevents.SourceKinesis, opts)
+	h, err := newHandler(source[KinesisRecord[T]]{kindStream, sevents.SourceKinesis, "handlers.NewKinesis", "Records",
+		[]string{sourceKinesis}, KinesisRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, KinesisRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", sevents.SourceKinesis, err)
-	}
-	return &KinesisHandler[T]{cfg: c, chain: h, x: expect{"handlers.NewKinesis", "Records", []string{sourceKinesis}}}, nil
+	return &KinesisHandler[T]{h}, nil
 }
 
 // MustKinesis is NewKinesis for use in main: it panics on an error, so a
@@ -98,6 +93,29 @@ func MustKinesis[T any](fn func(context.Context, KinesisRecord[T]) error, opts .
 	h := must(NewKinesis(fn, opts...))
 	h.x.handler = "handlers.MustKinesis"
 	return h
+}
+
+// kinesisEvent is a decoded Kinesis event (eventscan.KinesisEvent, whose
+// comment says what records, dataErrs and only hold).
+type kinesisEvent struct {
+	records  []events.KinesisEventRecord
+	dataErrs []error
+	only     []int64
+	// After deaggregate, when the event held aggregates: records are the
+	// user records, users says where each came from, parents are the
+	// records as Lambda sent them.
+	users   []kinesisUser
+	parents []events.KinesisEventRecord
+}
+
+// kinesisRecords keeps the slice of one Kinesis invocation's records for
+// the next (KinesisHandler.Invoke puts it back).
+var kinesisRecords slicePool[events.KinesisEventRecord]
+
+// decodeKinesisEvent decodes a Kinesis event (eventscan.DecodeKinesis).
+func decodeKinesisEvent(payload []byte) (kinesisEvent, error) {
+	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.get())
+	return kinesisEvent{records: ev.Records, dataErrs: ev.DataErrs, only: ev.Only}, err
 }
 
 // kinesisRecordOf is record i of a deaggregated event, without its value.
@@ -213,4 +231,14 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	ev.release()
 	engineItems.put(items)
 	return out, nil
+}
+
+// kinesisShardOf is the shard of a batch, for DimensionResource (from its
+// first record, without allocating, as the other sources' resources).
+func kinesisShardOf(recs []events.KinesisEventRecord) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	id, _, _ := strings.Cut(recs[0].EventID, ":")
+	return id
 }

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
 )
@@ -294,49 +292,4 @@ func appendMetric(b []byte, name string, v int64) []byte {
 	b = append(b, name...)
 	b = append(b, `":`...)
 	return strconv.AppendInt(b, v, 10)
-}
-
-// The resource of a batch, for DimensionResource: taken from its first
-// record, without allocating.
-
-func kinesisShardOf(recs []events.KinesisEventRecord) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	id, _, _ := strings.Cut(recs[0].EventID, ":")
-	return id
-}
-
-// dynamoDBTableOf returns the table of arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
-func dynamoDBTableOf(recs []events.DynamoDBEventRecord) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	_, rest, ok := strings.Cut(recs[0].EventSourceArn, ":table/")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "/")
-	return name
-}
-
-// sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
-func sqsQueueOf(recs []events.SQSMessage) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	arn := recs[0].EventSourceARN
-	return arn[strings.LastIndexByte(arn, ':')+1:]
-}
-
-// kafkaTopicOf returns the topic of the first "<topic>-<partition>".
-func kafkaTopicOf(parts []string) string {
-	if len(parts) == 0 {
-		return ""
-	}
-	p := parts[0]
-	if i := strings.LastIndexByte(p, '-'); i > 0 {
-		return p[:i]
-	}
-	return p
 }

@@ -2,18 +2,17 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	sevents "github.com/sluicehq/sluice/events"
-
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // SQSRecord is one SQS message: the decoded body and the message exactly as
@@ -35,6 +34,21 @@ func (r SQSRecord[T]) ReceiveCount() int {
 	n, _ := strconv.Atoi(r.Raw.Attributes["ApproximateReceiveCount"])
 	return n
 }
+
+// decodeSQSEvent decodes an SQS event: eventscan.ScanSQS for the shape
+// Lambda sends, decodeRecordArray (the plan decoder, then encoding/json)
+// for anything else. The result shares no memory with payload, which the
+// Lambda runtime reuses.
+func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
+	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.get()); ok {
+		return recs, nil, nil
+	}
+	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+}
+
+// sqsMessages keeps the slice of one SQS invocation's messages for the
+// next (SQSHandler.Invoke puts it back).
+var sqsMessages slicePool[events.SQSMessage]
 
 // digits reads a string of 1 to 18 decimal digits, the form SQS gives its
 // timestamps in, without strconv's general path.
@@ -73,10 +87,8 @@ func msAttr(s string) time.Time {
 // SQSHandler is the Lambda handler for an SQS event source mapping. It
 // implements lambda.Handler.
 type SQSHandler[T any] struct {
-	cfg   *config
-	chain pipeline[SQSRecord[T]]
-	fifo  bool
-	x     expect
+	handler[SQSRecord[T]]
+	fifo bool
 }
 
 // NewSQS returns an SQS handler that calls fn for each message. A batch from a
@@ -99,15 +111,11 @@ func newSQS[T any](fn func(context.Context, SQSRecord[T]) error, fifo bool, opts
 	if fifo {
 		name, ctor = sevents.SourceSQSFIFO, "handlers.NewSQSFIFO"
 	}
-	c, err := newConfig(kindSQS, name, opts)
+	h, err := newHandler(source[SQSRecord[T]]{kindSQS, name, ctor, "Records", []string{sourceSQS}, SQSRecord[T].idempotencyKey}, fn, opts)
 	if err != nil {
 		return nil, err
 	}
-	h, err := chain(c, fn, SQSRecord[T].idempotencyKey)
-	if err != nil {
-		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
-	}
-	return &SQSHandler[T]{cfg: c, chain: h, fifo: fifo, x: expect{ctor, "Records", []string{sourceSQS}}}, nil
+	return &SQSHandler[T]{h, fifo}, nil
 }
 
 // MustSQS is NewSQS that panics on an error, for use in main.
@@ -215,4 +223,13 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	sqsMessages.put(recs)
 	engineItems.put(items)
 	return out, nil
+}
+
+// sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
+func sqsQueueOf(recs []events.SQSMessage) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	arn := recs[0].EventSourceARN
+	return arn[strings.LastIndexByte(arn, ':')+1:]
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The byte-level pieces of JSON scanning that this package's decoder and
-// the handlers' event scanners share.
+// the event scanners of internal/eventscan share.
 
 const (
 	ones  = 0x0101010101010101

@@ -94,6 +94,34 @@ func (p *Plan) Decode(data []byte, ptr unsafe.Pointer, share bool) bool {
 	return d.i == len(d.b)
 }
 
+// A Decoder decodes JSON into values of type T by the plan for T.
+type Decoder[T any] struct{ p *Plan }
+
+// New makes the decoder for T. Making its plan takes reflection: keep it.
+func New[T any]() Decoder[T] { return Decoder[T]{For(reflect.TypeFor[T]())} }
+
+// DecoderOf returns the decoder for T with c's plan for T, made on first use.
+func DecoderOf[T any](c *Cache) Decoder[T] { return Decoder[T]{c.Plan(reflect.TypeFor[T]())} }
+
+// Unmarshal decodes data into *v, which must be zero, with the result and
+// error of json.Unmarshal. With share, strings may point into data, which
+// must then never change.
+func (d Decoder[T]) Unmarshal(data []byte, v *T, share bool) error {
+	return d.p.Unmarshal(data, unsafe.Pointer(v), share)
+}
+
+// Decode decodes data into *v, which must be zero, and reports whether it
+// could; if not, *v is partly written and the caller decodes it again with
+// encoding/json (as Unmarshal does).
+func (d Decoder[T]) Decode(data []byte, v *T, share bool) bool {
+	return d.p.Decode(data, unsafe.Pointer(v), share)
+}
+
+// Bytes returns the bytes of s without copying them, for a decoder that
+// never writes to its input (the plan decoder, encoding/json): nothing may
+// write to them.
+func Bytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // Node kinds.
 const (
 	kString uint8 = iota + 1

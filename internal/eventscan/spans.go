@@ -1,17 +1,17 @@
-package handlers
+package eventscan
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// recordSpans is splitRecords' fast path for an event whose records are a
+// RecordSpans is the handlers' splitRecords fast path for an event whose records are a
 // top-level "Records" array (Kinesis, DynamoDB Streams, SQS): it walks the
 // JSON without decoding it and returns each element's bytes, sharing
 // payload. ok is false for anything it does not expect (another key that
 // encoding/json would also take for Records, a repeated key, invalid
 // JSON), and the caller decodes instead.
-func recordSpans(payload []byte) (spans []json.RawMessage, ok bool) {
+func RecordSpans(payload []byte) (spans []json.RawMessage, ok bool) {
 	s := spanScanner{b: payload}
 	s.ws()
 	if !s.byte('{') {

@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"encoding/json"
@@ -50,7 +50,7 @@ func sqsSeeds(f *testing.F) {
 func FuzzSQSDecode(f *testing.F) {
 	sqsSeeds(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, ok := scanSQSEvent(in)
+		fast, ok := ScanSQS(in, nil)
 		if !ok {
 			return // the general decoder decides
 		}
@@ -99,7 +99,7 @@ func TestSQSScanLongStrings(t *testing.T) {
 		raw = append(raw, `{}]","attributes":{"SentTimestamp":"1"},"awsRegion":"us-east-1"}`...)
 	}
 	raw = append(raw, `]}`...)
-	fast, ok := scanSQSEvent(raw)
+	fast, ok := ScanSQS(raw, nil)
 	if !ok {
 		t.Fatal("the scanner gave up on a well-formed event")
 	}

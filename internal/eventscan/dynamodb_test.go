@@ -1,10 +1,8 @@
-package handlers
+package eventscan
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -67,12 +65,12 @@ func ddbSeeds(f *testing.F) {
 // decodes into a struct, against events.UnmarshalImage.
 func FuzzDynamoDBDecode(f *testing.F) {
 	ddbSeeds(f)
-	plan := planFor(reflect.TypeFor[ddbFuzzItem]())
+	plan := PlanImage(reflect.TypeFor[ddbFuzzItem]())
 	if plan == nil {
 		f.Fatal("no image plan for ddbFuzzItem")
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, ok := scanDynamoDBEvent(in)
+		fast, ok := ScanDynamoDB(in)
 		if !ok {
 			return // the general decoder decides
 		}
@@ -82,33 +80,33 @@ func FuzzDynamoDBDecode(f *testing.F) {
 		if err := json.Unmarshal(in, &ref); err != nil {
 			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
 		}
-		if fast.recs == nil || ref.Records == nil || len(fast.recs) != len(ref.Records) || len(fast.imgs) != len(fast.recs) {
-			t.Fatalf("%d records, reference %d", len(fast.recs), len(ref.Records))
+		if fast.Records == nil || ref.Records == nil || len(fast.Records) != len(ref.Records) || len(fast.Images) != len(fast.Records) {
+			t.Fatalf("%d records, reference %d", len(fast.Records), len(ref.Records))
 		}
-		for i := range fast.recs {
-			a, b, im := fast.recs[i], ref.Records[i], fast.imgs[i]
+		for i := range fast.Records {
+			a, b, im := fast.Records[i], ref.Records[i], fast.Images[i]
 			var err error
 			for _, x := range []struct {
 				dst *map[string]events.DynamoDBAttributeValue
 				img []byte
-			}{{&a.Change.Keys, im.keys}, {&a.Change.NewImage, im.newImg}, {&a.Change.OldImage, im.oldImg}} {
+			}{{&a.Change.Keys, im.Keys}, {&a.Change.NewImage, im.New}, {&a.Change.OldImage, im.Old}} {
 				if *x.dst != nil {
 					t.Fatalf("record %d: the scanner filled an image map", i)
 				}
-				if *x.dst, err = imageMap(x.img); err != nil {
+				if *x.dst, err = ImageMap(x.img); err != nil {
 					t.Fatalf("record %d: kept image %q does not decode: %v", i, x.img, err)
 				}
 			}
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("record %d of %q:\n scanner %#v\nreference %#v", i, in, a, b)
 			}
-			if want := keyString(b.Change.Keys); im.key != want {
-				t.Fatalf("record %d: key %q, reference %q", i, im.key, want)
+			if want := DynamoDBKey(b.Change.Keys); im.Key != want {
+				t.Fatalf("record %d: key %q, reference %q", i, im.Key, want)
 			}
 			for _, x := range []struct {
 				img []byte
 				m   map[string]events.DynamoDBAttributeValue
-			}{{im.newImg, b.Change.NewImage}, {im.oldImg, b.Change.OldImage}} {
+			}{{im.New, b.Change.NewImage}, {im.Old, b.Change.OldImage}} {
 				if x.img == nil {
 					continue
 				}
@@ -149,7 +147,7 @@ func TestImagePlanFor(t *testing.T) {
 		plan bool
 	}{
 		{reflect.TypeFor[ddbFuzzItem](), true},
-		{reflect.TypeFor[ddbOrder](), true},
+		{reflect.TypeFor[order](), true},
 		{reflect.TypeFor[withEmbedded](), false},
 		{reflect.TypeFor[dup](), false},
 		{reflect.TypeFor[asString](), false},
@@ -158,82 +156,8 @@ func TestImagePlanFor(t *testing.T) {
 		{reflect.TypeFor[map[string]any](), false},
 		{reflect.TypeFor[string](), false},
 	} {
-		if got := planFor(c.t) != nil; got != c.plan {
-			t.Errorf("planFor(%v): plan %t, want %t", c.t, got, c.plan)
+		if got := PlanImage(c.t) != nil; got != c.plan {
+			t.Errorf("PlanImage(%v): plan %t, want %t", c.t, got, c.plan)
 		}
-	}
-}
-
-// TestDynamoDBImagesOnDemand: the fast path leaves Raw's image maps nil and
-// the methods decode them; a value the plan cannot take goes through
-// UnmarshalImage and fails as it would there.
-func TestDynamoDBImagesOnDemand(t *testing.T) {
-	b := &sevents.DynamoDBBuilder{}
-	b.Modify(map[string]string{"id": "k1"}, map[string]any{"id": "k1", "n": 1}, map[string]any{"id": "k1", "n": 2, "extra": map[string]any{"x": "y"}})
-	b.Insert(map[string]string{"id": "k2"}, map[string]any{"id": "k2", "n": "NaN-ish"})
-	raw, _ := json.Marshal(b.Event())
-	ev, err := decodeDynamoDBEvent(raw, false)
-	if err != nil || ev.imgs == nil {
-		t.Fatalf("fast path not taken: %v", err)
-	}
-	plan := planFor(reflect.TypeFor[ddbFuzzItem]())
-	news, olds := make([]ddbFuzzItem, 2), make([]ddbFuzzItem, 2)
-	r, err := decodeDynamoDBImages(plan, &ev.recs[0], &ev.imgs[0], news, olds, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Raw.Change.NewImage != nil || r.NewImage()["extra"].Map()["x"].String() != "y" || r.OldImage()["n"].Number() != "1" || r.Keys()["id"].String() != "k1" {
-		t.Fatalf("images on demand: %v %v %v", r.NewImage(), r.OldImage(), r.Keys())
-	}
-	if r.New.ID != "k1" || r.New.N != 2 || r.Old.N != 1 {
-		t.Fatalf("decoded %+v %+v", *r.New, *r.Old)
-	}
-	var k struct {
-		ID string `dynamodbav:"id"`
-	}
-	if err := r.UnmarshalKeys(&k); err != nil || k.ID != "k1" {
-		t.Fatalf("UnmarshalKeys: %v %+v", err, k)
-	}
-	if ev.imgs[0].key != "id=k1" {
-		t.Fatalf("key %q", ev.imgs[0].key)
-	}
-	_, err = decodeDynamoDBImages(plan, &ev.recs[1], &ev.imgs[1], news, olds, 1)
-	var want ddbFuzzItem
-	werr := sevents.UnmarshalImage(map[string]events.DynamoDBAttributeValue{"n": events.NewStringAttribute("NaN-ish")}, &want)
-	if err == nil || werr == nil || err.Error() != "NewImage: "+werr.Error() {
-		t.Fatalf("got %v, want NewImage: %v", err, werr)
-	}
-}
-
-// TestDynamoDBWithRawImages: through the handler, Raw's image maps are nil
-// by default and filled with WithRawImages; New, Old and the methods agree
-// either way.
-func TestDynamoDBWithRawImages(t *testing.T) {
-	b := &sevents.DynamoDBBuilder{}
-	b.Modify(map[string]string{"id": "k1"}, map[string]any{"id": "k1", "n": 1}, map[string]any{"id": "k1", "n": 2})
-	raw, _ := json.Marshal(b.Event())
-	for _, filled := range []bool{false, true} {
-		var got DynamoDBRecord[ddbFuzzItem]
-		opts := []Option{withLookupEnv(func(string) (string, bool) { return "", false })}
-		if filled {
-			opts = append(opts, WithRawImages())
-		}
-		h, err := NewDynamoDB(func(_ context.Context, r DynamoDBRecord[ddbFuzzItem]) error { got = r; return nil }, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Invoke(context.Background(), raw); err != nil {
-			t.Fatal(err)
-		}
-		if (got.Raw.Change.NewImage != nil) != filled || (got.Raw.Change.OldImage != nil) != filled || (got.Raw.Change.Keys != nil) != filled {
-			t.Fatalf("WithRawImages=%t: Raw maps %v %v %v", filled, got.Raw.Change.NewImage, got.Raw.Change.OldImage, got.Raw.Change.Keys)
-		}
-		if got.New.N != 2 || got.Old.N != 1 || got.NewImage()["n"].Number() != "2" || got.Keys()["id"].String() != "k1" {
-			t.Fatalf("WithRawImages=%t: %+v %+v %v", filled, *got.New, *got.Old, got.NewImage())
-		}
-	}
-	if _, err := NewKinesis(func(context.Context, KinesisRecord[msg]) error { return nil }, WithRawImages()); err == nil ||
-		!strings.Contains(err.Error(), "WithRawImages applies to DynamoDB Streams handlers only") {
-		t.Fatalf("WithRawImages on Kinesis: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"math/rand/v2"

@@ -1,6 +1,7 @@
-package handlers
+package eventscan
 
 import (
+	"encoding/base64"
 	"math/bits"
 	"unsafe"
 
@@ -89,4 +90,18 @@ func decodeStdBase64(dst, src []byte) (n int, ok bool) {
 	}
 	bad |= x
 	return n, bad>>24 == 0
+}
+
+// Base64 decodes a Kafka key or value: into a when it is clean padded
+// base64 (an arena's memory is never reused, so the bytes stay the
+// record's), else, or without an arena, by encoding/base64, which also
+// words the error.
+func Base64(a *Arena, s string) ([]byte, error) {
+	if a != nil {
+		dst := a.alloc(base64.StdEncoding.DecodedLen(len(s)))
+		if n, ok := decodeStdBase64(dst, unsafe.Slice(unsafe.StringData(s), len(s))); ok && n > 0 {
+			return dst[:n:n], nil
+		}
+	}
+	return base64.StdEncoding.DecodeString(s)
 }

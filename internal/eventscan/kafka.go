@@ -1,14 +1,114 @@
-package handlers
+package eventscan
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
+
+// A KafkaEntry is one record of a Kafka event.
+type KafkaEntry struct {
+	Record events.KafkaRecord
+	Err    error  // the record is malformed: only its offset is known
+	ID     string // the batch item identifier, when the decoder made it
+}
+
+// KafkaEvent is a decoded Kafka event.
+type KafkaEvent struct {
+	Entries []KafkaEntry
+	Parts   []string // the topic-partition of each entry
+	Source  string   // the event's eventSource
+	ARN     string   // the event's eventSourceArn (MSK)
+	Records bool     // the event has a records object
+	// Scanned says the fast scanner read the event: it takes no record
+	// with schema metadata, so there is none to look for.
+	Scanned bool
+}
+
+// DecodeKafka decodes the records of a Kafka event in a stable order:
+// topic-partitions sorted by key, records as delivered (offset order). Like
+// the handlers' decoder of "Records" arrays it isolates a malformed record
+// when it can. The result shares no memory with payload.
+func DecodeKafka(payload []byte) (KafkaEvent, error) {
+	if ev, ok := scanKafkaEvent(payload); ok {
+		return ev, nil
+	}
+	// The plan decoder first (see decodeRecordArray), kept equal to
+	// encoding/json by FuzzEnvelopeAgrees.
+	var whole kafkaWhole
+	if kafkaWholeDecoder().Unmarshal(payload, &whole, false) == nil {
+		keys, n := Partitions(whole.Records)
+		out := make([]KafkaEntry, 0, n)
+		parts := make([]string, 0, n)
+		for _, k := range keys {
+			for _, rec := range whole.Records[k] {
+				out = append(out, KafkaEntry{Record: rec})
+				parts = append(parts, k)
+			}
+		}
+		return KafkaEvent{out, parts, whole.EventSource, whole.EventSourceArn, whole.Records != nil, false}, nil
+	}
+	var loose struct {
+		EventSource    string                       `json:"eventSource"`
+		EventSourceArn string                       `json:"eventSourceArn"`
+		Records        map[string][]json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(payload, &loose); err != nil {
+		return KafkaEvent{}, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
+	}
+	keys, n := Partitions(loose.Records)
+	out := make([]KafkaEntry, 0, n)
+	parts := make([]string, 0, n)
+	for _, k := range keys {
+		for j, raw := range loose.Records[k] {
+			var e KafkaEntry
+			if err := json.Unmarshal(raw, &e.Record); err != nil {
+				var off struct {
+					Offset *int64 `json:"offset"`
+				}
+				if json.Unmarshal(raw, &off) != nil || off.Offset == nil {
+					return KafkaEvent{}, fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, k, err)
+				}
+				e.Record.Offset = *off.Offset
+				e.Err = fmt.Errorf("malformed kafka record: %w", err)
+			}
+			out = append(out, e)
+			parts = append(parts, k)
+		}
+	}
+	return KafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil, false}, nil
+}
+
+// kafkaWholeDecoder is the plan decoder of the general path.
+var kafkaWholeDecoder = sync.OnceValue(jsonplan.New[kafkaWhole])
+
+type kafkaWhole struct {
+	EventSource    string                          `json:"eventSource"`
+	EventSourceArn string                          `json:"eventSourceArn"`
+	Records        map[string][]events.KafkaRecord `json:"records"`
+}
+
+// Partitions returns the topic-partition keys of a Kafka event's records
+// map, sorted, and how many records it holds.
+func Partitions[R any](records map[string][]R) ([]string, int) {
+	keys := make([]string, 0, len(records))
+	n := 0
+	for k, rs := range records {
+		keys = append(keys, k)
+		n += len(rs)
+	}
+	slices.Sort(keys)
+	return keys, n
+}
 
 // scanKafkaEvent is the fast path of decodeKafkaEvent: a hand-written
 // scanner for the shape Lambda sends (known keys, spelled as Lambda spells
@@ -17,9 +117,9 @@ import (
 // its own copy of the event, so strings without escapes share that copy.
 // Each entry's batch item identifier ("<topic-partition>@<offset>") is
 // made here too, from an arena.
-func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
+func scanKafkaEvent(payload []byte) (ev KafkaEvent, ok bool) {
 	s := &scanner{b: append([]byte(nil), payload...), own: true}
-	a := &arena{chunk: 4096}
+	a := &Arena{chunk: 4096}
 	// Records go into one slice in the order of the document; groups mark
 	// each partition's run of it.
 	type group struct {
@@ -27,7 +127,7 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 		from, to int
 	}
 	var groups []group
-	var recs []kafkaEntry
+	var recs []KafkaEntry
 	if !s.tok('{') {
 		return ev, false
 	}
@@ -61,16 +161,16 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 					return ev, false
 				}
 				if bit == 1 && !null {
-					ev.source = v
+					ev.Source = v
 				}
 				if bit == 2 && !null {
-					ev.arn = v
+					ev.ARN = v
 				}
 			} else if !s.null() {
 				if !s.tok('{') {
 					return ev, false
 				}
-				ev.records = true
+				ev.Records = true
 				if !s.tok('}') {
 					for {
 						pk, null, ok := s.text(a, "")
@@ -90,15 +190,15 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 							if !s.tok(']') {
 								for {
 									start := s.i
-									recs = append(recs, kafkaEntry{})
+									recs = append(recs, KafkaEntry{})
 									n := len(recs)
-									if !s.kafkaRecord(a, &recs[n-1].rec) {
+									if !s.kafkaRecord(a, &recs[n-1].Record) {
 										return ev, false
 									}
 									if n == 1 && s.i > start {
 										// Size the batch from its first record.
 										est := (len(s.b)-start)/(s.i-start) + 1
-										recs = append(make([]kafkaEntry, 0, est+est/16), recs[0])
+										recs = append(make([]KafkaEntry, 0, est+est/16), recs[0])
 									}
 									if s.tok(']') {
 										break
@@ -132,32 +232,32 @@ func scanKafkaEvent(payload []byte) (ev kafkaEvent, ok bool) {
 	if s.i != len(s.b) {
 		return ev, false
 	}
-	// Partitions sorted by key, records as delivered (partitionsOf's order).
+	// Partitions sorted by key, records as delivered (Partitions' order).
 	if !slices.IsSortedFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) }) {
 		slices.SortFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) })
-		sorted := make([]kafkaEntry, 0, len(recs))
+		sorted := make([]KafkaEntry, 0, len(recs))
 		for _, g := range groups {
 			sorted = append(sorted, recs[g.from:g.to]...)
 		}
 		recs = sorted
 	}
-	ev.entries = recs
-	ev.parts = make([]string, 0, len(recs))
+	ev.Entries = recs
+	ev.Parts = make([]string, 0, len(recs))
 	for _, g := range groups {
 		for range g.to - g.from {
-			e := &recs[len(ev.parts)]
-			ev.parts = append(ev.parts, g.key)
+			e := &recs[len(ev.Parts)]
+			ev.Parts = append(ev.Parts, g.key)
 			id := a.room(len(g.key) + 21)
-			id = strconv.AppendInt(append(append(id, g.key...), '@'), e.rec.Offset, 10)
-			e.id = a.commit(id)
+			id = strconv.AppendInt(append(append(id, g.key...), '@'), e.Record.Offset, 10)
+			e.ID = a.commit(id)
 		}
 	}
-	ev.scanned = true
+	ev.Scanned = true
 	return ev, true
 }
 
 // kafkaRecord scans one record.
-func (s *scanner) kafkaRecord(a *arena, r *events.KafkaRecord) bool {
+func (s *scanner) kafkaRecord(a *Arena, r *events.KafkaRecord) bool {
 	if !s.tok('{') {
 		return false
 	}
@@ -231,23 +331,9 @@ func (s *scanner) kafkaRecord(a *arena, r *events.KafkaRecord) bool {
 	}
 }
 
-// int64 consumes a JSON number that encoding/json decodes into an int64.
-func (s *scanner) int64() (int64, bool) {
-	num, ok := s.number()
-	if !ok {
-		return 0, false
-	}
-	n := unsafe.String(unsafe.SliceData(num), len(num))
-	if v, ok := digits(n); ok {
-		return v, true // offsets and timestamps: strconv's general path costs more than the rest of the number
-	}
-	i, err := strconv.ParseInt(n, 10, 64)
-	return i, err == nil
-}
-
 // kafkaHeaders scans the headers array: objects of name -> array of signed
 // bytes (aws-lambda-go's JSONNumberBytes).
-func (s *scanner) kafkaHeaders(a *arena, r *events.KafkaRecord) bool {
+func (s *scanner) kafkaHeaders(a *Arena, r *events.KafkaRecord) bool {
 	if s.null() {
 		return true
 	}

@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzKafkaDecode checks that the Kafka scanner and encoding/json agree on
-// every input the scanner accepts: the records in partitionsOf's order, their
+// every input the scanner accepts: the records in Partitions's order, their
 // partitions and identifiers, the eventSource and whether there is a records
 // object.
 func FuzzKafkaDecode(f *testing.F) {
@@ -44,22 +44,22 @@ func FuzzKafkaDecode(f *testing.F) {
 		if err := json.Unmarshal(in, &ref); err != nil {
 			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
 		}
-		if fast.source != ref.EventSource || fast.arn != ref.EventSourceArn || fast.records != (ref.Records != nil) {
-			t.Fatalf("source %q arn %q records %t, reference %q %q %t", fast.source, fast.arn, fast.records, ref.EventSource, ref.EventSourceArn, ref.Records != nil)
+		if fast.Source != ref.EventSource || fast.ARN != ref.EventSourceArn || fast.Records != (ref.Records != nil) {
+			t.Fatalf("source %q arn %q records %t, reference %q %q %t", fast.Source, fast.ARN, fast.Records, ref.EventSource, ref.EventSourceArn, ref.Records != nil)
 		}
-		keys, n := partitionsOf(ref.Records)
-		if len(fast.entries) != n || len(fast.parts) != n {
-			t.Fatalf("%d entries, reference %d", len(fast.entries), n)
+		keys, n := Partitions(ref.Records)
+		if len(fast.Entries) != n || len(fast.Parts) != n {
+			t.Fatalf("%d entries, reference %d", len(fast.Entries), n)
 		}
 		i := 0
 		for _, k := range keys {
 			for _, r := range ref.Records[k] {
-				e := fast.entries[i]
-				if e.err != nil || fast.parts[i] != k || e.id != k+"@"+strconv.FormatInt(r.Offset, 10) {
-					t.Fatalf("entry %d: partition %q id %q err %v, reference %q offset %d", i, fast.parts[i], e.id, e.err, k, r.Offset)
+				e := fast.Entries[i]
+				if e.Err != nil || fast.Parts[i] != k || e.ID != k+"@"+strconv.FormatInt(r.Offset, 10) {
+					t.Fatalf("entry %d: partition %q id %q err %v, reference %q offset %d", i, fast.Parts[i], e.ID, e.Err, k, r.Offset)
 				}
-				if !reflect.DeepEqual(e.rec, r) {
-					t.Fatalf("entry %d of %q:\n scanner %#v\nreference %#v", i, in, e.rec, r)
+				if !reflect.DeepEqual(e.Record, r) {
+					t.Fatalf("entry %d of %q:\n scanner %#v\nreference %#v", i, in, e.Record, r)
 				}
 				i++
 			}

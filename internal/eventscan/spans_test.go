@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func FuzzRecordSpans(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		spans, ok := recordSpans(in)
+		spans, ok := RecordSpans(in)
 		if !ok {
 			return
 		}

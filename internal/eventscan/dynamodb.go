@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"encoding/base64"
@@ -19,53 +19,30 @@ import (
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
-// ddbEvent is a decoded DynamoDB Streams event.
-//
-// On the fast path (imgs != nil) the records' Keys, NewImage and OldImage
-// maps are left nil: imgs holds each record's images as the JSON Lambda sent
-// (validated), decoded into T straight from those bytes and into maps only
-// when asked (DynamoDBRecord.Keys, NewImage, OldImage). A map of attribute
-// values costs a dozen allocations per image; the JSON costs none.
-type ddbEvent struct {
-	recs []events.DynamoDBEventRecord
-	errs []error     // the general path's malformed records
-	imgs []ddbImages // the fast path's images, one per record
+// DynamoDBEvent is a DynamoDB Streams event as ScanDynamoDB reads it. The
+// records' Keys, NewImage and OldImage maps are left nil: Images holds each
+// record's images as the JSON Lambda sent (validated), for decoding into a
+// T straight from those bytes (DecodeImage) and into maps only when asked
+// (ImageMap). A map of attribute values costs a dozen allocations per
+// image; the JSON costs none.
+type DynamoDBEvent struct {
+	Records []events.DynamoDBEventRecord
+	Images  []Images // one per record
 }
 
-// ddbImages is one record's images as JSON (nil when absent or null) and
-// its ordering key, rendered as keyString renders the Keys map.
-type ddbImages struct {
-	keys, newImg, oldImg []byte
-	key                  string
+// Images is one record's images as JSON (nil when absent or null) and its
+// ordering key, rendered as DynamoDBKey renders the Keys map.
+type Images struct {
+	Keys, New, Old []byte
+	Key            string
 }
 
-// decodeDynamoDBEvent decodes a DynamoDB Streams event: a hand-written
-// scanner for the shape Lambda sends, falling back to decodeRecordArray
-// (the plan decoder, then encoding/json) for anything else. FuzzDynamoDBDecode
-// keeps the two equal. The result shares no memory with payload.
-func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
-	if !rawImages {
-		if ev, ok := scanDynamoDBEvent(payload); ok {
-			return ev, nil
-		}
-	}
-	// encoding/json stops a record at its first bad attribute value, often
-	// before the SequenceNumber that follows the images: every record
-	// passes decodeRecordArray's check, and ddbIdentifiers reads the
-	// identifiers of the malformed ones leniently.
-	recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
-	if err == nil && errs != nil {
-		err = ddbIdentifiers(payload, recs, errs)
-	}
-	return ddbEvent{recs: recs, errs: errs}, err
-}
-
-// ddbIdentifiers fills in the sequence number of each malformed record
+// DynamoDBIdentifiers fills in the sequence number of each malformed record
 // (errs[i] != nil) that the general decoder left without one, read from the
 // record's JSON with its attribute values skipped, so the record fails
 // alone. A malformed record without a sequence number fails the whole
 // invocation: there is nothing to report it by.
-func ddbIdentifiers(payload []byte, recs []events.DynamoDBEventRecord, errs []error) error {
+func DynamoDBIdentifiers(payload []byte, recs []events.DynamoDBEventRecord, errs []error) error {
 	var loose struct {
 		Records []json.RawMessage `json:"Records"`
 	}
@@ -94,16 +71,19 @@ func ddbIdentifiers(payload []byte, recs []events.DynamoDBEventRecord, errs []er
 	return nil
 }
 
-// scanDynamoDBEvent is the fast path of decodeDynamoDBEvent; ok is false
-// when the input needs the general decoder. It scans its own copy of the
+// ScanDynamoDB is the fast path of the DynamoDB Streams decoder
+// (handlers): a hand-written scanner for the shape Lambda sends; ok is false
+// when the input needs the general decoder (the plan decoder, then
+// encoding/json). FuzzDynamoDBDecode keeps the two equal. The result shares
+// no memory with payload. It scans its own copy of the
 // event, so strings without escapes share that copy instead of being copied
 // one by one.
-func scanDynamoDBEvent(payload []byte) (ev ddbEvent, ok bool) {
+func ScanDynamoDB(payload []byte) (ev DynamoDBEvent, ok bool) {
 	s := &scanner{b: append([]byte(nil), payload...), own: true}
 	if !s.tok('{') {
 		return ev, false
 	}
-	a := &arena{chunk: 4096}
+	a := &Arena{chunk: 4096}
 	seen := false
 	if !s.tok('}') {
 		for {
@@ -112,15 +92,15 @@ func scanDynamoDBEvent(payload []byte) (ev ddbEvent, ok bool) {
 				return ev, false
 			}
 			seen = true
-			ev.recs = make([]events.DynamoDBEventRecord, 0, 1)
-			ev.imgs = make([]ddbImages, 0, 1)
+			ev.Records = make([]events.DynamoDBEventRecord, 0, 1)
+			ev.Images = make([]Images, 0, 1)
 			if !s.tok(']') {
 				for {
 					start := s.i
-					ev.recs = append(ev.recs, events.DynamoDBEventRecord{})
-					ev.imgs = append(ev.imgs, ddbImages{})
-					n := len(ev.recs)
-					if !s.ddbRecord(a, &ev.recs[n-1], &ev.imgs[n-1]) {
+					ev.Records = append(ev.Records, events.DynamoDBEventRecord{})
+					ev.Images = append(ev.Images, Images{})
+					n := len(ev.Records)
+					if !s.ddbRecord(a, &ev.Records[n-1], &ev.Images[n-1]) {
 						return ev, false
 					}
 					if n == 1 && s.i > start {
@@ -128,8 +108,8 @@ func scanDynamoDBEvent(payload []byte) (ev ddbEvent, ok bool) {
 						// scanKinesisEvent does.
 						est := (len(s.b)-start)/(s.i-start) + 1
 						est += est / 16
-						ev.recs = append(make([]events.DynamoDBEventRecord, 0, est), ev.recs[0])
-						ev.imgs = append(make([]ddbImages, 0, est), ev.imgs[0])
+						ev.Records = append(make([]events.DynamoDBEventRecord, 0, est), ev.Records[0])
+						ev.Images = append(make([]Images, 0, est), ev.Images[0])
 					}
 					if s.tok(']') {
 						break
@@ -156,7 +136,7 @@ func scanDynamoDBEvent(payload []byte) (ev ddbEvent, ok bool) {
 
 // ddbRecord scans one record. A key seen twice, an unknown or differently
 // cased key, or an unexpected value makes it fail.
-func (s *scanner) ddbRecord(a *arena, r *events.DynamoDBEventRecord, im *ddbImages) bool {
+func (s *scanner) ddbRecord(a *Arena, r *events.DynamoDBEventRecord, im *Images) bool {
 	if !s.tok('{') {
 		return false
 	}
@@ -222,7 +202,7 @@ func (s *scanner) ddbRecord(a *arena, r *events.DynamoDBEventRecord, im *ddbImag
 	}
 }
 
-func (s *scanner) ddbUserIdentity(a *arena, r *events.DynamoDBEventRecord) bool {
+func (s *scanner) ddbUserIdentity(a *Arena, r *events.DynamoDBEventRecord) bool {
 	if s.null() {
 		return true
 	}
@@ -270,7 +250,7 @@ func (s *scanner) ddbUserIdentity(a *arena, r *events.DynamoDBEventRecord) bool 
 	}
 }
 
-func (s *scanner) ddbChange(a *arena, c *events.DynamoDBStreamRecord, im *ddbImages) bool {
+func (s *scanner) ddbChange(a *Arena, c *events.DynamoDBStreamRecord, im *Images) bool {
 	if !s.tok('{') {
 		return false
 	}
@@ -290,11 +270,11 @@ func (s *scanner) ddbChange(a *arena, c *events.DynamoDBStreamRecord, im *ddbIma
 		case "ApproximateCreationDateTime":
 			bit = 1 << 0
 		case "Keys":
-			bit, img = 1<<1, &im.keys
+			bit, img = 1<<1, &im.Keys
 		case "NewImage":
-			bit, img = 1<<2, &im.newImg
+			bit, img = 1<<2, &im.New
 		case "OldImage":
-			bit, img = 1<<3, &im.oldImg
+			bit, img = 1<<3, &im.Old
 		case "SequenceNumber":
 			bit, dst = 1<<4, &c.SequenceNumber
 		case "SizeBytes":
@@ -328,7 +308,7 @@ func (s *scanner) ddbChange(a *arena, c *events.DynamoDBStreamRecord, im *ddbIma
 				if !ok {
 					return false
 				}
-				im.key = k
+				im.Key = k
 			} else if !s.avMap(a, 0) {
 				return false
 			}
@@ -367,7 +347,7 @@ func (s *scanner) ddbChange(a *arena, c *events.DynamoDBStreamRecord, im *ddbIma
 // avMap consumes an object of attribute values, accepting what
 // aws-lambda-go's DynamoDBAttributeValue decodes without error (and a little
 // less: NULL must be true, strings valid UTF-8).
-func (s *scanner) avMap(a *arena, depth int) bool {
+func (s *scanner) avMap(a *Arena, depth int) bool {
 	if depth > 64 || !s.tok('{') {
 		return false
 	}
@@ -402,7 +382,7 @@ const (
 
 // av consumes one attribute value, {"<type>": value}, and returns its type
 // and, for S, N, B (still base64) and BOOL, its value.
-func (s *scanner) av(a *arena, depth int) (typ byte, val string, ok bool) {
+func (s *scanner) av(a *Arena, depth int) (typ byte, val string, ok bool) {
 	if !s.tok('{') {
 		return 0, "", false
 	}
@@ -482,16 +462,6 @@ func (s *scanner) av(a *arena, depth int) (typ byte, val string, ok bool) {
 	return typ, val, true
 }
 
-// lit consumes the literal w (true, false).
-func (s *scanner) lit(w string) bool {
-	s.ws()
-	if len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
-		s.i += len(w)
-		return true
-	}
-	return false
-}
-
 // validBase64 reports whether v is clean padded standard base64, as the
 // general decoder (base64.StdEncoding) accepts it; anything doubtful goes
 // to the general decoder.
@@ -514,8 +484,8 @@ func validBase64(v string) bool {
 }
 
 // ddbKeys consumes the Keys object (string, number and binary attributes
-// only) and returns the record's ordering key as keyString renders it.
-func (s *scanner) ddbKeys(a *arena) (string, bool) {
+// only) and returns the record's ordering key as DynamoDBKey renders it.
+func (s *scanner) ddbKeys(a *Arena) (string, bool) {
 	if !s.tok('{') {
 		return "", false
 	}
@@ -583,7 +553,7 @@ func secondsFloat(f float64) time.Time {
 	return time.Unix(sec, int64((f-float64(sec))*1e9))
 }
 
-// imagePlan decodes a DynamoDB image's JSON straight into a struct type T,
+// An ImagePlan decodes a DynamoDB image's JSON straight into a struct type T,
 // by attributevalue's rules (events.UnmarshalImage), for the structs it
 // handles: exported fields of string, bool, integer and float kinds, named
 // by `dynamodbav` tags or their Go names, no embedded structs, no
@@ -591,7 +561,7 @@ func secondsFloat(f float64) time.Time {
 // it does not expect (a map into a struct field, a number that overflows,
 // an attribute that sets a field twice) sends that image to the general
 // decoder; so does every image of a T it does not handle (plan nil).
-type imagePlan struct {
+type ImagePlan struct {
 	fields []planField // sorted by name, as attributevalue orders them
 }
 
@@ -601,11 +571,12 @@ type planField struct {
 	kind reflect.Kind
 }
 
-func planFor(t reflect.Type) *imagePlan {
+// PlanImage makes the plan for t; nil when it does not handle t.
+func PlanImage(t reflect.Type) *ImagePlan {
 	if t.Kind() != reflect.Struct || t.NumField() > 64 || hasMethod(t, "UnmarshalDynamoDBAttributeValue") {
 		return nil
 	}
-	p := &imagePlan{}
+	p := &ImagePlan{}
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
 		if sf.Anonymous {
@@ -656,7 +627,7 @@ func hasMethod(t reflect.Type, name string) bool {
 
 // field returns the index of the field an attribute name decodes into, -1
 // for none: the exact name, else the first case-insensitive match.
-func (p *imagePlan) field(name string) int {
+func (p *ImagePlan) field(name string) int {
 	for i := range p.fields {
 		if p.fields[i].name == name {
 			return i
@@ -673,7 +644,7 @@ func (p *imagePlan) field(name string) int {
 // decode decodes img, an image the scanner validated, into the struct at
 // base, which must be zero. ok is false when the general decoder must do
 // it; base is then left partly written.
-func (p *imagePlan) decode(img []byte, base unsafe.Pointer) bool {
+func (p *ImagePlan) decode(img []byte, base unsafe.Pointer) bool {
 	s := &scanner{b: img, own: true}
 	var set uint64
 	if !s.tok('{') {
@@ -776,28 +747,56 @@ func (f *planField) set(p unsafe.Pointer, typ byte, val string) bool {
 	return true
 }
 
-// decodeImage decodes an image's JSON into out: by the plan when it can,
+// DecodeImage decodes an image's JSON into out: by the plan when it can,
 // else as events.UnmarshalImage decodes the map.
-func decodeImage[T any](p *imagePlan, img []byte, out *T) error {
+func DecodeImage[T any](p *ImagePlan, img []byte, out *T) error {
 	if p != nil && p.decode(img, unsafe.Pointer(out)) {
 		return nil
 	}
 	var zero T
 	*out = zero
-	m, err := imageMap(img)
+	m, err := ImageMap(img)
 	if err != nil {
 		return err
 	}
 	return sevents.UnmarshalImage(m, out)
 }
 
-// imageMap decodes an image's JSON into the map aws-lambda-go gives; nil
+// ImageMap decodes an image's JSON into the map aws-lambda-go gives; nil
 // for nil.
-func imageMap(img []byte) (map[string]events.DynamoDBAttributeValue, error) {
+func ImageMap(img []byte) (map[string]events.DynamoDBAttributeValue, error) {
 	if img == nil {
 		return nil, nil
 	}
 	var m map[string]events.DynamoDBAttributeValue
 	err := json.Unmarshal(img, &m)
 	return m, err
+}
+
+// DynamoDBKey renders an item's key attributes as a stable string, the
+// ordering key of the record.
+func DynamoDBKey(keys map[string]events.DynamoDBAttributeValue) string {
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := keys[k]
+		b.WriteString(k)
+		b.WriteByte('=')
+		switch v.DataType() {
+		case events.DataTypeString:
+			b.WriteString(v.String())
+		case events.DataTypeNumber:
+			b.WriteString(v.Number())
+		case events.DataTypeBinary:
+			fmt.Fprintf(&b, "%x", v.Binary())
+		}
+	}
+	return b.String()
 }

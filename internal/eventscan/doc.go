@@ -1,0 +1,15 @@
+// Package eventscan decodes the events Lambda hands a stream or queue
+// consumer (Kinesis, SQS, DynamoDB Streams, Kafka) without reflection:
+// one hand-written scanner per source, in a file of its own, for the shape
+// Lambda sends (known keys, spelled as Lambda spells them, each once).
+// A scanner gives up on anything else, and a general decoder (encoding/json
+// or the plan decoder of internal/jsonplan) settles it; each source's fuzz
+// target keeps the scanner equal to its reference decoder.
+//
+// Decoded records share no memory with the payload (the Lambda runtime
+// reuses it), but strings of one batch share the large chunks of an Arena,
+// which are never reused. The shared core (scanner, Arena, string and
+// number lexing, base64) is in scan.go and base64.go; this package and
+
+// internal/jsonplan are where Sluice uses unsafe.
+package eventscan
