@@ -221,7 +221,13 @@ func NewDynamoDBWindow[T, S any](fold func(ctx context.Context, s S, r DynamoDBR
 	inner.x.handler = "handlers.NewDynamoDBWindow"
 	w.inner, w.cfg = inner, inner.cfg
 	w.records = func(payload []byte, n int) ([]DynamoDBRecord[T], error) {
-		recs, errs, err := decodeRecordArray("dynamodb", payload, func(r *events.DynamoDBEventRecord) string { return r.Change.SequenceNumber })
+		// Only the first n records are refolded, and they were folded the
+		// first time, so they decode. A malformed record after them (which
+		// the inner handler reported by its SequenceNumber, or did not
+		// reach) must not fail the refold: encoding/json often stops such a
+		// record before its SequenceNumber, which decodeRecordArray would
+		// take for a record with nothing to report it by.
+		recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -426,5 +427,130 @@ func TestWindowHandlerRefusals(t *testing.T) {
 	ev, _ := kinesisTestEvent("ok")
 	if _, err := h.Invoke(context.Background(), ev); err == nil || !strings.Contains(err.Error(), "TumblingWindowInSeconds") {
 		t.Fatalf("an event without a window: %v", err)
+	}
+}
+
+// A DynamoDB Streams window batch whose record has a malformed attribute
+// value ("S" holding an object) fails as any failing record of a window
+// does: the records before it are folded, it is reported by its
+// SequenceNumber, and the state returned is the fold of the records before
+// it. The event is that of
+// https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html
+// (events/testdata/dynamodb.json) with the tumbling window fields of
+// https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-windows.html.
+func TestDynamoDBWindowMalformedAttributeValue(t *testing.T) {
+	ev := golden(t, "dynamodb.json")
+	window := `{"window":{"start":"2020-07-30T17:00:00Z","end":"2020-07-30T17:05:00Z"},"state":{},"shardId":"shard123456789",` +
+		`"eventSourceARN":"arn:aws:dynamodb:us-west-2:123456789012:table/ExampleTableWithStream/stream/2015-06-27T00:48:05.899",` +
+		`"isFinalInvokeForWindow":false,"isWindowTerminatedEarly":false,`
+	ev = append([]byte(window), bytes.TrimPrefix(bytes.TrimSpace(ev), []byte("{"))...)
+	for _, c := range []struct {
+		poison string // the value replaced
+		want   string // the record reported
+		folded []string
+	}{
+		{`"S": "This item has changed"`, "222", []string{"111"}}, // record 2's NewImage
+		{`"S": "New item!"`, "111", nil},                         // record 1's, the batch's first
+	} {
+		bad := bytes.Replace(ev, []byte(c.poison), []byte(`"S": {"poison": "pill"}`), 1)
+		if bytes.Equal(bad, ev) {
+			t.Fatal("the golden event changed: nothing replaced")
+		}
+		var folded []string
+		var errs []error
+		fold := func(_ context.Context, s winAgg, r DynamoDBRecord[ddbMessage]) (winAgg, error) {
+			folded = append(folded, r.SequenceNumber())
+			return s.add(winOrder{Customer: r.New.Message, Amount: int64(r.New.ID)}), nil
+		}
+		h := must(NewDynamoDBWindow(fold, func(context.Context, Window, winAgg) error { return nil },
+			opts(WithPartialResponseWhenNoneSucceed(), WithOnBatch(func(_ context.Context, r BatchReport) {
+				for _, rec := range r.Records {
+					if rec.Err != nil {
+						errs = append(errs, rec.Err)
+					}
+				}
+			}))...))
+		out, err := h.Invoke(context.Background(), bad)
+		if err != nil {
+			t.Fatalf("poisoned %s: function error %v: want the record reported alone", c.want, err)
+		}
+		var resp struct {
+			State             map[string]string `json:"state"`
+			BatchItemFailures []struct {
+				ItemIdentifier string `json:"itemIdentifier"`
+			} `json:"batchItemFailures"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.State == nil {
+			t.Fatalf("response %s: %v (a window answer must carry the state)", out, err)
+		}
+		if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != c.want || !slicesEqual(folded, c.folded) {
+			t.Fatalf("poisoned %s: response %s, folded %v; want %s reported and %v folded", c.want, out, folded, c.want, c.folded)
+		}
+		if len(errs) == 0 || !strings.Contains(errs[0].Error(), "malformed dynamodb record") {
+			t.Fatalf("poisoned %s: errors %v", c.want, errs)
+		}
+		s, err := decodeWindowState[winAgg](resp.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(c.folded); s.Count["New item!"] != want || s.Sum["New item!"] != int64(101*want) {
+			t.Fatalf("poisoned %s: state %+v, want the fold of %v", c.want, s, c.folded)
+		}
+	}
+}
+
+func slicesEqual(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || strings.Join(a, "\x00") == strings.Join(b, "\x00"))
+}
+
+// A refold decodes the batch again; a malformed record after the one that
+// failed must not fail the invocation then either. Here the fold of 222
+// fails, so the state returned is refolded from the batch's first record,
+// and the batch's third record (a copy of the first as DynamoDB Streams
+// writes it, SequenceNumber after the images, https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html)
+// is malformed before its SequenceNumber.
+func TestDynamoDBWindowRefoldPastMalformedRecord(t *testing.T) {
+	var golden0 struct{ Records []json.RawMessage }
+	if err := json.Unmarshal(golden(t, "dynamodb.json"), &golden0); err != nil {
+		t.Fatal(err)
+	}
+	third := bytes.Replace(golden0.Records[0], []byte(`"111"`), []byte(`"444"`), 1)
+	third = bytes.Replace(third, []byte(`"S": "New item!"`), []byte(`"S": {"poison": "pill"}`), 1)
+	if bytes.Equal(third, golden0.Records[0]) || bytes.Index(third, []byte(`"poison"`)) > bytes.Index(third, []byte(`"444"`)) {
+		t.Fatal("the golden event changed")
+	}
+	ev := `{"window":{"start":"2020-07-30T17:00:00Z","end":"2020-07-30T17:05:00Z"},"state":{},"shardId":"shard123456789",` +
+		`"eventSourceARN":"arn:aws:dynamodb:us-west-2:123456789012:table/ExampleTableWithStream/stream/2015-06-27T00:48:05.899",` +
+		`"isFinalInvokeForWindow":false,"isWindowTerminatedEarly":false,"Records":[` +
+		string(golden0.Records[0]) + "," + string(golden0.Records[1]) + "," + string(third) + "]}"
+	var folded []string
+	fold := func(_ context.Context, s winAgg, r DynamoDBRecord[ddbMessage]) (winAgg, error) {
+		folded = append(folded, r.SequenceNumber())
+		if r.SequenceNumber() == "222" {
+			s.Count["half-way"]++ // changed, then failed: the state must be refolded
+			return s, errors.New("no")
+		}
+		return s.add(winOrder{Customer: r.New.Message, Amount: int64(r.New.ID)}), nil
+	}
+	h := must(NewDynamoDBWindow(fold, func(context.Context, Window, winAgg) error { return nil }, quiet()...))
+	out, err := h.Invoke(context.Background(), []byte(ev))
+	if err != nil {
+		t.Fatalf("function error %v: want 222 reported", err)
+	}
+	var resp struct {
+		State             map[string]string `json:"state"`
+		BatchItemFailures []struct {
+			ItemIdentifier string `json:"itemIdentifier"`
+		} `json:"batchItemFailures"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "222" {
+		t.Fatalf("response %s (%v): want 222 reported", out, err)
+	}
+	s, err := decodeWindowState[winAgg](resp.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Count) != 1 || s.Count["New item!"] != 1 || !slicesEqual(folded[:2], []string{"111", "222"}) {
+		t.Fatalf("state %+v after folds %v: want the fold of 111 alone", s, folded)
 	}
 }
