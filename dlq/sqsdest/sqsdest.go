@@ -242,7 +242,12 @@ func groupID(e *dlq.Envelope) string {
 // same record at the same attempt.
 func dedupID(e *dlq.Envelope) string {
 	h := sha256.New()
-	for _, s := range []string{e.FunctionName, e.RequestID, string(e.Source), e.SourceARN, e.RecordID, strconv.Itoa(e.Attempts), e.Reason} {
+	// The failure's time too: it is set once per envelope, so a send the
+	// SDK retries keeps its id, while a run of the local runner that reuses
+	// the request and message ids of an earlier one (they are derived from
+	// its seed) is not taken for a repeat of it within SQS's five minutes.
+	for _, s := range []string{e.FunctionName, e.RequestID, string(e.Source), e.SourceARN, e.RecordID, strconv.Itoa(e.Attempts), e.Reason,
+		strconv.FormatInt(e.LastFailure.UnixNano(), 10)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
