@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/events/kpl"
-	"github.com/sluicehq/sluice/internal/jsonshape"
+	"github.com/sluicehq/sluice/internal/testsupport/jsonshape"
 )
 
 func golden(t *testing.T, name string) []byte {
@@ -27,7 +27,7 @@ func golden(t *testing.T, name string) []byte {
 	return b
 }
 
-// shape lists the key paths of a JSON document (see internal/jsonshape).
+// shape lists the key paths of a JSON document (see internal/testsupport/jsonshape).
 func shape(t *testing.T, doc []byte) []string {
 	t.Helper()
 	p, err := jsonshape.Paths(doc)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
-	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )

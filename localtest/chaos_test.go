@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/invoke"

@@ -14,7 +14,7 @@
 # and the Node ones (median of ITER iterations after WARMUP), time the
 # cold starts (COLD_COUNT interleaved pairs per source), then print ns per record and the ratios of this run.
 # Then idempotency: start DynamoDB Local (go run ./bench/dynamodblocal, the
-# server internal/servers installs for the tests), run Sluice's
+# server internal/testsupport/servers installs for the tests), run Sluice's
 # BenchmarkSQS1kIdempotent (idempotency/dynamodbstore) and
 # bench/powertools-ts/idem.mjs against it, first pass and replay of the
 # 1,000-message batch, and print wall ms, requests and units per record and

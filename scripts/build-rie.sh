@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # build-rie.sh builds the AWS Lambda Runtime Interface Emulator (aws-lambda-rie)
-# used by internal/rie to run Lambda handlers on the host in tests.
+# used by internal/testsupport/rie to run Lambda handlers on the host in tests.
 #
 # The version is pinned in go.mod by a Go tool directive:
 #   go get -tool github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@<version>
-# so this script needs only Go. Running it is optional: internal/rie builds the
+# so this script needs only Go. Running it is optional: internal/testsupport/rie builds the
 # binary itself on first use if it is missing or was built from another version.
 #
 # Output: $SLUICE_RIE if set, else ${XDG_CACHE_HOME:-$HOME/.cache}/sluice/bin/aws-lambda-rie.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure a Redis server is on PATH for the Redis idempotency store's
-# tests (internal/servers starts it on a free 127.0.0.1 port). Uses
+# tests (internal/testsupport/servers starts it on a free 127.0.0.1 port). Uses
 # redis-server or valkey-server when one is there; otherwise installs the
 # Debian package redis-server with apt-get, as root or with passwordless
 # sudo (CI runs as root). When it cannot, it says how and exits 1: those

@@ -1,4 +1,4 @@
-// Command dynamodblocal starts DynamoDB Local (as internal/servers installs
+// Command dynamodblocal starts DynamoDB Local (as internal/localaws installs
 // and runs it for the tests), prints its endpoint on the first line of
 // stdout, and stops it on SIGINT or SIGTERM, or when its parent exits. It lets
 // scripts/bench-peers.sh give both sides of the idempotency benchmark the

@@ -22,8 +22,8 @@
 // store's requests (a Redis pipeline is one request).
 //
 // Environment: SLUICE_BENCH_DYNAMODB (a DynamoDB Local endpoint,
-// http://127.0.0.1:PORT; default one of internal/servers), SLUICE_BENCH_REDIS
-// (a Redis address, 127.0.0.1:PORT; default one of internal/servers),
+// http://127.0.0.1:PORT; default one of internal/testsupport/servers), SLUICE_BENCH_REDIS
+// (a Redis address, 127.0.0.1:PORT; default one of internal/testsupport/servers),
 // SLUICE_BENCH_RTT, SLUICE_BENCH_SQS and SLUICE_BENCH_KINESIS (bench/gen's
 // sqs-1k.json and kinesis-10k.json, of which the first 100 and 40 records
 // are taken; default events of the same shape). Each benchmark starts its

@@ -25,7 +25,7 @@ import (
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 	"github.com/sluicehq/sluice/idempotency/redisstore"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 type order struct {

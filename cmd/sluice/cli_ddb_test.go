@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 // TestRunDynamoDBStreamEndpoint reads a real DynamoDB stream (DynamoDB Local)

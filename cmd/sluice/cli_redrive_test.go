@@ -16,7 +16,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func TestRedriveUsage(t *testing.T) {

@@ -26,8 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 	"github.com/sluicehq/sluice/localtest"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
 )
 
 // sluice local start runs the servers in the background on 127.0.0.1 and

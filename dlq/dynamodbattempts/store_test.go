@@ -12,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/attemptstest"
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -26,7 +26,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/redrive"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -17,7 +17,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest"
 )

@@ -18,7 +18,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func testCtx(t *testing.T) context.Context {

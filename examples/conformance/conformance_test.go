@@ -18,7 +18,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
 )
 
 func cmd(id, action string) []byte {

@@ -19,8 +19,8 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
-	"github.com/sluicehq/sluice/internal/rie"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 // idemFunction starts the compiled conformance function under RIE with

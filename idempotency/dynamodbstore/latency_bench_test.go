@@ -19,7 +19,7 @@ import (
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 // latencyRTT is the round trip the loopback proxy adds in front of

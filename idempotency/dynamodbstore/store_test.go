@@ -15,7 +15,7 @@ import (
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 	"github.com/sluicehq/sluice/idempotency/storetest"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -13,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/redisstore"
 	"github.com/sluicehq/sluice/idempotency/storetest"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 func TestMain(m *testing.M) {

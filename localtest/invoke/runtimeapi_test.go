@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
 	"github.com/sluicehq/sluice/invocation"
 )
 

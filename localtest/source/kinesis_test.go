@@ -17,13 +17,13 @@ import (
 	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
 	"github.com/sluicehq/sluice/handlers"
-	"github.com/sluicehq/sluice/internal/jsonshape"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/jsonshape"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 
-// awsShape lists the key paths of a JSON document (see internal/jsonshape).
+// awsShape lists the key paths of a JSON document (see internal/testsupport/jsonshape).
 func awsShape(t *testing.T, doc []byte) []string {
 	t.Helper()
 	p, err := jsonshape.Paths(doc)

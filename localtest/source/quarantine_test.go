@@ -12,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/servers"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 	"github.com/sluicehq/sluice/localtest/source"
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the local AWS API emulators used by integration tests (internal/servers)
+# Install the local AWS API emulators used by integration tests (internal/testsupport/servers)
 # into a cache dir outside the repo. Idempotent: a second run that finds the same
 # package.json + package-lock.json already installed returns in well under a second.
 #

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/rie"
+	"github.com/sluicehq/sluice/internal/testsupport/rie"
 )
 
-const helloPkg = "github.com/sluicehq/sluice/internal/rie/testdata/hello"
+const helloPkg = "github.com/sluicehq/sluice/internal/testsupport/rie/testdata/hello"
 
 type helloResp struct {
 	Echo       json.RawMessage `json:"echo"`
