@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzParseEvent: ParseEvent and ParseEvents never panic; an event they
-// accept has a known source, and each of its records is one valid JSON
+// accept with records has a known source, and each of its records is one valid JSON
 // value taken from the payload, with as many batch item ids as records.
 func FuzzParseEvent(f *testing.F) {
 	files, _ := filepath.Glob("../localtest/testdata/events/*.json")
@@ -30,7 +30,7 @@ func FuzzParseEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !slices.Contains(events.Sources(), ev.Source) {
+		if len(ev.Records) > 0 && !slices.Contains(events.Sources(), ev.Source) { // an empty Records list names no source
 			t.Fatalf("accepted an event of source %q", ev.Source)
 		}
 		for i, r := range ev.Records {
