@@ -53,10 +53,10 @@ type AttemptsStore interface {
 	Fail(ctx context.Context, key string, counted bool, f Failure) (Attempts, error)
 }
 
-// AttemptsKey is the key under which a handler of function counts the
+// attemptsKey is the key under which a handler of function counts the
 // attempts of record recordID from sourceARN. AttemptsKeyOf says which id
 // names a record of each source.
-func AttemptsKey(function, sourceARN, recordID string) string {
+func attemptsKey(function, sourceARN, recordID string) string {
 	return function + "#" + sourceARN + "#" + recordID
 }
 
@@ -77,7 +77,7 @@ func AttemptsKeyOf(e *Envelope) string {
 			id = e.Shard + ":" + e.SequenceNumber
 		}
 	}
-	return AttemptsKey(e.FunctionName, e.SourceARN, id)
+	return attemptsKey(e.FunctionName, e.SourceARN, id)
 }
 
 // KinesisLegacyAttemptsKey is the key under which earlier versions counted
@@ -88,7 +88,7 @@ func KinesisLegacyAttemptsKey(e *Envelope) string {
 	if e.Source != events.SourceKinesis {
 		return ""
 	}
-	return AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)
+	return attemptsKey(e.FunctionName, e.SourceARN, e.RecordID)
 }
 
 // A Forgetter is an AttemptsStore that can drop what it knows of a record.
