@@ -1,11 +1,13 @@
-// Package deadletter holds the quarantine decisions that package handlers
-// applies to the records of a batch: which failed record is quarantined and
-// why (Quarantine), which lone record is quarantined without running because
-// it crashed the function (Blame), how a Destination's answer spreads over
-// the envelopes it was given (Rejected), and the configuration the options
-// of package dlq build (NewConfig). The vocabulary a user sees (the
-// envelope, its reasons, the options, the stores and destinations) is
-// package dlq; package dlq's documentation states the rules.
+// Package deadletter holds the dead-letter decisions Sluice's own packages
+// share and a user never calls: which failed record is quarantined and why
+// (Quarantine), which lone record is quarantined without running because it
+// crashed the function (Blame), how a Destination's answer spreads over the
+// envelopes it was given (Rejected) and the configuration the options of
+// package dlq build (NewConfig), for package handlers; and the attempts key
+// earlier versions gave a Kinesis record (KinesisLegacyAttemptsKey), for
+// package dlq/redrive. The vocabulary a user sees (the envelope, its
+// reasons, the options, the stores and destinations) is package dlq, whose
+// documentation states the rules.
 package deadletter
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/events"
 )
 
 // Quarantine decides, for a record that failed with an error of class after
@@ -67,6 +70,20 @@ func Rejected(err error, n int) []error {
 		out[i] = err
 	}
 	return out
+}
+
+// KinesisLegacyAttemptsKey is the key under which earlier versions counted
+// a Kinesis record's attempts (the sequence number alone, where
+// dlq.AttemptsKeyOf now takes the eventID), or "" for a record of another
+// source. Redrive forgets it too, so a count an earlier version kept cannot
+// quarantine a replayed record.
+func KinesisLegacyAttemptsKey(e *dlq.Envelope) string {
+	if e.Source != events.SourceKinesis {
+		return ""
+	}
+	legacy := *e
+	legacy.EventID, legacy.Shard = "", "" // AttemptsKeyOf then names it by RecordID
+	return dlq.AttemptsKeyOf(&legacy)
 }
 
 // NewConfig applies opts to the defaults (only permanent failures are
