@@ -53,10 +53,10 @@ type AttemptsStore interface {
 	Fail(ctx context.Context, key string, counted bool, f Failure) (Attempts, error)
 }
 
-// AttemptsKey is the key under which a handler of function counts the
+// attemptsKey is the key under which a handler of function counts the
 // attempts of record recordID from sourceARN. AttemptsKeyOf says which id
 // names a record of each source.
-func AttemptsKey(function, sourceARN, recordID string) string {
+func attemptsKey(function, sourceARN, recordID string) string {
 	return function + "#" + sourceARN + "#" + recordID
 }
 
@@ -66,7 +66,7 @@ func AttemptsKey(function, sourceARN, recordID string) string {
 // sequence number, "shardId-000000000000:4959..."): Kinesis keeps sequence
 // numbers unique per partition key within a shard, not across the shards
 // of a stream. (Earlier versions counted Kinesis records under the
-// sequence number alone; see KinesisLegacyAttemptsKey.)
+// sequence number alone; sluice redrive forgets that key too.)
 func AttemptsKeyOf(e *Envelope) string {
 	id := e.RecordID
 	if e.Source == events.SourceKinesis {
@@ -77,18 +77,7 @@ func AttemptsKeyOf(e *Envelope) string {
 			id = e.Shard + ":" + e.SequenceNumber
 		}
 	}
-	return AttemptsKey(e.FunctionName, e.SourceARN, id)
-}
-
-// KinesisLegacyAttemptsKey is the key under which earlier versions counted
-// a Kinesis record's attempts (the sequence number alone), or "" for a
-// record of another source. Redrive forgets it too, so a count an earlier
-// version kept cannot quarantine a replayed record.
-func KinesisLegacyAttemptsKey(e *Envelope) string {
-	if e.Source != events.SourceKinesis {
-		return ""
-	}
-	return AttemptsKey(e.FunctionName, e.SourceARN, e.RecordID)
+	return attemptsKey(e.FunctionName, e.SourceARN, id)
 }
 
 // A Forgetter is an AttemptsStore that can drop what it knows of a record.

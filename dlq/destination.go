@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -49,25 +48,6 @@ func (e *SendError) Unwrap() []error {
 		if err != nil {
 			out = append(out, err)
 		}
-	}
-	return out
-}
-
-// Rejected spreads the result of a Send of n envelopes over them: entry i is
-// nil when envelope i was accepted, else why it was not. A *SendError whose
-// Errs does not have n entries counts as a failure of every envelope.
-func Rejected(err error, n int) []error {
-	out := make([]error, n)
-	if err == nil {
-		return out
-	}
-	var se *SendError
-	if errors.As(err, &se) && len(se.Errs) == n {
-		copy(out, se.Errs)
-		return out
-	}
-	for i := range out {
-		out[i] = err
 	}
 	return out
 }

@@ -9,7 +9,7 @@
 // handlers.WithDeadLetters wires it into a handler. The rules:
 //
 //   - A record that fails permanently (batch.Permanent, a decode error) is
-//     quarantined at once (Quarantine).
+//     quarantined at once.
 //   - A record that fails otherwise is quarantined once it ran and failed
 //     WithMaxAttempts times: a standard SQS queue counts them itself
 //     (ApproximateReceiveCount); SQS FIFO queues (whose receive count also
@@ -18,7 +18,7 @@
 //   - A stream or Kafka record alone in its batch is counted before it runs
 //     (Begin). When an earlier lone delivery went unanswered (the function
 //     crashed or timed out) and its attempts reached the limit, it is
-//     quarantined without running (Blame, reason "crash"). Lambda's
+//     quarantined without running (reason "crash"). Lambda's
 //     BisectBatchOnFunctionError is what isolates such a record; a healthy
 //     record that merely headed batches that crashed further on is never
 //     counted for them.

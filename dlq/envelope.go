@@ -98,7 +98,7 @@ const SubSequenceField = "sluiceSubSequenceNumber"
 // RecordKey names the envelope's record apart from every other: RecordID,
 // and for a user record of a KPL aggregate ":" and its sub-sequence number
 // (the user records of one Kinesis record share its RecordID). It is the
-// record's key in the attempts store (AttemptsKey).
+// record's key in the attempts store (AttemptsKeyOf).
 func (e *Envelope) RecordKey() string {
 	if e.SubSequenceNumber == nil {
 		return e.RecordID

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/deadletter"
 )
 
 func sample(record string) *dlq.Envelope {
@@ -76,17 +77,17 @@ func TestMarshalLimitTruncates(t *testing.T) {
 
 func TestRejected(t *testing.T) {
 	boom := errors.New("boom")
-	if got := dlq.Rejected(nil, 2); got[0] != nil || got[1] != nil || len(got) != 2 {
+	if got := deadletter.Rejected(nil, 2); got[0] != nil || got[1] != nil || len(got) != 2 {
 		t.Fatalf("nil: %v", got)
 	}
-	if got := dlq.Rejected(boom, 2); got[0] != boom || got[1] != boom {
+	if got := deadletter.Rejected(boom, 2); got[0] != boom || got[1] != boom {
 		t.Fatalf("plain error: %v", got)
 	}
 	half := &dlq.SendError{Errs: []error{nil, boom}}
-	if got := dlq.Rejected(half, 2); got[0] != nil || got[1] != boom {
+	if got := deadletter.Rejected(half, 2); got[0] != nil || got[1] != boom {
 		t.Fatalf("half: %v", got)
 	}
-	if got := dlq.Rejected(half, 3); got[0] == nil || got[2] == nil {
+	if got := deadletter.Rejected(half, 3); got[0] == nil || got[2] == nil {
 		t.Fatalf("a SendError of the wrong length must fail every envelope: %v", got)
 	}
 	if !errors.Is(half, boom) || !strings.Contains(half.Error(), "1 of 2") {
@@ -134,7 +135,7 @@ func TestFile(t *testing.T) {
 	bad.Record = json.RawMessage(`{not json`)
 	f2, _ := dlq.OpenFile(path)
 	defer f2.Close()
-	errs := dlq.Rejected(f2.Send(ctx, []*dlq.Envelope{sample(`{"ok":1}`), bad}), 2)
+	errs := deadletter.Rejected(f2.Send(ctx, []*dlq.Envelope{sample(`{"ok":1}`), bad}), 2)
 	if errs[0] != nil || errs[1] == nil {
 		t.Fatalf("one envelope that cannot be encoded: %v", errs)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/attemptstest"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/deadletter"
 )
 
 func TestMemory(t *testing.T) {
@@ -41,7 +42,7 @@ func TestAttemptsKeyOf(t *testing.T) {
 		{"sqs by message id", dlq.Envelope{Source: events.SourceSQS, SourceARN: "q", FunctionName: "f", RecordID: "m1", EventID: "m1"}, "f#q#m1", ""},
 		{"dynamodb by sequence number", dlq.Envelope{Source: events.SourceDynamoDB, SourceARN: "d", FunctionName: "f", RecordID: "7", EventID: "e7"}, "f#d#7", ""},
 	} {
-		if got, old := dlq.AttemptsKeyOf(&tc.e), dlq.KinesisLegacyAttemptsKey(&tc.e); got != tc.key || old != tc.old {
+		if got, old := dlq.AttemptsKeyOf(&tc.e), deadletter.KinesisLegacyAttemptsKey(&tc.e); got != tc.key || old != tc.old {
 			t.Errorf("%s: key %q, legacy %q; want %q, %q", tc.name, got, old, tc.key, tc.old)
 		}
 	}

@@ -3,8 +3,6 @@ package dlq
 import (
 	"errors"
 	"fmt"
-
-	"github.com/sluicehq/sluice/batch"
 )
 
 // Why a record was quarantined (Envelope.Reason).
@@ -15,7 +13,8 @@ const (
 	// ReasonAttempts: it failed and its attempts reached the limit.
 	ReasonAttempts = "attempts"
 	// ReasonCrash: it was blamed for crashing or timing out the whole
-	// function (see Blame) and quarantined without running.
+	// function (alone in its batch, an earlier delivery alone unanswered,
+	// its attempts at the limit) and quarantined without running.
 	ReasonCrash = "crash"
 )
 
@@ -23,41 +22,6 @@ const (
 // crash; the other classes are batch.Class names ("permanent",
 // "transient", "plain").
 const ClassCrash = "crash"
-
-// Quarantine decides, for a record that failed with an error of class after
-// attempts tries, whether it is quarantined and why: a permanent error
-// always is; any other once attempts reached limit (limit 0: never). It
-// returns "" for a record that is reported to Lambda instead.
-func Quarantine(class batch.Class, attempts, limit int) string {
-	switch {
-	case class == batch.ClassNone:
-		return ""
-	case class == batch.ClassPermanent:
-		return ReasonPermanent
-	case limit > 0 && attempts >= limit:
-		return ReasonAttempts
-	}
-	return ""
-}
-
-// Blame decides, before a batch of one stream or Kafka record runs, whether
-// that record is quarantined without running because it crashes the
-// function: a is its attempts after Begin counted this delivery.
-//
-// When the function crashes (os.Exit, a fatal runtime error, running out of
-// memory) or times out, nothing is answered, and Lambda's
-// BisectBatchOnFunctionError splits the batch until the record to blame is
-// alone in it. Counting deliveries of every batch's head would also count a
-// healthy record that merely headed batches that crashed further on, so
-// only a record alone in its batch is counted (Begin), and an answered
-// failure resets Isolated (Fail). A record is blamed when it is alone,
-// an earlier delivery alone went unanswered (Isolated >= 2: it crashed
-// while nothing else ran), and its attempts reached limit. A record alone
-// for the first time always runs: a healthy record isolated because its
-// neighbour crashed succeeds then and is never delivered again.
-func Blame(a Attempts, alone bool, limit int) bool {
-	return alone && limit > 0 && a.Isolated >= 2 && a.Count >= limit
-}
 
 // Config is what WithDeadLetters' options set.
 type Config struct {
@@ -97,21 +61,4 @@ func WithAttempts(s AttemptsStore) Option {
 		c.Attempts = s
 		return nil
 	}
-}
-
-// NewConfig applies opts to the defaults (only permanent failures are
-// quarantined, no store).
-func NewConfig(opts ...Option) (Config, error) {
-	var c Config
-	var errs []error
-	for _, o := range opts {
-		if o == nil {
-			errs = append(errs, errors.New("dlq: nil option"))
-			continue
-		}
-		if err := o(&c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return c, errors.Join(errs...)
 }

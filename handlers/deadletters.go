@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -31,7 +32,7 @@ import (
 // with dlq.WithMaxAttempts. With an attempts store, a stream or Kafka record
 // that crashes or times out the whole function is quarantined (reason
 // "crash") without running once Lambda's BisectBatchOnFunctionError has
-// isolated it and it reached the limit (see dlq.Blame).
+// isolated it and it reached the limit (see package dlq).
 //
 // On an SQS standard queue the records a batch quarantines are sent in one
 // dest.Send after every record ran. On an ordered source (an SQS FIFO
@@ -56,7 +57,7 @@ func WithDeadLetters(dest dlq.Destination, opts ...dlq.Option) Option {
 		if dest == nil {
 			c.errs = append(c.errs, errors.New("WithDeadLetters: destination is nil"))
 		}
-		cfg, err := dlq.NewConfig(opts...)
+		cfg, err := deadletter.NewConfig(opts...)
 		if err != nil {
 			c.errs = append(c.errs, fmt.Errorf("WithDeadLetters: %w", err))
 		}
@@ -155,7 +156,7 @@ func (d *dlLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Contex
 				slog.String("source", string(b.source)), slog.String("record", b.items[0].ID), slog.String("error", err.Error()))
 		} else {
 			st.begun, st.head = true, a
-			st.blamed = dlq.Blame(a, true, d.cfg.MaxAttempts)
+			st.blamed = deadletter.Blame(a, true, d.cfg.MaxAttempts)
 		}
 	}
 	return context.WithValue(ctx, dlBatchKey{}, st)
@@ -244,7 +245,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 			attempts, first = a.Count, a.FirstFailure
 		}
 	}
-	reason := dlq.Quarantine(class, attempts, d.cfg.MaxAttempts)
+	reason := deadletter.Quarantine(class, attempts, d.cfg.MaxAttempts)
 	if reason == "" {
 		return err
 	}
@@ -274,7 +275,7 @@ func (d *dlLayer[R]) quarantine(ctx context.Context, st *dlBatch[R], env *dlq.En
 		engine.Park(ctx, env)
 		return nil
 	}
-	if err := dlq.Rejected(d.send(ctx, []*dlq.Envelope{env}), 1)[0]; err != nil {
+	if err := deadletter.Rejected(d.send(ctx, []*dlq.Envelope{env}), 1)[0]; err != nil {
 		return &QuarantineError{Envelope: env, Err: err}
 	}
 	d.logQuarantined(ctx, st.b.source, env)
@@ -335,7 +336,7 @@ func (d *dlLayer[R]) after(ctx context.Context, b *hookBatch[R], res *engine.Res
 	if len(envs) == 0 {
 		return
 	}
-	errs := dlq.Rejected(d.send(ctx, envs), len(envs))
+	errs := deadletter.Rejected(d.send(ctx, envs), len(envs))
 	for k, e := range envs {
 		i := idx[k]
 		if err := errs[k]; err != nil {

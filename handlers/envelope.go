@@ -3,11 +3,14 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
-	"unsafe"
 
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
+
+// recordArray is an event of the shape {"Records":[...]}.
+type recordArray[E any] struct {
+	Records []E `json:"Records"`
+}
 
 // decodeRecordArray decodes an event of the shape {"Records":[...]} into
 // records of type E. When the event as a whole does not decode (one record
@@ -16,14 +19,12 @@ import (
 // A bad record must still carry the identifier it is reported by (id); if it
 // does not, or the envelope itself is not JSON, the whole event fails.
 func decodeRecordArray[E any](source string, payload []byte, id func(*E) string) (recs []E, errs []error, err error) {
-	var whole struct {
-		Records []E `json:"Records"`
-	}
+	var whole recordArray[E]
 	// The plan decoder (strings copied: the runtime reuses payload), which
 	// falls back to encoding/json for anything it does not expect (and
 	// FuzzEnvelopeAgrees keeps equal to it); a bad record then goes the
 	// encoding/json way below, one record at a time.
-	if err := jsonplan.For(reflect.TypeOf(whole)).Unmarshal(payload, unsafe.Pointer(&whole), false); err == nil {
+	if err := jsonplan.New[recordArray[E]]().Unmarshal(payload, &whole, false); err == nil {
 		return whole.Records, nil, nil
 	}
 	var loose struct {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -114,14 +113,14 @@ func (j *sharedJSON) UnmarshalJSON(b []byte) error {
 }
 
 // planOf returns a plan made once, for a wire type of this file.
-func planOf[W any]() func() *jsonplan.Plan {
-	return sync.OnceValue(func() *jsonplan.Plan { return jsonplan.For(reflect.TypeFor[W]()) })
+func planOf[W any]() func() jsonplan.Decoder[W] {
+	return sync.OnceValue(jsonplan.New[W])
 }
 
 // decodeWire decodes an envelope's JSON into its wire form. Strings may
 // share data's memory, which decodeValue's callers never change.
-func decodeWire[W any](plan func() *jsonplan.Plan, data []byte, w *W) error {
-	return plan().Unmarshal(data, unsafe.Pointer(w), true)
+func decodeWire[W any](plan func() jsonplan.Decoder[W], data []byte, w *W) error {
+	return plan().Unmarshal(data, w, true)
 }
 
 // SNSMessage is an Amazon SNS notification as SNS delivers it to an SQS
@@ -189,8 +188,8 @@ type snsWire struct {
 
 var (
 	snsPlan = planOf[snsWire]()
-	// snsWires keeps the wire values decodeEnvelope decodes into (through
-	// an unsafe.Pointer, which moves them to the heap).
+	// snsWires keeps the wire values decodeEnvelope decodes into (the plan
+	// decoder's pointer moves them to the heap).
 	snsWires = sync.Pool{New: func() any { return new(snsWire) }}
 )
 
@@ -283,7 +282,7 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	// e itself; anything it does not settle (and every error, for its
 	// message) takes the way of the other codecs below.
 	if jc, ok := c.(jsonCodec); ok && plainValue[T]() {
-		if jc.plans.Plan(reflect.TypeFor[EventBridgeEvent[T]]()).Decode(data, unsafe.Pointer(e), true) && e.DetailType != "" && e.Source != "" {
+		if jsonplan.DecoderOf[EventBridgeEvent[T]](jc.plans).Decode(data, e, true) && e.DetailType != "" && e.Source != "" {
 			return nil
 		}
 		*e = EventBridgeEvent[T]{}

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -285,7 +283,7 @@ type windowHandler[R, S any] struct {
 		Invoke(context.Context, []byte) ([]byte, error)
 	}
 	cfg    *config
-	fields *jsonplan.Plan // of windowEventFields
+	fields jsonplan.Decoder[windowEventFields]
 }
 
 func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
@@ -297,7 +295,7 @@ func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context
 		return nil, fmt.Errorf("sluice: %s window handler: final function is nil", source)
 	}
 	return &windowHandler[R, S]{source: source, fold: fold, final: final, seq: seq,
-		fields: jsonplan.For(reflect.TypeFor[windowEventFields]())}, nil
+		fields: jsonplan.New[windowEventFields]()}, nil
 }
 
 // windowEventFields are the tumbling window fields of a stream event.
@@ -405,7 +403,7 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 
 func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	var ev windowEventFields
-	if err := h.fields.Unmarshal(payload, unsafe.Pointer(&ev), false); err != nil {
+	if err := h.fields.Unmarshal(payload, &ev, false); err != nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
 	}
 	if ev.Window == nil {

@@ -5,11 +5,11 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
-	"slices"
 	"testing"
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/kafkacodec"
+	"github.com/sluicehq/sluice/kafkacodec/internal/wire"
 )
 
 var glueID = [16]byte{0xa1, 0xb2, 0xc3, 0xd4, 0x56, 0x78, 0x90, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab}
@@ -22,7 +22,7 @@ func confluent(id uint32, payload []byte) []byte {
 
 func glue(compression byte, payload []byte) []byte {
 	out := append([]byte{3, compression}, glueID[:]...)
-	if compression == kafkacodec.GlueCompressionZlib {
+	if compression == wire.GlueCompressionZlib {
 		var b bytes.Buffer
 		w := zlib.NewWriter(&b)
 		w.Write(payload)
@@ -87,68 +87,5 @@ func TestUnframeRejectsMalformedHeaders(t *testing.T) {
 				t.Fatalf("%v does not wrap ErrWireFormat", err)
 			}
 		})
-	}
-}
-
-func TestDetect(t *testing.T) {
-	for _, tc := range []struct {
-		data []byte
-		want kafkacodec.Wire
-	}{
-		{nil, kafkacodec.WirePlain},
-		{[]byte("{}"), kafkacodec.WirePlain},
-		{[]byte{0, 0, 0, 1}, kafkacodec.WirePlain}, // too short for an id
-		{confluent(1, nil), kafkacodec.WireConfluent},
-		{glue(0, nil), kafkacodec.WireGlue},
-		{append([]byte{3, 7}, glueID[:]...), kafkacodec.WirePlain}, // unknown compression
-		{glue(0, nil)[:17], kafkacodec.WirePlain},
-	} {
-		if got := kafkacodec.Detect(tc.data); got != tc.want {
-			t.Errorf("Detect(%x) = %v, want %v", tc.data, got, tc.want)
-		}
-	}
-}
-
-func TestUUIDString(t *testing.T) {
-	if got := kafkacodec.UUIDString(glueID); got != glueUUID {
-		t.Fatalf("UUIDString = %s, want %s", got, glueUUID)
-	}
-}
-
-// appendIndexes writes Confluent message indexes as its serializer does.
-func appendIndexes(b []byte, idx []int64) []byte {
-	if len(idx) == 1 && idx[0] == 0 {
-		return append(b, 0)
-	}
-	b = binary.AppendVarint(b, int64(len(idx)))
-	for _, i := range idx {
-		b = binary.AppendVarint(b, i)
-	}
-	return b
-}
-
-func TestParseMessageIndexes(t *testing.T) {
-	msg := []byte{0x0a, 0x03, 'a', 'b', 'c'}
-	for _, idx := range [][]int64{{0}, {1}, {2, 0}, {0, 3, 70}} {
-		got, rest, err := kafkacodec.ParseMessageIndexes(appendIndexes(nil, idx))
-		if err != nil || !slices.Equal(got, idx) || len(rest) != 0 {
-			t.Errorf("%v: got %v rest %x err %v", idx, got, rest, err)
-		}
-		_, rest, err = kafkacodec.ParseMessageIndexes(append(appendIndexes(nil, idx), msg...))
-		if err != nil || !bytes.Equal(rest, msg) {
-			t.Errorf("%v: rest %x err %v", idx, rest, err)
-		}
-	}
-	for _, bad := range [][]byte{nil, {0x80}, {0x04}, {0x03, 0x02}, {0x01}} {
-		if _, _, err := kafkacodec.ParseMessageIndexes(bad); !errors.Is(err, kafkacodec.ErrWireFormat) {
-			t.Errorf("ParseMessageIndexes(%x): err %v", bad, err)
-		}
-	}
-	i, rest, err := kafkacodec.ParseGlueMessageIndex(append(binary.AppendUvarint(nil, 300), msg...))
-	if err != nil || i != 300 || !bytes.Equal(rest, msg) {
-		t.Fatalf("ParseGlueMessageIndex: %d %x %v", i, rest, err)
-	}
-	if _, _, err := kafkacodec.ParseGlueMessageIndex([]byte{0x80}); !errors.Is(err, kafkacodec.ErrWireFormat) {
-		t.Fatalf("truncated Glue index: %v", err)
 	}
 }

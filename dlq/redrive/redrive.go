@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/internal/inbox"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/invocation"
 )
 
@@ -438,7 +439,7 @@ func (r *run) replay(ctx context.Context, b []*item) error {
 			if r.function != "" {
 				e.FunctionName = r.function // the keys of the function that runs
 			}
-			for _, key := range []string{dlq.AttemptsKeyOf(&e), dlq.KinesisLegacyAttemptsKey(&e)} {
+			for _, key := range []string{dlq.AttemptsKeyOf(&e), deadletter.KinesisLegacyAttemptsKey(&e)} {
 				if key == "" {
 					continue
 				}

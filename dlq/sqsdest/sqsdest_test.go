@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/dlq/sqsdest"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
@@ -255,7 +256,7 @@ func TestSendHalfSucceeds(t *testing.T) {
 	}
 	envs := []*dlq.Envelope{envelope(0, `{}`), envelope(1, `{}`), envelope(2, `{}`), envelope(3, `{}`)}
 	err = d.Send(context.Background(), envs)
-	errs := dlq.Rejected(err, 4)
+	errs := deadletter.Rejected(err, 4)
 	if errs[0] != nil || errs[1] == nil || errs[2] != nil || errs[3] == nil || f.calls != 2 {
 		t.Fatalf("per envelope %v after %d calls", errs, f.calls)
 	}
@@ -272,7 +273,7 @@ func TestSendCallFails(t *testing.T) {
 	for i := range 12 {
 		envs = append(envs, envelope(i, `{}`))
 	}
-	for i, err := range dlq.Rejected(d.Send(context.Background(), envs), 12) {
+	for i, err := range deadletter.Rejected(d.Send(context.Background(), envs), 12) {
 		if !errors.Is(err, boom) {
 			t.Fatalf("envelope %d: %v", i, err)
 		}

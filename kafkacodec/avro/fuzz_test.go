@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/kafkacodec/avro"
+	"github.com/sluicehq/sluice/kafkacodec/internal/wire"
 )
 
 // sinkSchema has every kind of Avro type, and refers to itself.
@@ -102,7 +103,7 @@ func fuzzSeeds(f *testing.F) (seeds []struct {
 			add(which, append(b[:len(b):len(b)], 0x02, 'x'))
 		}
 	}
-	add(3, hostileValue[kafkacodec.ConfluentHeaderSize:])
+	add(3, hostileValue[wire.ConfluentHeaderSize:])
 	add(5, []byte{0x80, 0x80, 0x80, 0x80, 0x40, 0x00})      // 2^33 empty records
 	add(5, []byte{0x80, 0x10, 0x00})                        // 1024 of them: at the limit
 	add(6, []byte{0x01, 0x02, 0x02, 'k', 0x00})             // a block size that lies
@@ -229,7 +230,7 @@ func FuzzDecodeKafka(f *testing.F) {
 				if err != nil && !errors.As(err, &de) {
 					t.Fatalf("%x: %v is not a DecodeError", data, err)
 				}
-				if err != nil || len(data) < kafkacodec.ConfluentHeaderSize || data[0] != 0 {
+				if err != nil || len(data) < wire.ConfluentHeaderSize || data[0] != 0 {
 					continue
 				}
 				id := fmt.Sprint(uint32(data[1])<<24 | uint32(data[2])<<16 | uint32(data[3])<<8 | uint32(data[4]))
@@ -237,7 +238,7 @@ func FuzzDecodeKafka(f *testing.F) {
 				if verr != nil {
 					t.Fatalf("%x: decoded with schema %s: %v", data, id, verr)
 				}
-				if verr := validate(data[kafkacodec.ConfluentHeaderSize:]); verr != nil {
+				if verr := validate(data[wire.ConfluentHeaderSize:]); verr != nil {
 					t.Fatalf("%x: decoded, though its writer's schema %s rejects it: %v", data, id, verr)
 				}
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/kafkacodec/avro"
+	"github.com/sluicehq/sluice/kafkacodec/internal/wire"
 )
 
 // memChildEnv makes the test binary a child that decodes the hostile value
@@ -75,7 +76,7 @@ func memChild(mode string) {
 		fmt.Println("child: DecodeError:", err)
 	case "library":
 		var v hostile
-		err := hamba.Unmarshal(hamba.MustParse(hostileSchema), hostileValue[kafkacodec.ConfluentHeaderSize:], &v)
+		err := hamba.Unmarshal(hamba.MustParse(hostileSchema), hostileValue[wire.ConfluentHeaderSize:], &v)
 		fmt.Println("child: the library returned:", err)
 	}
 	os.Exit(0)

@@ -10,6 +10,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/kafkacodec"
+	"github.com/sluicehq/sluice/kafkacodec/internal/wire"
 )
 
 // Codec decodes Protobuf keys or values. It is safe for concurrent use.
@@ -99,11 +100,11 @@ func (c *Codec) DecodeKafka(_ context.Context, data []byte, meta *sevents.KafkaS
 	p := f.Payload
 	switch f.Wire {
 	case kafkacodec.WireConfluent:
-		if _, p, err = kafkacodec.ParseMessageIndexes(p); err != nil {
+		if _, p, err = wire.ParseMessageIndexes(p); err != nil {
 			return fail(err)
 		}
 	case kafkacodec.WireGlue:
-		if _, p, err = kafkacodec.ParseGlueMessageIndex(p); err != nil {
+		if _, p, err = wire.ParseGlueMessageIndex(p); err != nil {
 			return fail(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package dlq
+package deadletter
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 )
 
 func TestQuarantine(t *testing.T) {
@@ -18,12 +19,12 @@ func TestQuarantine(t *testing.T) {
 		want            string
 	}{
 		{"no error", batch.ClassNone, 9, 1, ""},
-		{"permanent, first attempt", batch.ClassPermanent, 1, 0, ReasonPermanent},
-		{"permanent wins over attempts", batch.ClassPermanent, 5, 3, ReasonPermanent},
+		{"permanent, first attempt", batch.ClassPermanent, 1, 0, dlq.ReasonPermanent},
+		{"permanent wins over attempts", batch.ClassPermanent, 5, 3, dlq.ReasonPermanent},
 		{"plain below limit", batch.ClassPlain, 2, 3, ""},
-		{"plain at limit", batch.ClassPlain, 3, 3, ReasonAttempts},
-		{"plain past limit", batch.ClassPlain, 4, 3, ReasonAttempts},
-		{"transient at limit", batch.ClassTransient, 1, 1, ReasonAttempts},
+		{"plain at limit", batch.ClassPlain, 3, 3, dlq.ReasonAttempts},
+		{"plain past limit", batch.ClassPlain, 4, 3, dlq.ReasonAttempts},
+		{"transient at limit", batch.ClassTransient, 1, 1, dlq.ReasonAttempts},
 		{"no limit", batch.ClassPlain, 1000, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,20 +38,20 @@ func TestQuarantine(t *testing.T) {
 func TestBlame(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		a     Attempts
+		a     dlq.Attempts
 		alone bool
 		limit int
 		want  bool
 	}{
-		{"first delivery alone runs", Attempts{Count: 1, Isolated: 1}, true, 1, false},
-		{"a healthy head counted many times, alone once", Attempts{Count: 9, Isolated: 1}, true, 3, false},
-		{"crashed alone once, limit 1", Attempts{Count: 2, Isolated: 2}, true, 1, true},
-		{"crashed alone once, limit 3", Attempts{Count: 2, Isolated: 2}, true, 3, false},
-		{"crashed alone twice, limit 3", Attempts{Count: 3, Isolated: 3}, true, 3, true},
-		{"answered failures, then a crash alone", Attempts{Count: 4, Isolated: 2}, true, 3, true},
-		{"answered failure reset the streak", Attempts{Count: 5, Isolated: 1}, true, 3, false},
-		{"not alone", Attempts{Count: 9, Isolated: 9}, false, 3, false},
-		{"no limit", Attempts{Count: 9, Isolated: 9}, true, 0, false},
+		{"first delivery alone runs", dlq.Attempts{Count: 1, Isolated: 1}, true, 1, false},
+		{"a healthy head counted many times, alone once", dlq.Attempts{Count: 9, Isolated: 1}, true, 3, false},
+		{"crashed alone once, limit 1", dlq.Attempts{Count: 2, Isolated: 2}, true, 1, true},
+		{"crashed alone once, limit 3", dlq.Attempts{Count: 2, Isolated: 2}, true, 3, false},
+		{"crashed alone twice, limit 3", dlq.Attempts{Count: 3, Isolated: 3}, true, 3, true},
+		{"answered failures, then a crash alone", dlq.Attempts{Count: 4, Isolated: 2}, true, 3, true},
+		{"answered failure reset the streak", dlq.Attempts{Count: 5, Isolated: 1}, true, 3, false},
+		{"not alone", dlq.Attempts{Count: 9, Isolated: 9}, false, 3, false},
+		{"no limit", dlq.Attempts{Count: 9, Isolated: 9}, true, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Blame(tc.a, tc.alone, tc.limit); got != tc.want {
@@ -75,7 +76,7 @@ type invocation struct {
 // invocation and which records were quarantined.
 func bisect(t *testing.T, n, poison, limit int) ([]invocation, []int) {
 	t.Helper()
-	store := NewMemory(0)
+	store := dlq.NewMemory(0)
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)
 	var out []invocation
