@@ -32,25 +32,17 @@ type hookBatch[R any] struct {
 	source sevents.Source
 	policy engine.Policy // the batch's ordering policy
 	items  []engine.Item
-	// record decodes record i as the handler's function receives it.
-	record func(i int) (R, error)
-	// shell is record i without its decoded value: enough for what reads
-	// only the record as delivered (the default idempotency keys).
-	shell func(i int) R
-	// describe fills the source fields of record i's dead-letter envelope
-	// from the event; it works for a record that failed to decode.
-	describe func(i int, e *dlq.Envelope)
+	src    batchOf[R] // the records, decoded or as delivered (batchOf)
 	// payload is the invocation's event, kafka whether its records are
 	// Kafka's map of topic-partitions (else a "Records" array).
 	payload []byte
 	kafka   bool
 	// When items are not one per record of the event (the user records of
-	// KPL aggregates): records is how many records the event holds, span
-	// maps item i to the index of its record in the event. (describe names
-	// a user record apart from its siblings: its eventId holds the
-	// sub-sequence number, and so its attempts key.)
+	// KPL aggregates): records is how many records the event holds, and
+	// src.span maps item i to the index of its record in the event.
+	// (describe names a user record apart from its siblings: its eventId
+	// holds the sub-sequence number, and so its attempts key.)
 	records int
-	span    func(i int) int
 
 	spansOnce sync.Once
 	spans     []json.RawMessage
@@ -69,8 +61,8 @@ func (b *hookBatch[R]) raw(i int) []byte {
 			b.spans = spans
 		}
 	})
-	if b.span != nil && i >= 0 && i < len(b.items) {
-		i = b.span(i)
+	if i >= 0 && i < len(b.items) {
+		i = b.src.span(i)
 	}
 	if i < 0 || i >= len(b.spans) {
 		return nil
@@ -79,6 +71,10 @@ func (b *hookBatch[R]) raw(i int) []byte {
 	// reuses for the next event.
 	return append([]byte(nil), b.spans[i]...)
 }
+
+func (b *hookBatch[R]) record(i int) (R, error)         { return b.src.record(i) }
+func (b *hookBatch[R]) shell(i int) R                   { return b.src.shell(i) }
+func (b *hookBatch[R]) describe(i int, e *dlq.Envelope) { b.src.describe(i, e) }
 
 // splitRecords returns the spans of an event's records (encoding/json
 // keeps a RawMessage's bytes as they are), in the order the handlers decode
