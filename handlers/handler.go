@@ -80,10 +80,7 @@ type batchRun struct {
 func runBatch[R any, B batchOf[R]](ctx context.Context, h *handler[R], b B, payload []byte, items []engine.Item, r batchRun) ([]int, error) {
 	hb := &hookBatch[R]{items: items, payload: payload, kafka: r.kafka, records: r.records, src: b}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
-	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			return b.handle(ctx, w, i, h.chain.Handler)
-		})
-	})
+	step := h.chain.step
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
 	return h.cfg.outcome(ctx, r.source, r.resource, items, res)
 }

@@ -13,19 +13,34 @@ import (
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
-// A batchHook is the part of a middleware that looks at a whole batch:
-// before any record runs (idempotency reads which keys already completed,
-// in one request per hundred records) and after every record ran, before
-// the answer is decided (dead letters send the batch's quarantined records
-// at once). Per-record work stays in the batch.Handler chain.
-type batchHook[R any] interface {
-	// before runs once before any record; records run under the context it
-	// returns, which is how it hands its findings to the per-record layer.
-	before(ctx context.Context, b *hookBatch[R]) context.Context
-	// after runs once after every started record finished; it may revoke
-	// parks (engine.Result.Unpark).
-	after(ctx context.Context, b *hookBatch[R], res *engine.Result)
+// A layer is behaviour around the records of a batch: retries,
+// idempotency, dead letters and the shadow mark are each one. Every part
+// is optional. chain (options.go) orders a handler's layers explicitly,
+// outermost first; befores run in that order, afters in the reverse.
+type layer[R any] struct {
+	// before runs once before any record; records run under the context
+	// it returns, which is how it hands its findings to its per-record
+	// part (idempotency reads which keys already completed, in one request
+	// per hundred records).
+	before func(ctx context.Context, b *hookBatch[R]) context.Context
+	// wrap wraps the function with per-record behaviour around the decoded
+	// record (retries, a claim per record).
+	wrap batch.Middleware[R]
+	// guard runs record i (with next, worker w) and sees its final error,
+	// a decode failure included: a guard is outside every wrap (dead
+	// letters park what fails for good).
+	guard func(ctx context.Context, w, i int, b *hookBatch[R], next step[R]) error
+	// after runs once after every started record finished, before the
+	// answer is decided; it may fail records (engine.Result.Fail) or
+	// revoke parks (engine.Result.Unpark): dead letters send the batch's
+	// quarantined records at once.
+	after func(ctx context.Context, b *hookBatch[R], res *engine.Result)
 }
+
+// A step runs record i of b on worker w: decode it, then the chain. The
+// steps are composed once, when the handler is built, so a record costs no
+// closure.
+type step[R any] func(ctx context.Context, w, i int, b *hookBatch[R]) error
 
 // hookBatch is one invocation's batch as hooks see it.
 type hookBatch[R any] struct {
@@ -106,40 +121,50 @@ func splitRecords(payload []byte, kafka bool) []json.RawMessage {
 	return slices.Clip(out)
 }
 
-// pipeline is a handler's per-record chain, its batch hooks, and the
-// dead-letter layer around both (WithDeadLetters).
+// pipeline is a handler's layers, composed: the function wrapped by every
+// wrap, and the step that decodes a record and runs it under every guard.
 type pipeline[R any] struct {
 	batch.Handler[R]
-	hooks  []batchHook[R]
-	dl     *dlLayer[R]
-	shadow bool // EnvShadow: the records run in a shadow replay
+	layers []layer[R]
+	step   step[R]
+	after  bool // a layer has an after part
 }
 
-// begin runs the before hooks and sets cfg.After to run the after hooks.
+// compose builds the pipeline of fn under layers, outermost first.
+func compose[R any](fn batch.Handler[R], layers []layer[R]) pipeline[R] {
+	p := pipeline[R]{Handler: fn, layers: layers}
+	for k := len(layers) - 1; k >= 0; k-- {
+		if w := layers[k].wrap; w != nil {
+			p.Handler = w(p.Handler)
+		}
+		p.after = p.after || layers[k].after != nil
+	}
+	h := p.Handler
+	p.step = func(ctx context.Context, w, i int, b *hookBatch[R]) error { return b.src.handle(ctx, w, i, h) }
+	for k := len(layers) - 1; k >= 0; k-- {
+		if g, next := layers[k].guard, p.step; g != nil {
+			p.step = func(ctx context.Context, w, i int, b *hookBatch[R]) error { return g(ctx, w, i, b, next) }
+		}
+	}
+	return p
+}
+
+// begin runs the befores and sets cfg.After to run the afters.
 func (p *pipeline[R]) begin(ctx context.Context, cfg engine.Config, b *hookBatch[R]) (context.Context, engine.Config) {
-	if p.shadow {
-		ctx = context.WithValue(ctx, shadowKey{}, true)
-	}
-	if len(p.hooks) == 0 {
-		return ctx, cfg
-	}
 	b.source, b.policy = cfg.Source, cfg.Policy
-	for _, h := range p.hooks {
-		ctx = h.before(ctx, b)
+	for _, l := range p.layers {
+		if l.before != nil {
+			ctx = l.before(ctx, b)
+		}
 	}
-	cfg.After = func(ctx context.Context, res *engine.Result) {
-		for _, h := range p.hooks {
-			h.after(ctx, b, res)
+	if p.after {
+		cfg.After = func(ctx context.Context, res *engine.Result) {
+			for k := len(p.layers) - 1; k >= 0; k-- {
+				if a := p.layers[k].after; a != nil {
+					a(ctx, b, res)
+				}
+			}
 		}
 	}
 	return ctx, cfg
-}
-
-// run runs record i with f (decode, then the chain) under the dead-letter
-// layer, if the handler has one.
-func (p *pipeline[R]) run(ctx context.Context, i int, f func(context.Context) error) error {
-	if p.dl == nil {
-		return f(ctx)
-	}
-	return p.dl.run(ctx, i, f)
 }
