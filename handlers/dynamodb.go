@@ -231,8 +231,6 @@ func (b *ddbBatch[T]) describe(i int, e *dlq.Envelope) {
 	}
 }
 
-func (b *ddbBatch[T]) span(i int) int { return i }
-
 // errMissingImage is the cause of a decode error for a record that lacks an
 // image its stream view type and event name promise.
 var errMissingImage = errors.New("missing image")

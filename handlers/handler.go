@@ -57,10 +57,12 @@ type batchOf[R any] interface {
 	// describe fills the source fields of record i's dead-letter envelope
 	// from the event; it works for a record that failed to decode.
 	describe(i int, e *dlq.Envelope)
-	// span is the index in the event of the record item i came from (i,
-	// unless items are the user records of KPL aggregates).
-	span(i int) int
 }
+
+// A spanner is a batchOf whose items are not one per record of the event
+// (the user records of KPL aggregates): span is the index in the event of
+// the record item i came from.
+type spanner interface{ span(i int) int }
 
 // A batchRun says how runBatch runs a batch.
 type batchRun struct {

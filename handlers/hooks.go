@@ -54,7 +54,7 @@ type hookBatch[R any] struct {
 	kafka   bool
 	// When items are not one per record of the event (the user records of
 	// KPL aggregates): records is how many records the event holds, and
-	// src.span maps item i to the index of its record in the event.
+	// src is a spanner, which maps item i to the index of its record.
 	// (describe names a user record apart from its siblings: its eventId
 	// holds the sub-sequence number, and so its attempts key.)
 	records int
@@ -76,8 +76,8 @@ func (b *hookBatch[R]) raw(i int) []byte {
 			b.spans = spans
 		}
 	})
-	if i >= 0 && i < len(b.items) {
-		i = b.src.span(i)
+	if s, ok := b.src.(spanner); ok && i >= 0 && i < len(b.items) {
+		i = s.span(i)
 	}
 	if i < 0 || i >= len(b.spans) {
 		return nil

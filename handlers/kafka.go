@@ -196,8 +196,6 @@ func (b *kafkaBatch[T]) describe(i int, e *dlq.Envelope) {
 	}
 }
 
-func (b *kafkaBatch[T]) span(i int) int { return i }
-
 // decodeKafkaRecord decodes raw into r with the handler's Codec, the key
 // and value bytes into a (see eventscan.Base64).
 func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord, a *eventscan.Arena, r *KafkaRecord[T]) error {

@@ -235,8 +235,6 @@ func (b *sqsBatch[T]) describe(i int, e *dlq.Envelope) {
 	e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
 }
 
-func (b *sqsBatch[T]) span(i int) int { return i }
-
 // sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
 func sqsQueueOf(recs []events.SQSMessage) string {
 	if len(recs) == 0 {
