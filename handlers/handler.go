@@ -43,8 +43,9 @@ func newHandler[R any](s source[R], fn func(context.Context, R) error, opts []Op
 
 // A batchOf is one invocation's decoded event, as runBatch runs it: the part
 // of Invoke that differs between sources. Each source's is a pointer to a
-// struct of its own, made once per invocation, whose methods runBatch calls
-// through its type parameter: no closure per invocation or record.
+// struct of its own, made once per invocation, which the layers and the
+// pipeline's step call through: a method call, where closures would cost
+// an allocation each per invocation.
 type batchOf[R any] interface {
 	// handle decodes record i into worker w's own value and calls next
 	// with the record (or answers it without next, as SQS's s3:TestEvent).
@@ -79,7 +80,7 @@ type batchRun struct {
 
 // runBatch runs the items of b through the handler's layers and the engine,
 // and returns the indexes to report, or a function error.
-func runBatch[R any, B batchOf[R]](ctx context.Context, h *handler[R], b B, payload []byte, items []engine.Item, r batchRun) ([]int, error) {
+func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload []byte, items []engine.Item, r batchRun) ([]int, error) {
 	hb := &hookBatch[R]{items: items, payload: payload, kafka: r.kafka, records: r.records, src: b}
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
 	step := h.chain.step
