@@ -59,3 +59,16 @@ func TestNoProgressError(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+func TestPanicErrorUnwrap(t *testing.T) {
+	inner := errors.New("inner")
+	if got := (&PanicError{Value: inner}).Unwrap(); got != inner {
+		t.Fatalf("Unwrap of a panic with an error: %v, want the error", got)
+	}
+	if !errors.Is(&PanicError{Value: inner}, inner) {
+		t.Fatal("errors.Is does not find the panic's error")
+	}
+	if got := (&PanicError{Value: "x"}).Unwrap(); got != nil {
+		t.Fatalf("Unwrap of a panic with a string: %v, want nil", got)
+	}
+}

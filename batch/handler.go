@@ -1,9 +1,6 @@
 package batch
 
-import (
-	"context"
-	"runtime/debug"
-)
+import "context"
 
 // A Handler processes one record of type R (a typed record such as
 // handlers.KinesisRecord[Order]).
@@ -27,32 +24,8 @@ type HandlerFunc[R any] func(ctx context.Context, r R) error
 // Handle calls f(ctx, r).
 func (f HandlerFunc[R]) Handle(ctx context.Context, r R) error { return f(ctx, r) }
 
-// Middleware wraps a Handler with behaviour before and after it.
+// Middleware wraps a Handler with behaviour before and after it, as Retry
+// does. Package handlers takes a plain function: to add a middleware of
+// your own, wrap your function and pass the wrapped handler's Handle, e.g.
+// handlers.NewSQS(mw(batch.HandlerFunc[R](fn)).Handle).
 type Middleware[R any] func(Handler[R]) Handler[R]
-
-// Chain wraps h with mws; the first middleware is the outermost.
-func Chain[R any](h Handler[R], mws ...Middleware[R]) Handler[R] {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
-}
-
-// Recover returns a middleware that turns a panic in the wrapped handler into
-// a *PanicError for that record, with the stack captured at the panic.
-func Recover[R any]() Middleware[R] {
-	return func(next Handler[R]) Handler[R] {
-		return recoverer[R]{next}
-	}
-}
-
-type recoverer[R any] struct{ next Handler[R] }
-
-func (h recoverer[R]) Handle(ctx context.Context, r R) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return h.next.Handle(ctx, r)
-}

@@ -125,26 +125,3 @@ func TestRetrySleepHonoursContext(t *testing.T) {
 		t.Fatalf("want context.Canceled in %v", err)
 	}
 }
-
-func TestChainAndRecover(t *testing.T) {
-	var order []string
-	mw := func(name string) Middleware[string] {
-		return func(next Handler[string]) Handler[string] {
-			return HandlerFunc[string](func(ctx context.Context, r string) error {
-				order = append(order, name)
-				return next.Handle(ctx, r)
-			})
-		}
-	}
-	h := Chain[string](HandlerFunc[string](func(ctx context.Context, r string) error {
-		panic(errors.New("inner"))
-	}), mw("outer"), mw("inner"), Recover[string]())
-	err := h.Handle(context.Background(), "r")
-	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Unwrap() == nil || pe.Unwrap().Error() != "inner" {
-		t.Fatalf("want PanicError wrapping the panic error, got %v", err)
-	}
-	if strings.Join(order, ",") != "outer,inner" {
-		t.Fatalf("order %v", order)
-	}
-}

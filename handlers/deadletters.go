@@ -92,7 +92,7 @@ const maxErrorText = 4096
 // Lambda deadline, to revoke what it did not accept and answer.
 const sendReserve = 100 * time.Millisecond
 
-// dlLayer is the dead-letter layer: per record (run) and a batch hook.
+// dlLayer is the dead-letter layer: a before, a guard and an after.
 type dlLayer[R any] struct {
 	dest dlq.Destination
 	cfg  dlq.Config
@@ -123,6 +123,10 @@ type dlBatchKey struct{}
 // accepted (an ordered lane's quarantine): the batch's after hook leaves it
 // alone.
 type sent struct{ env *dlq.Envelope }
+
+func (d *dlLayer[R]) layer() layer[R] {
+	return layer[R]{before: d.before, guard: d.guard, after: d.after}
+}
 
 func newDLLayer[R any](c *config, kind sourceKind) *dlLayer[R] {
 	l := &dlLayer[R]{dest: c.dlDest, cfg: c.dlCfg, sqs: kind == kindSQS, now: c.now, logger: c.logger}
@@ -162,12 +166,12 @@ func (d *dlLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Contex
 	return context.WithValue(ctx, dlBatchKey{}, st)
 }
 
-// run runs record i with f, parking it when it is blamed for crashes or
-// fails for good.
-func (d *dlLayer[R]) run(ctx context.Context, i int, f func(context.Context) error) (err error) {
+// guard runs record i with next, parking it when it is blamed for crashes
+// or fails for good.
+func (d *dlLayer[R]) guard(ctx context.Context, w, i int, b *hookBatch[R], next step[R]) (err error) {
 	st, _ := ctx.Value(dlBatchKey{}).(*dlBatch[R])
 	if st == nil {
-		return f(ctx)
+		return next(ctx, w, i, b)
 	}
 	if i == 0 && st.blamed {
 		a := st.head
@@ -192,7 +196,7 @@ func (d *dlLayer[R]) run(ctx context.Context, i int, f func(context.Context) err
 			err = d.failed(ctx, st, i, err)
 		}
 	}()
-	return f(ctx)
+	return next(ctx, w, i, b)
 }
 
 // failed decides what becomes of record i, which failed with err: it is

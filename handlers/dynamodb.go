@@ -125,7 +125,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			return nil, err
 		}
 	}
-	recs, decErrs, imgs := ev.recs, ev.errs, ev.imgs
+	recs, imgs := ev.recs, ev.imgs
 	items := engineItems.make(len(recs))
 	var nNew, nOld int
 	if len(recs) > 0 && recs[0].EventSource == "" {
@@ -163,60 +163,72 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	decode := func(i int) (DynamoDBRecord[T], error) {
-		if decErrs != nil && decErrs[i] != nil {
-			return DynamoDBRecord[T]{}, &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
-		}
-		var r DynamoDBRecord[T]
-		var err error
-		if imgs != nil {
-			r, err = decodeDynamoDBImages(h.plan, &recs[i], &imgs[i], news, olds, i)
-		} else {
-			r, err = decodeDynamoDBRecord[T](&recs[i])
-		}
-		if err != nil {
-			return r, &batch.DecodeError{ID: items[i].ID, Err: err}
-		}
-		return r, nil
-	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceDynamoDB, policy, workers), &hookBatch[DynamoDBRecord[T]]{
-		items: items, payload: payload, record: decode,
-		shell: func(i int) DynamoDBRecord[T] { return DynamoDBRecord[T]{Raw: recs[i]} },
-		describe: func(i int, e *dlq.Envelope) {
-			r := &recs[i]
-			e.Source, e.SourceARN, e.EventID = sevents.SourceDynamoDB, r.EventSourceArn, r.EventID
-			e.SequenceNumber = r.Change.SequenceNumber
-			if len(r.Change.Keys) > 0 {
-				if k, err := json.Marshal(r.Change.Keys); err == nil {
-					e.PartitionKey = string(k)
-				}
-			} else if imgs != nil && imgs[i].Keys != nil {
-				var k bytes.Buffer
-				if json.Compact(&k, imgs[i].Keys) == nil {
-					e.PartitionKey = k.String()
-				}
-			}
-			if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() {
-				e.ArrivalTime = t.UTC()
-			}
-		},
-	})
-	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			r, err := decode(i)
-			if err != nil {
-				return err
-			}
-			return h.chain.Handle(ctx, r)
-		})
-	})
-	report, err := h.cfg.outcome(ctx, sevents.SourceDynamoDB, dynamoDBTableOf(recs), items, res)
+	b := &ddbBatch[T]{ev: ev, items: items, plan: h.plan, news: news, olds: olds}
+	report, err := runBatch(ctx, &h.handler, b, payload, items,
+		batchRun{source: sevents.SourceDynamoDB, policy: policy, workers: workers, resource: dynamoDBTableOf(recs)})
 	if err != nil {
 		return nil, err
 	}
 	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
 	engineItems.put(items)
 	return out, nil
+}
+
+// ddbBatch is a DynamoDB Streams invocation's batch (batchOf).
+type ddbBatch[T any] struct {
+	ev    ddbEvent
+	items []engine.Item
+	plan  *eventscan.ImagePlan
+	// the fast path decodes the images of a batch into these, one T per
+	// record, rather than one allocation per image (nil: no such image)
+	news, olds []T
+}
+
+func (b *ddbBatch[T]) record(i int) (DynamoDBRecord[T], error) {
+	ev := &b.ev
+	if ev.errs != nil && ev.errs[i] != nil {
+		return DynamoDBRecord[T]{}, &batch.DecodeError{ID: b.items[i].ID, Err: ev.errs[i]}
+	}
+	var r DynamoDBRecord[T]
+	var err error
+	if ev.imgs != nil {
+		r, err = decodeDynamoDBImages(b.plan, &ev.recs[i], &ev.imgs[i], b.news, b.olds, i)
+	} else {
+		r, err = decodeDynamoDBRecord[T](&ev.recs[i])
+	}
+	if err != nil {
+		return r, &batch.DecodeError{ID: b.items[i].ID, Err: err}
+	}
+	return r, nil
+}
+
+func (b *ddbBatch[T]) shell(i int) DynamoDBRecord[T] { return DynamoDBRecord[T]{Raw: b.ev.recs[i]} }
+
+func (b *ddbBatch[T]) handle(ctx context.Context, _, i int, next batch.Handler[DynamoDBRecord[T]]) error {
+	r, err := b.record(i)
+	if err != nil {
+		return err
+	}
+	return next.Handle(ctx, r)
+}
+
+func (b *ddbBatch[T]) describe(i int, e *dlq.Envelope) {
+	r := &b.ev.recs[i]
+	e.Source, e.SourceARN, e.EventID = sevents.SourceDynamoDB, r.EventSourceArn, r.EventID
+	e.SequenceNumber = r.Change.SequenceNumber
+	if len(r.Change.Keys) > 0 {
+		if k, err := json.Marshal(r.Change.Keys); err == nil {
+			e.PartitionKey = string(k)
+		}
+	} else if imgs := b.ev.imgs; imgs != nil && imgs[i].Keys != nil {
+		var k bytes.Buffer
+		if json.Compact(&k, imgs[i].Keys) == nil {
+			e.PartitionKey = k.String()
+		}
+	}
+	if t := r.Change.ApproximateCreationDateTime.Time; !t.IsZero() {
+		e.ArrivalTime = t.UTC()
+	}
 }
 
 // errMissingImage is the cause of a decode error for a record that lacks an

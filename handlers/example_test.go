@@ -194,3 +194,32 @@ func ExampleWithOnBatch() {
 	// ...002 key=c-1 failed attempts=1 reported=true
 	// ...003 key=c-2 not-attempted attempts=0 reported=false
 }
+
+// A middleware of your own wraps the function before the handler takes
+// it; it runs innermost, once per attempt, inside the handler's retries.
+func ExampleMustSQS_middleware() {
+	logged := func(next batch.Handler[handlers.SQSRecord[Order]]) batch.Handler[handlers.SQSRecord[Order]] {
+		return batch.HandlerFunc[handlers.SQSRecord[Order]](func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+			err := next.Handle(ctx, r)
+			fmt.Println("order", r.Value.OrderID, "error:", err)
+			return err
+		})
+	}
+	calls := 0
+	handle := func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+		if calls++; calls == 1 {
+			return batch.Transient(errors.New("throttled"))
+		}
+		return nil
+	}
+	h := handlers.MustSQS(logged(batch.HandlerFunc[handlers.SQSRecord[Order]](handle)).Handle,
+		append(exampleOpts, handlers.WithRetry(batch.RetryPolicy{Retries: 1, Backoff: batch.Exponential(time.Millisecond)}))...)
+
+	event, _ := sevents.MarshalEvent((&sevents.SQSBuilder{}).Add(string(order("o-1", 1))).Event())
+	out, _ := h.Invoke(context.Background(), event)
+	fmt.Println(string(out))
+	// Output:
+	// order o-1 error: throttled
+	// order o-1 error: <nil>
+	// {"batchItemFailures":[]}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // The results a Firehose transformation gives a record.
@@ -171,7 +172,7 @@ func MustFirehose[T any](fn func(context.Context, FirehoseRecord[T]) (FirehoseRe
 // Invoke handles one Firehose transformation event and returns the
 // records' results.
 func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	ev, err := decodeFirehoseEvent(payload)
+	ev, err := eventscan.DecodeFirehose(payload)
 	if err != nil {
 		if e := h.x.firehoseMismatch(payload); e != nil {
 			return nil, e
@@ -293,68 +294,6 @@ func (e *FirehoseResponseTooLargeError) Error() string {
 	return fmt.Sprintf("sluice: firehose: the response passes Lambda's 6 MB (%d bytes) limit at record %d of %d (%d bytes so far): "+
 		"the transformation makes the records larger than the batch Firehose sent; set a smaller buffer size on the stream's "+
 		"Lambda processor (BufferSizeInMBs) so a batch's results fit", MaxFirehoseResponse, e.At+1, e.Records, e.Size)
-}
-
-// firehoseWire is the transformation event as Firehose sends it; the data
-// stays base64 until decodeFirehoseEvent decodes it.
-type firehoseWire struct {
-	InvocationID           string `json:"invocationId"`
-	DeliveryStreamArn      string `json:"deliveryStreamArn"`
-	SourceKinesisStreamArn string `json:"sourceKinesisStreamArn"`
-	Region                 string `json:"region"`
-	Records                []struct {
-		RecordID                    string `json:"recordId"`
-		ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
-		Data                        string `json:"data"`
-		KinesisRecordMetadata       *struct {
-			ShardID                     string `json:"shardId"`
-			PartitionKey                string `json:"partitionKey"`
-			SequenceNumber              string `json:"sequenceNumber"`
-			SubsequenceNumber           int64  `json:"subsequenceNumber"`
-			ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
-		} `json:"kinesisRecordMetadata"`
-	} `json:"records"`
-}
-
-var firehosePlan = planOf[firehoseWire]()
-
-// decodeFirehoseEvent decodes a transformation event into aws-lambda-go's
-// type. Every record must have a recordId, or there is nothing to answer
-// it by.
-func decodeFirehoseEvent(payload []byte) (*events.KinesisFirehoseEvent, error) {
-	var w firehoseWire
-	if err := decodeWire(firehosePlan, append([]byte(nil), payload...), &w); err != nil {
-		return nil, fmt.Errorf("sluice: firehose: the event is not a Firehose transformation event: %w", err)
-	}
-	if w.Records == nil {
-		return nil, errors.New(`sluice: firehose: the event has no "records" array`)
-	}
-	ev := &events.KinesisFirehoseEvent{InvocationID: w.InvocationID, DeliveryStreamArn: w.DeliveryStreamArn,
-		SourceKinesisStreamArn: w.SourceKinesisStreamArn, Region: w.Region, Records: make([]events.KinesisFirehoseEventRecord, len(w.Records))}
-	for i, r := range w.Records {
-		if r.RecordID == "" {
-			return nil, fmt.Errorf("sluice: firehose: record %d has no recordId, so it cannot be answered", i)
-		}
-		data, err := base64.StdEncoding.DecodeString(r.Data)
-		if err != nil {
-			return nil, fmt.Errorf("sluice: firehose: record %s: data is not base64: %w", r.RecordID, err)
-		}
-		out := &ev.Records[i]
-		out.RecordID, out.Data = r.RecordID, data
-		out.ApproximateArrivalTimestamp = msTime(r.ApproximateArrivalTimestamp)
-		if m := r.KinesisRecordMetadata; m != nil {
-			out.KinesisFirehoseRecordMetadata = events.KinesisFirehoseRecordMetadata{ShardID: m.ShardID, PartitionKey: m.PartitionKey,
-				SequenceNumber: m.SequenceNumber, SubsequenceNumber: m.SubsequenceNumber, ApproximateArrivalTimestamp: msTime(m.ApproximateArrivalTimestamp)}
-		}
-	}
-	return ev, nil
-}
-
-func msTime(ms *int64) events.MilliSecondsEpochTime {
-	if ms == nil {
-		return events.MilliSecondsEpochTime{}
-	}
-	return events.MilliSecondsEpochTime{Time: time.UnixMilli(*ms)}
 }
 
 // firehoseMismatch names the source of an event a Firehose handler cannot

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // handler is what the handler of every source holds: its configuration, the
@@ -36,4 +39,51 @@ func newHandler[R any](s source[R], fn func(context.Context, R) error, opts []Op
 		return handler[R]{}, fmt.Errorf("sluice: %s handler: %w", s.name, err)
 	}
 	return handler[R]{cfg: c, chain: p, x: expect{s.ctor, s.field, s.accepts}}, nil
+}
+
+// A batchOf is one invocation's decoded event, as runBatch runs it: the part
+// of Invoke that differs between sources. Each source's is a pointer to a
+// struct of its own, made once per invocation, which the layers and the
+// pipeline's step call through: a method call, where closures would cost
+// an allocation each per invocation.
+type batchOf[R any] interface {
+	// handle decodes record i into worker w's own value and calls next
+	// with the record (or answers it without next, as SQS's s3:TestEvent).
+	handle(ctx context.Context, w, i int, next batch.Handler[R]) error
+	// record decodes record i afresh, as the function receives it.
+	record(i int) (R, error)
+	// shell is record i without its decoded value: enough for what reads
+	// only the record as delivered (the default idempotency keys).
+	shell(i int) R
+	// describe fills the source fields of record i's dead-letter envelope
+	// from the event; it works for a record that failed to decode.
+	describe(i int, e *dlq.Envelope)
+}
+
+// A spanner is a batchOf whose items are not one per record of the event
+// (the user records of KPL aggregates): span is the index in the event of
+// the record item i came from.
+type spanner interface{ span(i int) int }
+
+// A batchRun says how runBatch runs a batch.
+type batchRun struct {
+	source   sevents.Source
+	policy   engine.Policy
+	workers  int
+	resource string // the shard, queue, table or topic, for metrics
+	// records is how many records the event holds when items are not one
+	// per record (KPL aggregates), else 0; kafka whether the event holds
+	// Kafka's map of topic-partitions (else a "Records" array).
+	records int
+	kafka   bool
+}
+
+// runBatch runs the items of b through the handler's layers and the engine,
+// and returns the indexes to report, or a function error.
+func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload []byte, items []engine.Item, r batchRun) ([]int, error) {
+	hb := &hookBatch[R]{items: items, payload: payload, kafka: r.kafka, records: r.records, src: b}
+	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
+	step := h.chain.step
+	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
+	return h.cfg.outcome(ctx, r.source, r.resource, items, res)
 }

@@ -174,12 +174,12 @@ type idemBatch struct {
 	ran map[int]string // item index -> key, of the records that ran under ahead
 }
 
-// idempotent builds the idempotency layer around next (the retry chain).
-// defaultKey is the source's stable record id.
-func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[R]) (*idemLayer[R], error) {
+// idempotent builds the idempotency layer; defaultKey is the source's
+// stable record id.
+func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], error) {
 	var r R
 	l := &idemLayer[R]{
-		next: next, key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
+		key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
 		cache: idempotency.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
 	}
 	if k, ok := envelopeKeyFor(defaultKey); ok {
@@ -216,6 +216,15 @@ func idempotent[R any](c *config, defaultKey func(R) string, next batch.Handler[
 		l.prefix = ShadowKeyPrefix + l.prefix // a shadow replay's keys: a namespace of their own
 	}
 	return l, nil
+}
+
+// layer is the idempotency layer: a before, a wrap around the next
+// layers (the retries) and an after.
+func (l *idemLayer[R]) layer() layer[R] {
+	return layer[R]{before: l.before, after: l.after, wrap: func(next batch.Handler[R]) batch.Handler[R] {
+		l.next = next
+		return l
+	}}
 }
 
 // recordKey is record r's full key, or "" when it has none.

@@ -117,60 +117,13 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 			Arrival: recs[i].Record.Timestamp.Time,
 		}
 	}
-	// decode decodes record i into r, its key and value bytes into a (a
-	// worker's own; nil for a fresh allocation each).
-	decode := func(i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
-		e := &recs[i]
-		if e.Err != nil {
-			*r = KafkaRecord[T]{}
-			return &batch.DecodeError{ID: items[i].ID, Err: e.Err}
-		}
-		if err := decodeKafkaRecordWith(ctx, h.cfg, e.Record, meta, i, a, r); err != nil {
-			return kafkaDecodeFailure(items[i].ID, err)
-		}
-		return nil
-	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceKafka, engine.PerPartition, h.cfg.concurrency), &hookBatch[KafkaRecord[T]]{
-		items: items, payload: payload, kafka: true,
-		shell: func(i int) KafkaRecord[T] { return KafkaRecord[T]{Raw: recs[i].Record} },
-		record: func(i int) (KafkaRecord[T], error) {
-			var r KafkaRecord[T]
-			err := decode(i, nil, &r)
-			return r, err
-		},
-		describe: func(i int, e *dlq.Envelope) {
-			r := &recs[i].Record
-			e.Source, e.SourceARN = sevents.SourceKafka, ev.ARN
-			part, off := r.Partition, r.Offset
-			e.Topic, e.Partition = r.Topic, &part
-			if recs[i].Err != nil { // only the offset is known: the rest from the partition key
-				if k := strings.LastIndexByte(parts[i], '-'); k >= 0 {
-					n, _ := strconv.ParseInt(parts[i][k+1:], 10, 64)
-					e.Topic, part = parts[i][:k], n
-				}
-			}
-			e.Offset = &off
-			e.EventID = e.Topic + "-" + strconv.FormatInt(part, 10) + "-" + strconv.FormatInt(off, 10)
-			if t := r.Timestamp.Time; !t.IsZero() {
-				e.ArrivalTime = t.UTC()
-			}
-		},
-	})
 	// One record and one arena per worker, as the Kinesis handler does:
 	// a record costs no allocation of its own.
 	workers := max(h.cfg.concurrency, 1)
-	scratch := make([]KafkaRecord[T], workers)
-	arenas := make([]eventscan.Arena, workers)
-	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			r := &scratch[w]
-			if err := decode(i, &arenas[w], r); err != nil {
-				return err
-			}
-			return h.chain.Handle(ctx, *r)
-		})
-	})
-	report, err := h.cfg.outcome(ctx, sevents.SourceKafka, kafkaTopicOf(parts), items, res)
+	kb := &kafkaBatch[T]{ctx: ctx, cfg: h.cfg, recs: recs, parts: parts, arn: ev.ARN, meta: meta, items: items,
+		scratch: make([]KafkaRecord[T], workers), arenas: make([]eventscan.Arena, workers)}
+	report, err := runBatch(ctx, &h.handler, kb, payload, items,
+		batchRun{source: sevents.SourceKafka, policy: engine.PerPartition, workers: h.cfg.concurrency, resource: kafkaTopicOf(parts), kafka: true})
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +133,67 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	}
 	engineItems.put(items)
 	return json.Marshal(resp)
+}
+
+// kafkaBatch is a Kafka invocation's batch (batchOf).
+type kafkaBatch[T any] struct {
+	ctx     context.Context // the invocation's, for the key codec of record
+	cfg     *config
+	recs    []eventscan.KafkaEntry
+	parts   []string // each record's "<topic>-<partition>"
+	arn     string
+	meta    []kafkaMeta
+	items   []engine.Item
+	scratch []KafkaRecord[T] // a record per worker
+	arenas  []eventscan.Arena
+}
+
+// decode decodes record i into r, its key and value bytes into a (a
+// worker's own; nil for a fresh allocation each).
+func (b *kafkaBatch[T]) decode(ctx context.Context, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
+	e := &b.recs[i]
+	if e.Err != nil {
+		*r = KafkaRecord[T]{}
+		return &batch.DecodeError{ID: b.items[i].ID, Err: e.Err}
+	}
+	if err := decodeKafkaRecordWith(ctx, b.cfg, e.Record, b.meta, i, a, r); err != nil {
+		return kafkaDecodeFailure(b.items[i].ID, err)
+	}
+	return nil
+}
+
+func (b *kafkaBatch[T]) shell(i int) KafkaRecord[T] { return KafkaRecord[T]{Raw: b.recs[i].Record} }
+
+func (b *kafkaBatch[T]) record(i int) (KafkaRecord[T], error) {
+	var r KafkaRecord[T]
+	err := b.decode(b.ctx, i, nil, &r)
+	return r, err
+}
+
+func (b *kafkaBatch[T]) handle(ctx context.Context, w, i int, next batch.Handler[KafkaRecord[T]]) error {
+	r := &b.scratch[w]
+	if err := b.decode(ctx, i, &b.arenas[w], r); err != nil {
+		return err
+	}
+	return next.Handle(ctx, *r)
+}
+
+func (b *kafkaBatch[T]) describe(i int, e *dlq.Envelope) {
+	r := &b.recs[i].Record
+	e.Source, e.SourceARN = sevents.SourceKafka, b.arn
+	part, off := r.Partition, r.Offset
+	e.Topic, e.Partition = r.Topic, &part
+	if b.recs[i].Err != nil { // only the offset is known: the rest from the partition key
+		if k := strings.LastIndexByte(b.parts[i], '-'); k >= 0 {
+			n, _ := strconv.ParseInt(b.parts[i][k+1:], 10, 64)
+			e.Topic, part = b.parts[i][:k], n
+		}
+	}
+	e.Offset = &off
+	e.EventID = e.Topic + "-" + strconv.FormatInt(part, 10) + "-" + strconv.FormatInt(off, 10)
+	if t := r.Timestamp.Time; !t.IsZero() {
+		e.ArrivalTime = t.UTC()
+	}
 }
 
 // decodeKafkaRecord decodes raw into r with the handler's Codec, the key

@@ -167,70 +167,83 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	// decode decodes record i's data into *v, which must be zero.
-	decode := func(i int, v *T) error {
-		if ev.dataErrs != nil && ev.dataErrs[i] != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: ev.dataErrs[i]}
-		}
-		if err := decodeValue(h.cfg.codec, recs[i].Kinesis.Data, v); err != nil {
-			if u := ev.user(i); u.agg {
-				err = fmt.Errorf("KPL user record %d: %w", u.sub, err)
-			}
-			return &batch.DecodeError{ID: items[i].ID, Err: err}
-		}
-		return nil
-	}
-	// record is record i without its value.
-	record := func(i int) KinesisRecord[T] { return kinesisRecordOf[T](&ev, i) }
-	hb := &hookBatch[KinesisRecord[T]]{
-		items: items, payload: payload,
-		shell: record,
-		record: func(i int) (r KinesisRecord[T], err error) {
-			r = record(i)
-			return r, decode(i, &r.Value)
-		},
-		describe: func(i int, e *dlq.Envelope) {
-			u := ev.user(i)
-			r := &ev.parentRecords()[u.parent]
-			e.Source, e.SourceARN, e.EventID = sevents.SourceKinesis, r.EventSourceArn, r.EventID
-			e.Shard, _, _ = strings.Cut(r.EventID, ":")
-			e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, recs[i].Kinesis.PartitionKey
-			e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
-			if u.agg {
-				sub := int64(u.sub)
-				e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.sub)), &sub
-			}
-		},
-	}
-	if ev.users != nil {
-		hb.records = len(ev.parents)
-		hb.span = func(i int) int { return int(ev.users[i].parent) }
-	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(sevents.SourceKinesis, policy, workers), hb)
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
-	scratch := make([]T, workers)
-	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			v := &scratch[w]
-			var zero T
-			*v = zero
-			if err := decode(i, v); err != nil {
-				return err
-			}
-			r := record(i)
-			r.Value = *v
-			return h.chain.Handle(ctx, r)
-		})
-	})
-	report, err := h.cfg.outcome(ctx, sevents.SourceKinesis, kinesisShardOf(recs), items, res)
+	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers)}
+	r := batchRun{source: sevents.SourceKinesis, policy: policy, workers: workers, resource: kinesisShardOf(recs)}
+	if ev.users != nil {
+		r.records = len(ev.parents)
+	}
+	report, err := runBatch(ctx, &h.handler, b, payload, items, r)
 	if err != nil {
 		return nil, err
 	}
 	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
-	ev.release()
+	b.ev.release()
 	engineItems.put(items)
 	return out, nil
+}
+
+// kinesisBatch is a Kinesis invocation's batch (batchOf).
+type kinesisBatch[T any] struct {
+	ev      kinesisEvent
+	items   []engine.Item
+	codec   Codec
+	scratch []T // a value per worker
+}
+
+// decode decodes record i's data into *v, which must be zero.
+func (b *kinesisBatch[T]) decode(i int, v *T) error {
+	ev := &b.ev
+	if ev.dataErrs != nil && ev.dataErrs[i] != nil {
+		return &batch.DecodeError{ID: b.items[i].ID, Err: ev.dataErrs[i]}
+	}
+	if err := decodeValue(b.codec, ev.records[i].Kinesis.Data, v); err != nil {
+		if u := ev.user(i); u.agg {
+			err = fmt.Errorf("KPL user record %d: %w", u.sub, err)
+		}
+		return &batch.DecodeError{ID: b.items[i].ID, Err: err}
+	}
+	return nil
+}
+
+func (b *kinesisBatch[T]) shell(i int) KinesisRecord[T] { return kinesisRecordOf[T](&b.ev, i) }
+
+func (b *kinesisBatch[T]) record(i int) (r KinesisRecord[T], err error) {
+	r = b.shell(i)
+	return r, b.decode(i, &r.Value)
+}
+
+func (b *kinesisBatch[T]) handle(ctx context.Context, w, i int, next batch.Handler[KinesisRecord[T]]) error {
+	v := &b.scratch[w]
+	var zero T
+	*v = zero
+	if err := b.decode(i, v); err != nil {
+		return err
+	}
+	r := b.shell(i)
+	r.Value = *v
+	return next.Handle(ctx, r)
+}
+
+func (b *kinesisBatch[T]) describe(i int, e *dlq.Envelope) {
+	u := b.ev.user(i)
+	r := &b.ev.parentRecords()[u.parent]
+	e.Source, e.SourceARN, e.EventID = sevents.SourceKinesis, r.EventSourceArn, r.EventID
+	e.Shard, _, _ = strings.Cut(r.EventID, ":")
+	e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, b.ev.records[i].Kinesis.PartitionKey
+	e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
+	if u.agg {
+		sub := int64(u.sub)
+		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.sub)), &sub
+	}
+}
+
+func (b *kinesisBatch[T]) span(i int) int {
+	if b.ev.users == nil {
+		return i
+	}
+	return int(b.ev.users[i].parent)
 }
 
 // kinesisShardOf is the shard of a batch, for DimensionResource (from its

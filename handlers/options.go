@@ -339,13 +339,14 @@ func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, er
 	return c, nil
 }
 
-// chain wraps fn with the retry policy, whose retries are counted and logged
-// by the engine, then, with WithIdempotency, with a claim per record
-// (keyed by defaultKey unless WithIdempotencyKey), so retries run inside one
-// claim, and, with WithDeadLetters, with the dead-letter layer outermost
-// (pipeline.run), so it sees a record's final error. Panics are recovered
-// by the engine (with the stack), so the default chain needs no Recover
-// layer: each layer costs a copy of the record per call.
+// chain builds the pipeline of fn, its layers outermost first: the shadow
+// mark (EnvShadow); dead letters (WithDeadLetters), whose guard sees a
+// record's final error, after in-process retries and idempotency; a claim
+// per record (WithIdempotency, keyed by defaultKey unless
+// WithIdempotencyKey), so retries run inside one claim; the retry policy,
+// whose retries the engine counts and logs. Panics are recovered by the
+// engine (with the stack), so no layer recovers them: each wrap costs a
+// copy of the record per call.
 func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(R) string) (pipeline[R], error) {
 	if fn == nil {
 		return pipeline[R]{}, errors.New("handler function is nil")
@@ -367,19 +368,24 @@ func chain[R any](c *config, fn func(context.Context, R) error, defaultKey func(
 	if err != nil {
 		return pipeline[R]{}, err
 	}
-	p := pipeline[R]{Handler: retry(batch.HandlerFunc[R](fn)), shadow: shadow}
+	var layers []layer[R]
+	if shadow {
+		layers = append(layers, layer[R]{before: func(ctx context.Context, _ *hookBatch[R]) context.Context {
+			return context.WithValue(ctx, shadowKey{}, true)
+		}})
+	}
+	if c.dlDest != nil {
+		layers = append(layers, newDLLayer[R](c, c.kind).layer())
+	}
 	if c.idemStore != nil {
-		idem, err := idempotent(c, defaultKey, p.Handler)
+		idem, err := idempotent(c, defaultKey)
 		if err != nil {
 			return pipeline[R]{}, err
 		}
-		p.Handler, p.hooks = idem, append(p.hooks, idem)
+		layers = append(layers, idem.layer())
 	}
-	if c.dlDest != nil {
-		p.dl = newDLLayer[R](c, c.kind)
-		p.hooks = append(p.hooks, p.dl)
-	}
-	return p, nil
+	layers = append(layers, layer[R]{wrap: retry})
+	return compose(batch.HandlerFunc[R](fn), layers), nil
 }
 
 // engine returns the engine configuration for one invocation.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // FuzzEnvelopes decodes bytes as each envelope, with the default codec
@@ -70,7 +72,7 @@ func decodeAny(c Codec, data []byte, v any) error {
 	panic("unknown type")
 }
 
-// FuzzFirehoseEvent: what decodeFirehoseEvent accepts, encoding/json
+// FuzzFirehoseEvent: what eventscan.DecodeFirehose accepts, encoding/json
 // decodes into aws-lambda-go's event with the same records; and the
 // response written for it reads back as aws-lambda-go's response, one
 // result per record.
@@ -81,7 +83,7 @@ func FuzzFirehoseEvent(f *testing.F) {
 	f.Add([]byte(`{"records":[{"recordId":"","data":""}]}`))
 	f.Add([]byte(`{"records":null}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		ev, err := decodeFirehoseEvent(in)
+		ev, err := eventscan.DecodeFirehose(in)
 		if err != nil {
 			return
 		}

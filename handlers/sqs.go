@@ -168,53 +168,12 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 			}
 		}
 	}
-	// decode decodes message i's body into *v, which must be zero.
-	decode := func(i int, v *T) error {
-		if decErrs != nil && decErrs[i] != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: decErrs[i]}
-		}
-		if err := decodeStringValue(h.cfg.codec, recs[i].Body, v); err != nil {
-			return &batch.DecodeError{ID: items[i].ID, Err: err}
-		}
-		return nil
-	}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(source, policy, workers), &hookBatch[SQSRecord[T]]{
-		items: items, payload: payload,
-		shell: func(i int) SQSRecord[T] { return SQSRecord[T]{Raw: recs[i]} },
-		record: func(i int) (r SQSRecord[T], err error) {
-			r.Raw = recs[i]
-			return r, decode(i, &r.Value)
-		},
-		describe: func(i int, e *dlq.Envelope) {
-			r := &recs[i]
-			e.Source, e.SourceARN, e.EventID = sevents.SourceSQS, r.EventSourceARN, r.MessageId
-			e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
-			if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
-				e.ArrivalTime = t.UTC()
-			}
-			e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
-		},
-	})
 	// Each worker decodes into a value of its own, and the record is put
 	// together on the way to the function: the message is not copied into
 	// the heap once more.
-	scratch := make([]T, max(workers, 1))
-	canSkip := skippable[T]()
-	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		return h.chain.run(ctx, i, func(ctx context.Context) error {
-			v := &scratch[w]
-			var zero T
-			*v = zero
-			if err := decode(i, v); err != nil {
-				return err
-			}
-			if canSkip && skipValue(v) {
-				return nil // the s3:TestEvent message: acknowledged, not run
-			}
-			return h.chain.Handle(ctx, SQSRecord[T]{Value: *v, Raw: recs[i]})
-		})
-	})
-	report, err := h.cfg.outcome(ctx, source, sqsQueueOf(recs), items, res)
+	b := &sqsBatch[T]{recs: recs, errs: decErrs, items: items, codec: h.cfg.codec,
+		scratch: make([]T, max(workers, 1)), skip: skippable[T]()}
+	report, err := runBatch(ctx, &h.handler, b, payload, items, batchRun{source: source, policy: policy, workers: workers, resource: sqsQueueOf(recs)})
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +182,57 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	sqsMessages.put(recs)
 	engineItems.put(items)
 	return out, nil
+}
+
+// sqsBatch is an SQS invocation's batch (batchOf).
+type sqsBatch[T any] struct {
+	recs    []events.SQSMessage
+	errs    []error // the messages that did not decode, or nil
+	items   []engine.Item
+	codec   Codec
+	scratch []T  // a value per worker
+	skip    bool // T can be the s3:TestEvent message (skippable)
+}
+
+// decode decodes message i's body into *v, which must be zero.
+func (b *sqsBatch[T]) decode(i int, v *T) error {
+	if b.errs != nil && b.errs[i] != nil {
+		return &batch.DecodeError{ID: b.items[i].ID, Err: b.errs[i]}
+	}
+	if err := decodeStringValue(b.codec, b.recs[i].Body, v); err != nil {
+		return &batch.DecodeError{ID: b.items[i].ID, Err: err}
+	}
+	return nil
+}
+
+func (b *sqsBatch[T]) shell(i int) SQSRecord[T] { return SQSRecord[T]{Raw: b.recs[i]} }
+
+func (b *sqsBatch[T]) record(i int) (r SQSRecord[T], err error) {
+	r.Raw = b.recs[i]
+	return r, b.decode(i, &r.Value)
+}
+
+func (b *sqsBatch[T]) handle(ctx context.Context, w, i int, next batch.Handler[SQSRecord[T]]) error {
+	v := &b.scratch[w]
+	var zero T
+	*v = zero
+	if err := b.decode(i, v); err != nil {
+		return err
+	}
+	if b.skip && skipValue(v) {
+		return nil // the s3:TestEvent message: acknowledged, not run
+	}
+	return next.Handle(ctx, SQSRecord[T]{Value: *v, Raw: b.recs[i]})
+}
+
+func (b *sqsBatch[T]) describe(i int, e *dlq.Envelope) {
+	r := &b.recs[i]
+	e.Source, e.SourceARN, e.EventID = sevents.SourceSQS, r.EventSourceARN, r.MessageId
+	e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
+	if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
+		e.ArrivalTime = t.UTC()
+	}
+	e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
 }
 
 // sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.

@@ -1,5 +1,6 @@
 // Package eventscan decodes the events Lambda hands a stream or queue
-// consumer (Kinesis, SQS, DynamoDB Streams, Kafka) without reflection:
+// consumer (Kinesis, SQS, DynamoDB Streams, Kafka; a Firehose
+// transformation with the plan decoder) without reflection:
 // one hand-written scanner per source, in a file of its own, for the shape
 // Lambda sends (known keys, spelled as Lambda spells them, each once).
 // A scanner gives up on anything else, and a general decoder (encoding/json
