@@ -98,7 +98,8 @@ func kinesisIdemEvent(t testing.TB, n int) ([]byte, []string) {
 }
 
 // A lane that stops at a failed record gives back the claims taken ahead
-// for the records after it: each is free at once, not after a lease.
+// for the records after it (those issued by then): each is free at once,
+// not after a lease.
 func TestIdempotencyClaimsAheadReleasedOnLaneFailure(t *testing.T) {
 	raw, ids := kinesisIdemEvent(t, 6)
 	store := &delayStore{MemoryStore: idempotency.NewMemoryStore()}
@@ -134,8 +135,12 @@ func TestIdempotencyClaimsAheadReleasedOnLaneFailure(t *testing.T) {
 			t.Errorf("record %d: %+v; want no record (released)", i, rec)
 		}
 	}
-	if store.claims.Load() != 6 || store.releases.Load() != 4 {
-		t.Fatalf("claims %d, releases %d; want 6 claims ahead and 4 releases", store.claims.Load(), store.releases.Load())
+	// The claims ahead are issued while the first records run, so how many
+	// were taken before record 2 failed depends on timing: every claim
+	// taken is either completed (records 0 and 1) or given back, record
+	// 2's among them, and none is left to lapse.
+	if c, r := store.claims.Load(), store.releases.Load(); c < 3 || c > 6 || r != c-2 {
+		t.Fatalf("claims %d, releases %d; want 3 to 6 claims, each but the two completed released", c, r)
 	}
 }
 
