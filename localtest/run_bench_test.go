@@ -19,7 +19,14 @@ func BenchmarkRunInProcess(b *testing.B) {
 			for i := range recs {
 				p := i % 4
 				data := json.RawMessage(fmt.Sprintf(`{"id":"r%d","action":"ok"}`, i))
-				recs[i] = InputRecord{PartitionKey: fmt.Sprint("pk", i%16), Data: data, Body: data, Value: data, Partition: &p}
+				switch src { // each source's own fields: the runner refuses a record with another's
+				case events.SourceKinesis:
+					recs[i] = InputRecord{PartitionKey: fmt.Sprint("pk", i%16), Data: data}
+				case events.SourceSQS:
+					recs[i] = InputRecord{Body: data}
+				default:
+					recs[i] = InputRecord{Value: data, Partition: &p}
+				}
 			}
 			m := &Mapping{EventSource: src, BatchSize: ptr(100), MaximumBatchingWindowInSeconds: ptr(1)}
 			switch src {
