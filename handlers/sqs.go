@@ -50,23 +50,6 @@ func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
 // next (SQSHandler.Invoke puts it back).
 var sqsMessages slicePool[events.SQSMessage]
 
-// digits reads a string of 1 to 18 decimal digits, the form SQS gives its
-// timestamps in, without strconv's general path.
-func digits(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 18 {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < len(s); i++ {
-		c := s[i] - '0'
-		if c > 9 {
-			return 0, false
-		}
-		v = v*10 + int64(c)
-	}
-	return v, true
-}
-
 // GroupID is the FIFO message group id ("" on a standard queue).
 func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId"] }
 
@@ -74,7 +57,7 @@ func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId
 func (r SQSRecord[T]) SentTime() time.Time { return msAttr(r.Raw.Attributes["SentTimestamp"]) }
 
 func msAttr(s string) time.Time {
-	if ms, ok := digits(s); ok {
+	if ms, ok := eventscan.Digits(s); ok {
 		return time.UnixMilli(ms)
 	}
 	ms, err := strconv.ParseInt(s, 10, 64)

@@ -110,7 +110,7 @@ type lane struct {
 	inflight int
 	err      error         // the first complete of the lane that failed
 	wake     chan struct{} // closed (and replaced) when inflight drops or err is set
-	last     chan struct{} // closed when the lane's latest complete returned
+	last     chan struct{} // the done of the lane's latest complete: closed when it returned
 }
 
 type entry struct {
@@ -486,11 +486,10 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 	if !ok {
 		l = nil // a release: its record failed and stops its lane itself
 	}
-	var prev, mine chan struct{}
+	var prev chan struct{}
 	if l != nil {
 		l.inflight++
-		prev, mine = l.last, make(chan struct{})
-		l.last = mine
+		prev, l.last = l.last, e.done // e.done closes when this complete returned
 	}
 	b.mu.Unlock()
 	b.calls.Add(1)
@@ -504,7 +503,6 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 			// lane's order: the completions stored are always a prefix of
 			// the lane, so what a kill leaves to run again is the lane's
 			// last records, in order. The wait holds no request slot.
-			defer close(mine)
 			if prev != nil {
 				<-prev
 			}

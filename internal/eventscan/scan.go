@@ -10,8 +10,9 @@ import (
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
-// digits parses a string of at most 18 decimal digits without strconv.
-func digits(s string) (int64, bool) {
+// Digits parses a string of 1 to 18 decimal digits (the form Lambda gives
+// offsets and SQS its timestamps in) without strconv's general path.
+func Digits(s string) (int64, bool) {
 	if len(s) == 0 || len(s) > 18 {
 		return 0, false
 	}
@@ -479,7 +480,7 @@ func (s *scanner) int64() (int64, bool) {
 		return 0, false
 	}
 	n := unsafe.String(unsafe.SliceData(num), len(num))
-	if v, ok := digits(n); ok {
+	if v, ok := Digits(n); ok {
 		return v, true // offsets and timestamps: strconv's general path costs more than the rest of the number
 	}
 	i, err := strconv.ParseInt(n, 10, 64)
