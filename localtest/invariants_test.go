@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest/internal/checks"
 )
 
 func TestCheckInvariants(t *testing.T) {
@@ -333,6 +334,20 @@ func TestKillWindow(t *testing.T) {
 	for _, inv := range res {
 		if inv.Name == InvariantOnce && (inv.Status != StatusViolated || !strings.Contains(strings.Join(inv.Violations, ""), "record line 1 took effect 2 times")) {
 			t.Fatalf("a1 ran again after it completed: %+v", inv)
+		}
+	}
+}
+
+// The checks spell localtest's words again: they must stay equal.
+func TestChecksSpellTheSameWords(t *testing.T) {
+	for _, p := range [][2]string{
+		{FateProcessed, checks.Processed}, {FateQuarantined, checks.Quarantined}, {FateOnFailure, checks.OnFailure},
+		{FateDeadLettered, checks.DeadLettered}, {FateFiltered, checks.Filtered}, {FateLeft, checks.Left},
+		{StatusHeld, checks.Held}, {StatusViolated, checks.Violated}, {StatusNotEvaluated, checks.NotEvaluated},
+		{InvariantNoLoss, checks.NoLoss}, {InvariantOrder, checks.Order}, {InvariantOnce, checks.Once}, {InvariantFates, checks.Fates},
+	} {
+		if p[0] != p[1] {
+			t.Errorf("localtest says %q, checks %q", p[0], p[1])
 		}
 	}
 }
