@@ -15,6 +15,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/checks"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/internal/killplan"
 	"github.com/sluicehq/sluice/localtest/onfailure"
@@ -620,19 +621,19 @@ func (r *runner) finish(ctx context.Context) error {
 				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
 		}
 	}
-	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == sevents.SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
-		killed: map[string]bool{}, killRepeatsOK: r.opts.AllowKillRepeats}
+	in := effectsInput{records: r.records(), Input: checks.Input{Fates: r.fates, Have: r.opts.Effects != nil,
+		Field: r.opts.EffectsKey, Unordered: r.s.source == sevents.SourceSQS, Once: r.opts.ExactlyOnce, Unknown: unknown,
+		Killed: map[string]bool{}, KillRepeatsOK: r.opts.AllowKillRepeats}}
 	for _, k := range r.report.Kills {
 		// At the hand-over no record ran; before answering every record had
 		// completed: only a kill mid-batch can cut a record's run short.
 		if k.Point == invocation.KillMidBatch {
-			in.killed[k.RequestID] = true
+			in.Killed[k.RequestID] = true
 		}
 	}
-	if in.have {
-		in.effects, in.err = r.opts.Effects()
-		if in.err == nil {
+	if in.Have {
+		in.effects, in.Err = r.opts.Effects()
+		if in.Err == nil {
 			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
 		}
 	}

@@ -14,31 +14,14 @@ const (
 	InvariantOnce = "effect-once"
 )
 
-// effectsInput is what the invariant checks read.
+// effectsInput is what the invariant checks read: the run's records and
+// the effects the function recorded, with the rest of checks.Input (its
+// Records, Effects and kill window sizes are filled from them and from
+// the constants below).
 type effectsInput struct {
-	records []inputRef        // every record of the run, in source order
-	fates   map[string]string // record id -> fate
-	// have is true when the run was given effects to check (Options.Effects);
-	// err is why they could not be read.
-	have    bool
+	records []inputRef // every record of the run, in source order
 	effects []Effect
-	err     error
-	// field, if set, matches an effect to the record whose payload's
-	// top-level field of that name equals Effect.ID; otherwise Effect.Record
-	// names the record's id.
-	field     string
-	unordered bool // SQS standard: no order to check
-	once      bool // check that no record took effect twice
-	// unknown, if set, is why a processed record may have been quarantined
-	// instead (the function's dead letters could not be read): such a
-	// record without an effect is not known to be lost.
-	unknown string
-	// killed names, by request id, the invocations the runner killed in
-	// the middle of their batch (a mid-batch crash, or a timeout frozen
-	// mid-batch); killRepeatsOK accepts an effect repeated because such a
-	// kill cut its record's run short (see Options.AllowKillRepeats).
-	killed        map[string]bool
-	killRepeatsOK bool
+	checks.Input
 }
 
 // Effects a kill can have cut short, per killed invocation: a process
@@ -72,10 +55,10 @@ func killWindow(effects []Effect, killed map[string]bool, ordered bool, key func
 // happened), as checks.Invariants does: no record lost, order per key
 // (not for SQS standard queues) and, with once, effect once.
 func checkInvariants(in effectsInput) []InvariantResult {
-	res := checks.Invariants(checks.Input{Records: checkRecords(in.records, in.field), Fates: in.fates, Have: in.have,
-		Effects: checkEffects(in.effects), Err: in.err, Field: in.field, Unordered: in.unordered, Once: in.once,
-		Unknown: in.unknown, Killed: in.killed, KillRepeatsOK: in.killRepeatsOK,
-		WindowPerKey: killWindowPerKey, WindowUnordered: killWindowUnordered})
+	c := in.Input
+	c.Records, c.Effects = checkRecords(in.records, c.Field), checkEffects(in.effects)
+	c.WindowPerKey, c.WindowUnordered = killWindowPerKey, killWindowUnordered
+	res := checks.Invariants(c)
 	out := make([]InvariantResult, len(res))
 	for i, r := range res {
 		out[i] = InvariantResult(r)
