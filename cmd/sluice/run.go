@@ -38,8 +38,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice run", "", stderr)
 	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names; "+
 		"with --template, the mapping in the template: its logical ID, or its function's logical ID or name (required)")
 	templatePath := fs.String("template", "", "a synthesized CloudFormation template (cdk.out/STACK.template.json): run the mapping --mapping names "+
@@ -83,11 +82,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice run: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice run -h" for the flags.`)
-		return 2
-	}
+	usage := usageErrors("sluice run", stderr)
 	if *mappingPath == "" || *handler == "" {
 		return usage("--mapping and --handler are required")
 	}
