@@ -484,7 +484,7 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 	}
 	wait, from := false, 0
 	for _, p := range parts {
-		w, err := r.settle(ctx, kind, p, partVerdict(v, from, from+p.b-p.a))
+		w, err := r.settle(ctx, kind, p, partReading(v, from, from+p.b-p.a))
 		if err != nil {
 			return n, true, err
 		}
@@ -508,12 +508,12 @@ func kafkaRefs(parts []part) []batchresponse.KafkaRef {
 	return refs
 }
 
-// partVerdict is the share of verdict v, read against a whole batch, of
-// the part holding the batch's records [from,to): a partial verdict keeps
+// partReading is the share of reading v (of a whole batch's answer) of
+// the part holding the batch's records [from,to): a partial reading keeps
 // the reported records of the part (renumbered from the part's start) and
 // is a success for a part with none; a success or a whole failure holds
 // for every part.
-func partVerdict(v batchresponse.Reading, from, to int) batchresponse.Reading {
+func partReading(v batchresponse.Reading, from, to int) batchresponse.Reading {
 	if v.Kind != batchresponse.Partial {
 		return v
 	}
@@ -593,7 +593,7 @@ func (r *runner) bounds(l *lane, count, size int, first bool) (p part, used int,
 	return part{l: l, a: a, b: b}, used, b > a
 }
 
-// answer reads a response into Lambda's verdict on batch, filling the
+// answer reads a response as Lambda reads it for batch, filling the
 // trace entry's result, error and reported records.
 func (r *runner) answer(kind laneKind, resp invocation.Response, batch []laneRec, read func([]byte) batchresponse.Reading, entry *TraceEntry) batchresponse.Reading {
 	v := batchresponse.Reading{Kind: batchresponse.Success}
@@ -626,7 +626,7 @@ func (r *runner) answer(kind laneKind, resp invocation.Response, batch []laneRec
 	return v
 }
 
-// settle applies verdict v, read for part p, to p's lane. wait says the
+// settle applies reading v, of part p, to p's lane. wait says the
 // lane retries and Lambda waits RetryDelay first.
 func (r *runner) settle(ctx context.Context, kind laneKind, p part, v batchresponse.Reading) (wait bool, err error) {
 	s, l, a, b := r.s, p.l, p.a, p.b
