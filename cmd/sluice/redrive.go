@@ -336,10 +336,14 @@ func (p *lineProgress) draw(text string) {
 }
 
 func (p *lineProgress) done() {
-	if !p.on || p.text == "" {
+	if !p.on {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.text)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.text != "" {
+		fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.text)
+	}
 }
 
 // redriveUsage is what "sluice redrive -h" prints before the flags.
