@@ -80,7 +80,7 @@ type fatesInput struct {
 // checkFates checks that every record ended as expected (checks.CheckFates),
 // and lists those that did not, in source order.
 func checkFates(in fatesInput) (InvariantResult, []RecordFate) {
-	res, unexpected := checks.CheckFates(checks.FatesInput{Records: checkRecords(in.records, ""), Expect: in.expect,
+	res, unexpected := checks.CheckFates(checks.FatesInput{Records: checkRecords(in.records, ""), Name: nameOf(in.records), Expect: in.expect,
 		Fates: in.fates, Allow: in.allow, Unknown: in.unknown})
 	var out []RecordFate
 	for _, u := range unexpected {

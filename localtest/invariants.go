@@ -56,7 +56,7 @@ func killWindow(effects []Effect, killed map[string]bool, ordered bool, key func
 // (not for SQS standard queues) and, with once, effect once.
 func checkInvariants(in effectsInput) []InvariantResult {
 	c := in.Input
-	c.Records, c.Effects = checkRecords(in.records, c.Field), checkEffects(in.effects)
+	c.Records, c.Name, c.Effects = checkRecords(in.records, c.Field), nameOf(in.records), checkEffects(in.effects)
 	c.WindowPerKey, c.WindowUnordered = killWindowPerKey, killWindowUnordered
 	res := checks.Invariants(c)
 	out := make([]InvariantResult, len(res))
@@ -71,13 +71,16 @@ func checkInvariants(in effectsInput) []InvariantResult {
 func checkRecords(refs []inputRef, field string) []checks.Record {
 	out := make([]checks.Record, len(refs))
 	for i, ref := range refs {
-		out[i] = checks.Record{ID: ref.id, Key: ref.key, Name: ref.name()}
+		out[i] = checks.Record{ID: ref.id, Key: ref.key}
 		if field != "" {
 			out[i].Field, out[i].HasField = payloadField(ref.payload, field)
 		}
 	}
 	return out
 }
+
+// nameOf names refs[i] for the checks.
+func nameOf(refs []inputRef) func(i int) string { return func(i int) string { return refs[i].name() } }
 
 // checkEffects is the effects as the checks read them.
 func checkEffects(effects []Effect) []checks.Effect {

@@ -80,9 +80,8 @@ func (r Result) NotEvaluated(why string) Result {
 
 // Record is one record of the run, as the checks read it.
 type Record struct {
-	ID   string // its id in the source, as fates and effects name it
-	Key  string // its ordering key
-	Name string // how reports name it ("line 5 (id o5)")
+	ID  string // its id in the source, as fates and effects name it
+	Key string // its ordering key
 	// Field is the value of the payload's top-level field the effects are
 	// matched by (Input.Field), and HasField whether the payload has it.
 	Field    string
@@ -100,6 +99,9 @@ type Effect struct {
 type Input struct {
 	Records []Record          // every record of the run, in source order
 	Fates   map[string]string // record id -> fate
+	// Name is how reports name Records[i] ("line 5 (id o5)"), asked only
+	// for the records a result names.
+	Name func(i int) string
 	// Have is true when the run was given effects to check; Err is why
 	// they could not be read.
 	Have    bool
@@ -184,11 +186,11 @@ func killRepeats(at []int, window map[int]bool) int {
 func Invariants(in Input) []Result {
 	loss := Result{Name: NoLoss, Status: Held}
 	processed := 0
-	for _, rec := range in.Records {
+	for i, rec := range in.Records {
 		f, ok := in.Fates[rec.ID]
 		switch {
 		case !ok:
-			loss.Violate("record %s has no fate: it was never delivered and is not in the source", rec.Name)
+			loss.Violate("record %s has no fate: it was never delivered and is not in the source", in.Name(i))
 		case f == Processed:
 			processed++
 		}
@@ -224,7 +226,7 @@ func Invariants(in Input) []Result {
 				continue
 			}
 			loss.Violate("record %s was acknowledged as processed but no effect names it: its effect never happened "+
-				"(if the function parked it in its dead letters, give the runner that destination: SLUICE_DLQ_FILE, Options.Quarantine)", rec.Name)
+				"(if the function parked it in its dead letters, give the runner that destination: SLUICE_DLQ_FILE, Options.Quarantine)", in.Name(i))
 		}
 	}
 	if unsure > 0 {
@@ -257,7 +259,7 @@ func Invariants(in Input) []Result {
 		rec := in.Records[i]
 		if prev, ok := last[rec.Key]; ok && prev > i {
 			order.Violate("key %s: record %s first took effect at effect %d, after record %s, which comes later in the source",
-				rec.Key, rec.Name, pos+1, in.Records[prev].Name)
+				rec.Key, in.Name(i), pos+1, in.Name(prev))
 			continue
 		}
 		last[rec.Key] = i
@@ -273,9 +275,9 @@ func effectOnce(in Input, group, count []int, at [][]int) Result {
 		size[group[i]]++
 	}
 	members := map[int][]string{} // representative -> the records sharing its key
-	for i, rec := range in.Records {
+	for i := range in.Records {
 		if size[group[i]] > 1 {
-			members[group[i]] = append(members[group[i]], rec.Name)
+			members[group[i]] = append(members[group[i]], in.Name(i))
 		}
 	}
 	owner := make([]int, len(in.Effects)) // effect position -> record index
@@ -291,7 +293,7 @@ func effectOnce(in Input, group, count []int, at [][]int) Result {
 		if count[i] <= 1 {
 			continue
 		}
-		what := fmt.Sprintf("record %s", rec.Name)
+		what := fmt.Sprintf("record %s", in.Name(i))
 		if len(members[i]) > 0 {
 			what = fmt.Sprintf("%s %q (records %s)", in.Field, rec.Field, strings.Join(members[i], ", "))
 		}
@@ -356,7 +358,7 @@ func matchEffects(in Input, processed int) (group, first, count []int, at [][]in
 		for i, rec := range in.Records {
 			if !rec.HasField {
 				if in.Fates[rec.ID] == Processed {
-					missing = append(missing, rec.Name)
+					missing = append(missing, in.Name(i))
 				}
 				continue
 			}

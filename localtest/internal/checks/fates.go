@@ -42,10 +42,11 @@ func allowedFates(expect string, allow []string) []string {
 
 // FatesInput is what the fate check reads.
 type FatesInput struct {
-	Records []Record          // every record of the run, in source order
-	Expect  []string          // per record, its expected fate ("" for the default)
-	Fates   map[string]string // record id -> fate
-	Allow   []string          // the fates every record may end with
+	Records []Record           // every record of the run, in source order
+	Name    func(i int) string // how reports name Records[i]
+	Expect  []string           // per record, its expected fate ("" for the default)
+	Fates   map[string]string  // record id -> fate
+	Allow   []string           // the fates every record may end with
 	// Unknown, if set, is why a processed record may have been
 	// quarantined instead (the function's dead letters could not be
 	// read): where that makes the difference, the check is not evaluated.
@@ -88,7 +89,7 @@ func CheckFates(in FatesInput) (Result, []Unexpected) {
 			exp = Processed
 		}
 		unexpected = append(unexpected, Unexpected{Index: i, Fate: got, Expected: exp})
-		res.Violate("%s: expected %s, got %s", rec.Name, expectedWords(expect, allowed), words(got))
+		res.Violate("%s: expected %s, got %s", in.Name(i), expectedWords(expect, allowed), words(got))
 	}
 	if unsure {
 		res = res.NotEvaluated(in.Unknown)
