@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/localtest/internal/desturl"
+	"github.com/sluicehq/sluice/internal/desturl"
 	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 

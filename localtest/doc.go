@@ -14,7 +14,9 @@
 // a rule open the runner picks the conservative reading and offers the
 // other as a named option of Options.
 //
-// Words for how things end: one word per thing, each with its constants.
+// Words for how things end: one word per thing, each with its constants
+// (docs/architecture.md, "Words for how things end", has them all, with
+// package batch's and package invocation's).
 //
 //   - A record has a fate (Fates: FateProcessed, FateQuarantined,
 //     FateDeadLettered, FateOnFailure, FateFiltered, FateLeft): what became

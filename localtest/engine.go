@@ -15,7 +15,9 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/checks"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
+	"github.com/sluicehq/sluice/localtest/internal/killplan"
 	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
@@ -173,35 +175,13 @@ type runner struct {
 	// recent are the durations and payload sizes of the last invocations
 	// the function answered (a ring of recentKept), from which mid-batch
 	// kill moments are drawn.
-	recent  []pace
+	recent  []killplan.Pace
 	recentN int
 }
 
 // recentKept is how many answered invocations' durations a mid-batch kill
 // moment is drawn over.
 const recentKept = 8
-
-// pace is how long an answered invocation took for its payload's size.
-type pace struct {
-	d     time.Duration
-	bytes int
-}
-
-// expectedDuration is how long an invocation of size payload bytes is
-// expected to take at the pace of recent: their total duration over their
-// total size, times size (0 when nothing is known), at most limit.
-func expectedDuration(recent []pace, size int, limit time.Duration) time.Duration {
-	var d time.Duration
-	b := 0
-	for _, p := range recent {
-		d += p.d
-		b += p.bytes
-	}
-	if b == 0 {
-		return 0
-	}
-	return min(time.Duration(float64(d)*float64(size)/float64(b)), limit)
-}
 
 // errKillFaults is the error for crash or timeout faults with an invoker
 // that cannot kill the function's process.
@@ -222,30 +202,6 @@ func checkKillFaults(f Faults, inv invocation.Invoker) error {
 	return fmt.Errorf("%w (Faults.CrashRate %g, TimeoutRate %g)", errKillFaults, f.CrashRate, f.TimeoutRate)
 }
 
-// Shares of injected crashes at each kill point: at the hand-over, mid-batch
-// (the rest), before the answer.
-const (
-	killShareHandOver     = 0.2
-	killShareBeforeAnswer = 0.2
-)
-
-// planKill turns two uniform draws in [0,1) into an injected crash
-// (timeout false) or timeout: u picks the point (a timeout is always
-// frozen at a moment, which may come after the function answered), v the
-// moment, uniform over expected, the invocation's expected duration.
-func planKill(timeout bool, u, v float64, expected time.Duration) *invocation.Kill {
-	after := time.Duration(v * float64(expected))
-	switch {
-	case timeout:
-		return &invocation.Kill{Point: invocation.KillMidBatch, After: after, Timeout: true}
-	case u < killShareHandOver:
-		return &invocation.Kill{Point: invocation.KillAtHandOver}
-	case u >= 1-killShareBeforeAnswer:
-		return &invocation.Kill{Point: invocation.KillBeforeAnswer}
-	}
-	return &invocation.Kill{Point: invocation.KillMidBatch, After: after}
-}
-
 // KilledInvocation is an invocation whose process the runner killed, as an
 // injected crash or timeout.
 type KilledInvocation struct {
@@ -262,38 +218,6 @@ type KilledInvocation struct {
 	// What says it in words.
 	What  string        `json:"what"`
 	after time.Duration // AfterMs, unrounded
-}
-
-// killWords says in plain words what an injected kill did; effects is the
-// number of effects the killed invocation left behind, or -1 when unknown.
-func killWords(k *invocation.Kill, timeout time.Duration, effects int) string {
-	var s string
-	switch {
-	case k.Timeout && k.Point == invocation.KillBeforeAnswer:
-		s = fmt.Sprintf("timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (%v)", timeout)
-	case k.Timeout:
-		s = fmt.Sprintf("timed out: the process was frozen mid-batch %v after the hand-over and killed at the deadline (%v)", roundMs(k.After), timeout)
-	case k.Point == invocation.KillAtHandOver:
-		s = "crashed: the process was killed at the hand-over, before the first record"
-	case k.Point == invocation.KillBeforeAnswer:
-		s = "crashed: the process was killed after the function's last effect, before its answer reached Lambda"
-	default:
-		s = fmt.Sprintf("crashed: the process was killed mid-batch, %v after the hand-over", roundMs(k.After))
-	}
-	switch {
-	case effects == 1:
-		s += ", after 1 effect"
-	case effects >= 0:
-		s += fmt.Sprintf(", after %d effects", effects)
-	}
-	return s + "; the next invocation starts a new process"
-}
-
-func roundMs(d time.Duration) time.Duration {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 func (r *runner) setSource() error {
@@ -429,12 +353,12 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 			Payload: errorDocument("injected function error", "Injected.Error")}
 		return c, nil
 	}
-	expected := func() time.Duration { return expectedDuration(r.recent, len(payload), r.opts.FunctionTimeout) }
+	expected := func() time.Duration { return killplan.Expected(r.recent, len(payload), r.opts.FunctionTimeout) }
 	switch {
 	case f.CrashRate > 0 && r.rnd.Float64() < f.CrashRate:
-		c.inv.Kill = planKill(false, r.rnd.Float64(), r.rnd.Float64(), expected())
+		c.inv.Kill = killplan.Plan(false, r.rnd.Float64(), r.rnd.Float64(), expected())
 	case f.TimeoutRate > 0 && r.rnd.Float64() < f.TimeoutRate:
-		c.inv.Kill = planKill(true, r.rnd.Float64(), r.rnd.Float64(), expected())
+		c.inv.Kill = killplan.Plan(true, r.rnd.Float64(), r.rnd.Float64(), expected())
 	}
 	return c, nil
 }
@@ -476,9 +400,9 @@ func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error
 			r.report.Totals.Crashes++
 		}
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
-			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killWords(k, c.inv.Timeout, -1)})
+			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1)})
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
-		p := pace{d: resp.Duration, bytes: len(c.inv.Payload)}
+		p := killplan.Pace{D: resp.Duration, Bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {
 			r.recent = append(r.recent, p)
 		} else {
@@ -569,7 +493,7 @@ func (r *runner) trace(e TraceEntry, resp invocation.Response) {
 		e.ErrorType, e.ErrorMessage = errorFields(resp)
 	}
 	if resp.Killed != nil && e.Killed == "" {
-		e.Killed = killWords(resp.Killed, r.opts.FunctionTimeout, -1)
+		e.Killed = killplan.Words(resp.Killed, r.opts.FunctionTimeout, -1)
 	}
 	switch e.Result {
 	case ResultSuccess:
@@ -697,19 +621,19 @@ func (r *runner) finish(ctx context.Context) error {
 				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
 		}
 	}
-	in := effectsInput{records: r.records(), fates: r.fates, have: r.opts.Effects != nil,
-		field: r.opts.EffectsKey, unordered: r.s.source == sevents.SourceSQS, once: r.opts.ExactlyOnce, unknown: unknown,
-		killed: map[string]bool{}, killRepeatsOK: r.opts.AllowKillRepeats}
+	in := effectsInput{records: r.records(), Input: checks.Input{Fates: r.fates, Have: r.opts.Effects != nil,
+		Field: r.opts.EffectsKey, Unordered: r.s.source == sevents.SourceSQS, Once: r.opts.ExactlyOnce, Unknown: unknown,
+		Killed: map[string]bool{}, KillRepeatsOK: r.opts.AllowKillRepeats}}
 	for _, k := range r.report.Kills {
 		// At the hand-over no record ran; before answering every record had
 		// completed: only a kill mid-batch can cut a record's run short.
 		if k.Point == invocation.KillMidBatch {
-			in.killed[k.RequestID] = true
+			in.Killed[k.RequestID] = true
 		}
 	}
-	if in.have {
-		in.effects, in.err = r.opts.Effects()
-		if in.err == nil {
+	if in.Have {
+		in.effects, in.Err = r.opts.Effects()
+		if in.Err == nil {
 			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
 		}
 	}
@@ -753,7 +677,7 @@ func countKillEffects(kills []KilledInvocation, effects []Effect, timeout time.D
 	for i := range kills {
 		k := &kills[i]
 		k.Effects = by[k.RequestID]
-		k.What = killWords(&invocation.Kill{Point: k.Point, Timeout: k.Timeout, After: k.after}, timeout, k.Effects)
+		k.What = killplan.Words(&invocation.Kill{Point: k.Point, Timeout: k.Timeout, After: k.after}, timeout, k.Effects)
 	}
 }
 

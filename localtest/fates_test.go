@@ -123,20 +123,6 @@ func TestParseFates(t *testing.T) {
 	}
 }
 
-func TestMarkQuarantined(t *testing.T) {
-	fates := map[string]string{"a": FateProcessed, "b": FateOnFailure, "c": FateProcessed, "d": FateProcessed}
-	stray := markQuarantined(fates, []string{"a", "b", "x", "a"})
-	want := map[string]string{"a": FateQuarantined, "b": FateOnFailure, "c": FateProcessed, "d": FateProcessed}
-	for id, f := range want {
-		if fates[id] != f {
-			t.Errorf("record %s: %s, want %s", id, fates[id], f)
-		}
-	}
-	if !slices.Equal(stray, []string{"x"}) {
-		t.Errorf("stray %v, want [x]", stray)
-	}
-}
-
 func envelopeLine(t *testing.T, id string) string {
 	t.Helper()
 	e := &dlq.Envelope{Version: dlq.Version, Source: events.SourceSQS, RecordID: id, Record: []byte(`{"messageId":"` + id + `"}`)}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/localtest/internal/checks"
 )
 
 func TestCheckInvariants(t *testing.T) {
@@ -98,8 +99,8 @@ func TestCheckInvariants(t *testing.T) {
 			if tt.recs != nil {
 				rs = tt.recs
 			}
-			res := checkInvariants(effectsInput{records: rs, fates: tt.fates, have: true, effects: tt.effects, err: tt.err,
-				field: tt.field, unordered: tt.unordered, unknown: tt.unknown})
+			res := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: tt.fates, Have: true, Err: tt.err,
+				Field: tt.field, Unordered: tt.unordered, Unknown: tt.unknown}})
 			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
 				t.Fatalf("%d invariants checked: %+v", len(res), res)
 			}
@@ -139,7 +140,7 @@ func TestCheckInvariantsWithoutEffects(t *testing.T) {
 		{"SQS standard", true, []string{InvariantNoLoss}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := checkInvariants(effectsInput{records: recs, fates: fates, unordered: tt.unordered})
+			res := checkInvariants(effectsInput{records: recs, Input: checks.Input{Fates: fates, Unordered: tt.unordered}})
 			var names []string
 			for _, inv := range res {
 				names = append(names, inv.Name)
@@ -240,8 +241,8 @@ func TestCheckEffectOnce(t *testing.T) {
 				rs = []inputRef{{id: "s1", key: "a", line: 1, payload: []byte(`{"paymentId":"pay-005"}`)},
 					{id: "s2", key: "a", line: 2, payload: []byte(`{"paymentId":"pay-005"}`)}}
 			}
-			res := checkInvariants(effectsInput{records: rs, fates: done, have: tt.have, effects: tt.effects, err: tt.err, once: true, field: tt.field,
-				killed: tt.killed, killRepeatsOK: tt.allow})
+			res := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: done, Have: tt.have, Err: tt.err, Once: true,
+				Field: tt.field, Killed: tt.killed, KillRepeatsOK: tt.allow}})
 			var once *InvariantResult
 			for i := range res {
 				if res[i].Name == InvariantOnce {
@@ -328,11 +329,25 @@ func TestKillWindow(t *testing.T) {
 		recs = append(recs, inputRef{id: id, key: "a", line: i})
 		done[id] = FateProcessed
 	}
-	res := checkInvariants(effectsInput{records: recs, fates: done, have: true, once: true, killRepeatsOK: true, killed: map[string]bool{"r1": true},
-		effects: eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r2/a1")})
+	res := checkInvariants(effectsInput{records: recs, effects: eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r2/a1"),
+		Input: checks.Input{Fates: done, Have: true, Once: true, KillRepeatsOK: true, Killed: map[string]bool{"r1": true}}})
 	for _, inv := range res {
 		if inv.Name == InvariantOnce && (inv.Status != StatusViolated || !strings.Contains(strings.Join(inv.Violations, ""), "record line 1 took effect 2 times")) {
 			t.Fatalf("a1 ran again after it completed: %+v", inv)
+		}
+	}
+}
+
+// The checks spell localtest's words again: they must stay equal.
+func TestChecksSpellTheSameWords(t *testing.T) {
+	for _, p := range [][2]string{
+		{FateProcessed, checks.Processed}, {FateQuarantined, checks.Quarantined}, {FateOnFailure, checks.OnFailure},
+		{FateDeadLettered, checks.DeadLettered}, {FateFiltered, checks.Filtered}, {FateLeft, checks.Left},
+		{StatusHeld, checks.Held}, {StatusViolated, checks.Violated}, {StatusNotEvaluated, checks.NotEvaluated},
+		{InvariantNoLoss, checks.NoLoss}, {InvariantOrder, checks.Order}, {InvariantOnce, checks.Once}, {InvariantFates, checks.Fates},
+	} {
+		if p[0] != p[1] {
+			t.Errorf("localtest says %q, checks %q", p[0], p[1])
 		}
 	}
 }

@@ -227,7 +227,7 @@ func TestPartVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := partVerdict(tt.v, tt.from, tt.to)
+			v := partReading(tt.v, tt.from, tt.to)
 			if v.Kind != tt.kind || !slices.Equal(v.Reported, tt.reported) {
 				t.Fatalf("got %+v, want %s %v", v, tt.kind, tt.reported)
 			}

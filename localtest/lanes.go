@@ -12,6 +12,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/window"
 	"github.com/sluicehq/sluice/localtest/onfailure"
 )
 
@@ -368,7 +369,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 		return worked, err
 	}
 	win := time.Duration(s.tumbling) * time.Second
-	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.early || l.pos >= len(l.recs) || windowStart(l.recs[l.pos].arrival, win) != l.window) {
+	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.early || l.pos >= len(l.recs) || window.Start(l.recs[l.pos].arrival, win) != l.window) {
 		return true, r.finalInvoke(ctx, kind, l, win)
 	}
 	p, _, _ := r.bounds(l, s.batchSize, maxPayload-1024, true)
@@ -376,7 +377,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	payload := kind.envelope(l, batch)
 	if win > 0 {
 		if !l.windowOpen {
-			l.window, l.windowOpen, l.state = windowStart(batch[0].arrival, win), true, nil
+			l.window, l.windowOpen, l.state = window.Start(batch[0].arrival, win), true, nil
 		}
 		payload = windowEvent(payload, l, batch, win, false, false)
 	}
@@ -391,7 +392,11 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 
 	var v batchresponse.Reading
 	var state json.RawMessage
-	if win > 0 && !resp.Failed() && !readState(resp.Payload, &state) {
+	stateOK := true
+	if win > 0 && !resp.Failed() {
+		state, stateOK = window.State(resp.Payload)
+	}
+	if !stateOK {
 		v = batchresponse.Reading{Kind: batchresponse.Whole, Reason: "the response carries no state (a tumbling window response must)"}
 		entry.Result, entry.Error = ResultFunctionError, v.Reason
 	} else {
@@ -479,7 +484,7 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 	}
 	wait, from := false, 0
 	for _, p := range parts {
-		w, err := r.settle(ctx, kind, p, partVerdict(v, from, from+p.b-p.a))
+		w, err := r.settle(ctx, kind, p, partReading(v, from, from+p.b-p.a))
 		if err != nil {
 			return n, true, err
 		}
@@ -503,12 +508,12 @@ func kafkaRefs(parts []part) []batchresponse.KafkaRef {
 	return refs
 }
 
-// partVerdict is the share of verdict v, read against a whole batch, of
-// the part holding the batch's records [from,to): a partial verdict keeps
+// partReading is the share of reading v (of a whole batch's answer) of
+// the part holding the batch's records [from,to): a partial reading keeps
 // the reported records of the part (renumbered from the part's start) and
 // is a success for a part with none; a success or a whole failure holds
 // for every part.
-func partVerdict(v batchresponse.Reading, from, to int) batchresponse.Reading {
+func partReading(v batchresponse.Reading, from, to int) batchresponse.Reading {
 	if v.Kind != batchresponse.Partial {
 		return v
 	}
@@ -575,7 +580,7 @@ func (r *runner) bounds(l *lane, count, size int, first bool) (p part, used int,
 	win := time.Duration(r.s.tumbling) * time.Second
 	a, b := l.pos, l.pos
 	for b < len(l.recs) && b-a < count {
-		if win > 0 && windowStart(l.recs[b].arrival, win) != windowStart(l.recs[a].arrival, win) {
+		if win > 0 && window.Start(l.recs[b].arrival, win) != window.Start(l.recs[a].arrival, win) {
 			break // a batch holds one window's records
 		}
 		n := len(l.recs[b].event) + 1
@@ -588,7 +593,7 @@ func (r *runner) bounds(l *lane, count, size int, first bool) (p part, used int,
 	return part{l: l, a: a, b: b}, used, b > a
 }
 
-// answer reads a response into Lambda's verdict on batch, filling the
+// answer reads a response as Lambda reads it for batch, filling the
 // trace entry's result, error and reported records.
 func (r *runner) answer(kind laneKind, resp invocation.Response, batch []laneRec, read func([]byte) batchresponse.Reading, entry *TraceEntry) batchresponse.Reading {
 	v := batchresponse.Reading{Kind: batchresponse.Success}
@@ -621,7 +626,7 @@ func (r *runner) answer(kind laneKind, resp invocation.Response, batch []laneRec
 	return v
 }
 
-// settle applies verdict v, read for part p, to p's lane. wait says the
+// settle applies reading v, of part p, to p's lane. wait says the
 // lane retries and Lambda waits RetryDelay first.
 func (r *runner) settle(ctx context.Context, kind laneKind, p part, v batchresponse.Reading) (wait bool, err error) {
 	s, l, a, b := r.s, p.l, p.a, p.b
@@ -689,15 +694,6 @@ func (r *runner) batchingWindow(ctx context.Context, l *lane, want int) error {
 	return nil
 }
 
-// windowStart is the start of the tumbling window holding t: windows are
-// aligned to the Unix epoch, as Lambda aligns them to arrival times.
-// (time.Time.Truncate aligns to year 1 instead, which differs for a window
-// length that does not divide a day, such as 7 s.)
-func windowStart(t time.Time, win time.Duration) time.Time {
-	since := t.Sub(time.Unix(0, 0))
-	return time.Unix(0, 0).Add(since - since%win).In(t.Location())
-}
-
 // windowEvent adds the tumbling window fields to a stream event.
 func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, final, early bool) []byte {
 	var src struct {
@@ -708,38 +704,8 @@ func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, fi
 	} else if len(l.recs) > 0 {
 		json.Unmarshal(l.recs[0].event, &src)
 	}
-	state := l.state
-	if len(state) == 0 {
-		state = json.RawMessage("{}")
-	}
-	extra, _ := json.Marshal(map[string]any{
-		"window":                  map[string]string{"start": l.window.UTC().Format(time.RFC3339), "end": l.window.Add(win).UTC().Format(time.RFC3339)},
-		"state":                   state,
-		"shardId":                 l.name,
-		"eventSourceARN":          src.ARN,
-		"isFinalInvokeForWindow":  final,
-		"isWindowTerminatedEarly": early,
-	})
-	out := append([]byte(nil), payload[:len(payload)-1]...)
-	out = append(out, ',')
-	return append(out, extra[1:]...)
-}
-
-// readState takes the state of a tumbling window response; false when there
-// is none (the invocation then counts as failed).
-func readState(body []byte, state *json.RawMessage) bool {
-	var resp struct {
-		State json.RawMessage `json:"state"`
-	}
-	if json.Unmarshal(body, &resp) != nil || len(resp.State) == 0 || string(resp.State) == "null" {
-		return false
-	}
-	var m map[string]string
-	if json.Unmarshal(resp.State, &m) != nil {
-		return false
-	}
-	*state = resp.State
-	return true
+	return window.Event(payload, window.Fields{Start: l.window, Length: win, State: l.state, Shard: l.name, ARN: src.ARN,
+		Final: final, TermEarly: early})
 }
 
 // finalInvoke closes the open window: an invoke without records, flagged
@@ -755,8 +721,7 @@ func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win ti
 	}
 	entry := kind.entry(l)
 	entry.IDs, entry.Result, entry.Final, entry.Ms = []string{}, resultOf(resp), true, resp.Duration.Milliseconds()
-	var state json.RawMessage
-	if !resp.Failed() && !readState(resp.Payload, &state) {
+	if _, ok := window.State(resp.Payload); !resp.Failed() && !ok {
 		entry.Result, entry.Error = ResultFunctionError, "the response carries no state (a tumbling window response must)"
 	}
 	r.trace(entry, resp)

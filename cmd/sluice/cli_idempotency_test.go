@@ -21,9 +21,13 @@ import (
 )
 
 // awsEnv points the standard AWS environment at srv.
-func awsEnv(srv *servers.Server) []string {
+func awsEnv(srv *servers.Server) []string { return awsEnvAt("AWS_ENDPOINT_URL_DYNAMODB", srv) }
+
+// awsEnvAt is the CLI's AWS environment with srv's endpoint in variable
+// (AWS_ENDPOINT_URL_KINESIS, ...) and the test servers' credentials.
+func awsEnvAt(variable string, srv *servers.Server) []string {
 	return []string{
-		"AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint,
+		variable + "=" + srv.Endpoint,
 		"AWS_REGION=" + servers.Region,
 		"AWS_ACCESS_KEY_ID=" + servers.AccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + servers.SecretAccessKey,

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -146,37 +143,18 @@ func TestRedriveRoundTrip(t *testing.T) {
 	bin := conformance(t)
 	kin := servers.Kinesis(t)
 	ddb := servers.DynamoDB(t)
-	ctx := context.Background()
-	table := servers.UniqueName(t, "idem")
 	env := append(awsEnv(ddb), "AWS_ENDPOINT_URL_KINESIS="+kin.Endpoint)
-	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", table); code != 0 {
-		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
-	}
+	table := createIdempotencyTable(t, env)
 
 	client := kinesis.NewFromConfig(kin.AWSConfig())
-	name := servers.UniqueName(t, "orders")
-	if _, err := client.CreateStream(ctx, &kinesis.CreateStreamInput{StreamName: aws.String(name), ShardCount: aws.Int32(1)}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		d, err := client.DescribeStreamSummary(ctx, &kinesis.DescribeStreamSummaryInput{StreamName: aws.String(name)})
-		if err == nil && d.StreamDescriptionSummary.StreamStatus == "ACTIVE" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stream not active: %v", err)
-		}
-	}
+	name := kinesisStream(t, client, 1)
 	const n = 6
 	for i := range n {
 		action := "ok"
 		if i == 2 {
 			action = "sleep:4000" // outlives --timeout 1s in the run
 		}
-		data := fmt.Sprintf(`{"id":"k%d","action":%q}`, i, action)
-		if _, err := client.PutRecord(ctx, &kinesis.PutRecordInput{StreamName: aws.String(name), PartitionKey: aws.String("pk"), Data: []byte(data)}); err != nil {
-			t.Fatal(err)
-		}
+		putKinesis(t, client, name, fmt.Sprintf(`{"id":"k%d","action":%q}`, i, action))
 	}
 	dir := t.TempDir()
 	onFailure := filepath.Join(dir, "onfailure.jsonl")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -102,6 +101,88 @@ func eachOnce(prefix string, n int) string {
 	return fmt.Sprint(want)
 }
 
+// createIdempotencyTable makes an idempotency table with sluice tables
+// create, as a user would.
+func createIdempotencyTable(t *testing.T, env []string) string {
+	t.Helper()
+	table := servers.UniqueName(t, "idem")
+	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", table); code != 0 {
+		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
+	}
+	return table
+}
+
+// roundTrip is one source's replay round trip, after its n records
+// (payload ids prefix0 to prefix<n-1>) were written to it.
+type roundTrip struct {
+	env     []string // the CLI's environment
+	source  string   // SLUICE_SOURCE
+	mapping string   // the mapping sluice run reads the records by
+	prefix  string
+	n       int
+	replay  []string // replay's arguments naming the range and batch size
+	want    []string // more the production replay's output must say
+	shadows int      // how many --shadow replays to make
+}
+
+// run checks the round trip: sluice run takes every record's effect once
+// in production, with idempotency on (a table in rt.env's DynamoDB); a
+// replay of the same range to production is all duplicates (no effect);
+// each --shadow replay makes each effect once more, marked shadow, and
+// none in production (so a second shadow replay repeats none).
+func (rt roundTrip) run(t *testing.T, bin string) {
+	t.Helper()
+	table := createIdempotencyTable(t, rt.env)
+	dir := t.TempDir()
+	effects := filepath.Join(dir, "effects.jsonl")
+	mapping := write(t, dir, "mapping.json", rt.mapping)
+	fnEnv := []string{"--env", "SLUICE_SOURCE=" + rt.source, "--env", "SLUICE_IDEMPOTENCY_TABLE=" + table, "--env", "SLUICE_EFFECTS_FILE=" + effects}
+	code, out, errs := runCLIEnv(t, rt.env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	once := eachOnce(rt.prefix, rt.n)
+	prod, shadow := effectsSplit(t, effects)
+	if fmt.Sprint(prod) != once || len(shadow) != 0 {
+		t.Fatalf("production run: effects %v, shadow %v", prod, shadow)
+	}
+	args := append(append(append([]string{"replay"}, rt.replay...), "--from", "TRIM_HORIZON", "--handler", bin, "--quiet", "--timeout", "10s"), fnEnv...)
+	code, out, errs = runCLIEnv(t, rt.env, args...)
+	want := append([]string{fmt.Sprintf("%d records sent, %d acknowledged", rt.n, rt.n), "production replay"}, rt.want...)
+	for _, w := range want {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Fatalf("production replay: exit %d, want 0 saying %q\n%s\n%s", code, w, out, errs)
+		}
+	}
+	if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != once || len(shadow) != 0 {
+		t.Fatalf("after a production replay: effects %v, shadow %v; want production's once each (duplicates skipped)", prod, shadow)
+	}
+	for pass := range rt.shadows {
+		code, out, errs = runCLIEnv(t, rt.env, append(args, "--shadow")...)
+		if code != 0 || !strings.Contains(out, "shadow replay") || !strings.Contains(out, fmt.Sprintf("%d acknowledged", rt.n)) {
+			t.Fatalf("shadow replay %d: exit %d\n%s\n%s", pass, code, out, errs)
+		}
+		if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != once || fmt.Sprint(shadow) != once {
+			t.Fatalf("after shadow replay %d: production %v, shadow %v; want each once in both", pass, prod, shadow)
+		}
+	}
+}
+
+// putKinesis puts one record per payload on stream name, all of partition
+// key pk, and returns their sequence numbers.
+func putKinesis(t *testing.T, client *kinesis.Client, name string, payloads ...string) []string {
+	t.Helper()
+	var seqs []string
+	for _, p := range payloads {
+		out, err := client.PutRecord(context.Background(), &kinesis.PutRecordInput{StreamName: aws.String(name), PartitionKey: aws.String("pk"), Data: []byte(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, aws.ToString(out.SequenceNumber))
+	}
+	return seqs
+}
+
 func kinesisStream(t *testing.T, client *kinesis.Client, shards int32) string {
 	t.Helper()
 	ctx := context.Background()
@@ -130,11 +211,6 @@ func TestReplayKinesisRoundTrip(t *testing.T) {
 	kin := servers.Kinesis(t)
 	ddb := servers.DynamoDB(t)
 	ctx := context.Background()
-	table := servers.UniqueName(t, "idem")
-	env := append(awsEnv(ddb), "AWS_ENDPOINT_URL_KINESIS="+kin.Endpoint)
-	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", table); code != 0 {
-		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
-	}
 	client := kinesis.NewFromConfig(kin.AWSConfig())
 	name := kinesisStream(t, client, 2)
 	const n = 8
@@ -144,40 +220,10 @@ func TestReplayKinesisRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	effects := filepath.Join(dir, "effects.jsonl")
-	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":3,
-		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamName":%q}`, kin.Endpoint, name))
-	fnEnv := []string{"--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + table, "--env", "SLUICE_EFFECTS_FILE=" + effects}
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
-	}
-	prod, shadow := effectsSplit(t, effects)
-	if fmt.Sprint(prod) != eachOnce("k", n) || len(shadow) != 0 {
-		t.Fatalf("production run: effects %v, shadow %v", prod, shadow)
-	}
-
-	replayArgs := append([]string{"replay", "--kinesis-stream", name, "--from", "TRIM_HORIZON", "--handler", bin, "--quiet", "--batch-size", "3", "--timeout", "10s"}, fnEnv...)
-	code, out, errs = runCLIEnv(t, env, replayArgs...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d records sent, %d acknowledged", n, n)) || !strings.Contains(out, "production replay") {
-		t.Fatalf("production replay: exit %d\n%s\n%s", code, out, errs)
-	}
-	prod, shadow = effectsSplit(t, effects)
-	if fmt.Sprint(prod) != eachOnce("k", n) || len(shadow) != 0 {
-		t.Fatalf("after a production replay: effects %v, shadow %v; want production's once each (duplicates skipped)", prod, shadow)
-	}
-
-	for pass := range 2 {
-		code, out, errs = runCLIEnv(t, env, append(replayArgs, "--shadow")...)
-		if code != 0 || !strings.Contains(out, "shadow replay") || !strings.Contains(out, fmt.Sprintf("%d acknowledged", n)) {
-			t.Fatalf("shadow replay %d: exit %d\n%s\n%s", pass, code, out, errs)
-		}
-		prod, shadow = effectsSplit(t, effects)
-		if fmt.Sprint(prod) != eachOnce("k", n) || fmt.Sprint(shadow) != eachOnce("k", n) {
-			t.Fatalf("after shadow replay %d: production %v, shadow %v; want each once in both", pass, prod, shadow)
-		}
-	}
+	roundTrip{env: append(awsEnv(ddb), "AWS_ENDPOINT_URL_KINESIS="+kin.Endpoint), source: "kinesis", prefix: "k", n: n,
+		mapping: fmt.Sprintf(`{"EventSource":"kinesis","StartingPosition":"TRIM_HORIZON","BatchSize":3,
+		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamName":%q}`, kin.Endpoint, name),
+		replay: []string{"--kinesis-stream", name, "--batch-size", "3"}, shadows: 2}.run(t, bin)
 }
 
 // A replay with a checkpoint stopped after one event resumes after it:
@@ -187,22 +233,15 @@ func TestReplayKinesisRoundTrip(t *testing.T) {
 func TestReplayKinesisCheckpointResumeAndDryRun(t *testing.T) {
 	bin := conformance(t)
 	kin := servers.Kinesis(t)
-	ctx := context.Background()
-	env := []string{"AWS_ENDPOINT_URL_KINESIS=" + kin.Endpoint, "AWS_REGION=" + servers.Region,
-		"AWS_ACCESS_KEY_ID=" + servers.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + servers.SecretAccessKey,
-		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
+	env := awsEnvAt("AWS_ENDPOINT_URL_KINESIS", kin)
 	client := kinesis.NewFromConfig(kin.AWSConfig())
 	name := kinesisStream(t, client, 1)
 	const n = 7
-	var seqs []string
+	var payloads []string
 	for i := range n {
-		data := fmt.Sprintf(`{"id":"c%d","action":"ok"}`, i)
-		out, err := client.PutRecord(ctx, &kinesis.PutRecordInput{StreamName: aws.String(name), PartitionKey: aws.String("pk"), Data: []byte(data)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seqs = append(seqs, aws.ToString(out.SequenceNumber))
+		payloads = append(payloads, fmt.Sprintf(`{"id":"c%d","action":"ok"}`, i))
 	}
+	seqs := putKinesis(t, client, name, payloads...)
 	dir := t.TempDir()
 	effects := filepath.Join(dir, "effects.jsonl")
 	cp := filepath.Join(dir, "checkpoint.json")
@@ -249,21 +288,14 @@ func TestReplayKinesisCheckpointResumeAndDryRun(t *testing.T) {
 func TestReplayKinesisFailureStopsShard(t *testing.T) {
 	bin := conformance(t)
 	kin := servers.Kinesis(t)
-	ctx := context.Background()
-	env := []string{"AWS_ENDPOINT_URL_KINESIS=" + kin.Endpoint, "AWS_REGION=" + servers.Region,
-		"AWS_ACCESS_KEY_ID=" + servers.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + servers.SecretAccessKey,
-		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
+	env := awsEnvAt("AWS_ENDPOINT_URL_KINESIS", kin)
 	client := kinesis.NewFromConfig(kin.AWSConfig())
 	name := kinesisStream(t, client, 1)
-	var seqs []string
+	var payloads []string
 	for i, action := range []string{"ok", "ok", "fail", "ok"} {
-		out, err := client.PutRecord(ctx, &kinesis.PutRecordInput{StreamName: aws.String(name), PartitionKey: aws.String("pk"),
-			Data: []byte(fmt.Sprintf(`{"id":"f%d","action":%q}`, i, action))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seqs = append(seqs, aws.ToString(out.SequenceNumber))
+		payloads = append(payloads, fmt.Sprintf(`{"id":"f%d","action":%q}`, i, action))
 	}
+	seqs := putKinesis(t, client, name, payloads...)
 	dir := t.TempDir()
 	effects := filepath.Join(dir, "effects.jsonl")
 	cp := filepath.Join(dir, "checkpoint.json")
@@ -289,19 +321,14 @@ func TestReplayKinesisTrimmed(t *testing.T) {
 	ctx := context.Background()
 	client := kinesis.NewFromConfig(kin.AWSConfig())
 	name := kinesisStream(t, client, 1)
-	put, err := client.PutRecord(ctx, &kinesis.PutRecordInput{StreamName: aws.String(name), PartitionKey: aws.String("pk"), Data: []byte(`{"id":"t0"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"AWS_ENDPOINT_URL_KINESIS=" + kin.Endpoint, "AWS_REGION=" + servers.Region,
-		"AWS_ACCESS_KEY_ID=" + servers.AccessKeyID, "AWS_SECRET_ACCESS_KEY=" + servers.SecretAccessKey,
-		"AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull}
+	seq := putKinesis(t, client, name, `{"id":"t0"}`)[0]
+	env := awsEnvAt("AWS_ENDPOINT_URL_KINESIS", kin)
 	from := time.Now().Add(-48 * time.Hour).UTC().Format(time.RFC3339)
 	code, out, errs := runCLIEnv(t, env, "replay", "--kinesis-stream", name, "--from", from, "--dry-run")
-	if code != 1 || !strings.Contains(errs, "keeps records for 24h0m0s") || !strings.Contains(errs, "what is left: shard shardId-000000000000 from sequence number "+aws.ToString(put.SequenceNumber)) {
+	if code != 1 || !strings.Contains(errs, "keeps records for 24h0m0s") || !strings.Contains(errs, "what is left: shard shardId-000000000000 from sequence number "+seq) {
 		t.Fatalf("exit %d, want 1 with what is left:\n%s\n%s", code, out, errs)
 	}
-	_, err = replay.Run(ctx, replay.Kinesis(kin.AWSConfig(), name), replay.Range{From: replay.Position{Time: time.Now().Add(-48 * time.Hour)}}, replay.Options{DryRun: true})
+	_, err := replay.Run(ctx, replay.Kinesis(kin.AWSConfig(), name), replay.Range{From: replay.Position{Time: time.Now().Add(-48 * time.Hour)}}, replay.Options{DryRun: true})
 	if !errors.Is(err, replay.ErrTrimmed) {
 		t.Fatalf("Run: %v, want ErrTrimmed", err)
 	}
@@ -313,64 +340,21 @@ func TestReplayKinesisTrimmed(t *testing.T) {
 func TestReplayDynamoDBRoundTrip(t *testing.T) {
 	bin := conformance(t)
 	ddb := servers.DynamoDB(t)
-	ctx := context.Background()
 	env := awsEnv(ddb)
-	idem := servers.UniqueName(t, "idem")
-	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", idem); code != 0 {
-		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
-	}
 	client := dynamodb.NewFromConfig(ddb.AWSConfig())
-	name := servers.UniqueName(t, "orders")
-	created, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            aws.String(name),
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
-		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}},
-		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		StreamSpecification:  &ddbtypes.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: ddbtypes.StreamViewTypeNewAndOldImages},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	arn := aws.ToString(created.TableDescription.LatestStreamArn)
+	name, arn := streamTable(t, client)
 	const n = 5
+	var payloads []string
 	for i := range n {
-		if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]ddbtypes.AttributeValue{
-			"pk":      &ddbtypes.AttributeValueMemberS{Value: fmt.Sprint("k", i)},
-			"payload": &ddbtypes.AttributeValueMemberS{Value: fmt.Sprintf(`{"id":"d%d","action":"ok"}`, i)},
-		}}); err != nil {
-			t.Fatal(err)
-		}
+		payloads = append(payloads, fmt.Sprintf(`{"id":"d%d","action":"ok"}`, i))
 	}
-	dir := t.TempDir()
-	effects := filepath.Join(dir, "effects.jsonl")
-	fnEnv := []string{"--env", "SLUICE_SOURCE=dynamodb", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + idem, "--env", "SLUICE_EFFECTS_FILE=" + effects}
-	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"dynamodb","StartingPosition":"TRIM_HORIZON","BatchSize":2,
-		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamArn":%q}`, ddb.Endpoint, arn))
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
-	}
-	prod, shadow := effectsSplit(t, effects)
-	if fmt.Sprint(prod) != eachOnce("d", n) || len(shadow) != 0 {
-		t.Fatalf("production run: effects %v, shadow %v", prod, shadow)
-	}
-	args := append([]string{"replay", "--dynamodb-stream", arn, "--from", "TRIM_HORIZON", "--handler", bin, "--quiet", "--batch-size", "2", "--timeout", "10s"}, fnEnv...)
-	code, out, errs = runCLIEnv(t, env, args...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d records sent, %d acknowledged", n, n)) {
-		t.Fatalf("production replay: exit %d\n%s\n%s", code, out, errs)
-	}
-	if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != eachOnce("d", n) || len(shadow) != 0 {
-		t.Fatalf("after a production replay: effects %v, shadow %v", prod, shadow)
-	}
-	code, out, errs = runCLIEnv(t, env, append(args, "--shadow")...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d acknowledged", n)) {
-		t.Fatalf("shadow replay: exit %d\n%s\n%s", code, out, errs)
-	}
-	if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != eachOnce("d", n) || fmt.Sprint(shadow) != eachOnce("d", n) {
-		t.Fatalf("after a shadow replay: production %v, shadow %v", prod, shadow)
-	}
+	putPayloads(t, client, name, "k", payloads)
+	roundTrip{env: env, source: "dynamodb", prefix: "d", n: n,
+		mapping: fmt.Sprintf(`{"EventSource":"dynamodb","StartingPosition":"TRIM_HORIZON","BatchSize":2,
+		"FunctionResponseTypes":["ReportBatchItemFailures"],"Endpoint":%q,"StreamArn":%q}`, ddb.Endpoint, arn),
+		replay: []string{"--dynamodb-stream", arn, "--batch-size", "2"}, shadows: 1}.run(t, bin)
 	from := time.Now().Add(-25 * time.Hour).UTC().Format(time.RFC3339)
-	code, _, errs = runCLIEnv(t, env, "replay", "--dynamodb-stream", arn, "--from", from, "--dry-run")
+	code, _, errs := runCLIEnv(t, env, "replay", "--dynamodb-stream", arn, "--from", from, "--dry-run")
 	if code != 1 || !strings.Contains(errs, "keeps records for 24h0m0s") {
 		t.Fatalf("a range from 25 hours ago: exit %d\n%s", code, errs)
 	}
@@ -383,10 +367,6 @@ func TestReplayKafkaRoundTrip(t *testing.T) {
 	bin := conformance(t)
 	ddb := servers.DynamoDB(t)
 	env := awsEnv(ddb)
-	idem := servers.UniqueName(t, "idem")
-	if code, out, errs := runCLIEnv(t, env, "tables", "create", "--idempotency", idem); code != 0 {
-		t.Fatalf("tables create: exit %d\n%s\n%s", code, out, errs)
-	}
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "orders"))
 	if err != nil {
 		t.Fatal(err)
@@ -405,39 +385,15 @@ func TestReplayKafkaRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	effects := filepath.Join(dir, "effects.jsonl")
-	fnEnv := []string{"--env", "SLUICE_SOURCE=kafka", "--env", "SLUICE_IDEMPOTENCY_TABLE=" + idem, "--env", "SLUICE_EFFECTS_FILE=" + effects}
-	mapping := write(t, dir, "mapping.json", fmt.Sprintf(`{"EventSource":"kafka","Mode":"provisioned","StartingPosition":"TRIM_HORIZON","BatchSize":4,"FunctionResponseTypes":["ReportBatchItemFailures"],
-		"Endpoint":"kafka://%s","Topic":"orders"}`, brokers))
-	code, out, errs := runCLIEnv(t, env, append([]string{"run", "--mapping", mapping, "--handler", bin, "--quiet", "--timeout", "10s", "--effects", effects}, fnEnv...)...)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
-	}
-	prod, shadow := effectsSplit(t, effects)
-	if fmt.Sprint(prod) != eachOnce("q", n) || len(shadow) != 0 {
-		t.Fatalf("production run: effects %v, shadow %v", prod, shadow)
-	}
-	args := append([]string{"replay", "--kafka-topic", "orders", "--kafka-brokers", brokers, "--from", "TRIM_HORIZON", "--handler", bin,
-		"--quiet", "--batch-size", "4", "--timeout", "10s"}, fnEnv...)
-	code, out, errs = runCLIEnv(t, env, args...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d records sent, %d acknowledged", n, n)) || !strings.Contains(out, "partitions orders-0, orders-1, orders-2") {
-		t.Fatalf("production replay: exit %d\n%s\n%s", code, out, errs)
-	}
-	if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != eachOnce("q", n) || len(shadow) != 0 {
-		t.Fatalf("after a production replay: effects %v, shadow %v", prod, shadow)
-	}
-	code, out, errs = runCLIEnv(t, env, append(args, "--shadow")...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d acknowledged", n)) {
-		t.Fatalf("shadow replay: exit %d\n%s\n%s", code, out, errs)
-	}
-	if prod, shadow = effectsSplit(t, effects); fmt.Sprint(prod) != eachOnce("q", n) || fmt.Sprint(shadow) != eachOnce("q", n) {
-		t.Fatalf("after a shadow replay: production %v, shadow %v", prod, shadow)
-	}
+	roundTrip{env: env, source: "kafka", prefix: "q", n: n,
+		mapping: fmt.Sprintf(`{"EventSource":"kafka","Mode":"provisioned","StartingPosition":"TRIM_HORIZON","BatchSize":4,"FunctionResponseTypes":["ReportBatchItemFailures"],
+		"Endpoint":"kafka://%s","Topic":"orders"}`, brokers),
+		replay: []string{"--kafka-topic", "orders", "--kafka-brokers", brokers, "--batch-size", "4"},
+		want:   []string{"partitions orders-0, orders-1, orders-2"}, shadows: 1}.run(t, bin)
 
 	// Offsets 1 to 2 of partition 1: q4 and q7, in a dry run with the
 	// event's bootstrapServers.
-	code, out, errs = runCLIEnv(t, env, "replay", "--kafka-topic", "orders", "--kafka-brokers", brokers, "--partition", "1", "--from", "1", "--to", "2", "--dry-run")
+	code, out, errs := runCLIEnv(t, env, "replay", "--kafka-topic", "orders", "--kafka-brokers", brokers, "--partition", "1", "--from", "1", "--to", "2", "--dry-run")
 	if code != 0 || !strings.Contains(out, "would send 1 events with 2 records") || !strings.Contains(out, "orders-1: orders-1@1, orders-1@2") ||
 		!strings.Contains(out, `"bootstrapServers":"`+brokers+`","records":{"orders-1":[`) {
 		t.Fatalf("dry run by offsets: exit %d\n%s\n%s", code, out, errs)

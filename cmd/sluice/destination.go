@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/desturl"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 )
@@ -17,13 +18,8 @@ import (
 // s3Bucket is the bucket an on-failure destination names (s3://bucket or
 // arn:aws:s3:::bucket), or "".
 func s3Bucket(dest string) string {
-	if b, ok := strings.CutPrefix(dest, "s3://"); ok {
-		return strings.TrimSuffix(b, "/")
-	}
-	if strings.HasPrefix(dest, "arn:") {
-		if _, b, ok := strings.Cut(dest, ":s3:::"); ok {
-			return b
-		}
+	if t := desturl.Parse(dest); t.Kind == desturl.S3 {
+		return t.Bucket
 	}
 	return ""
 }
@@ -61,12 +57,11 @@ func setKafkaDestination(m *localtest.Mapping, opts *localtest.Options) (close f
 	if m.EventSource != events.SourceKafka || d == nil || d.OnFailure == nil {
 		return nil, nil
 	}
-	rest, ok := strings.CutPrefix(d.OnFailure.Destination, "kafka://")
-	hosts, topic, _ := strings.Cut(rest, "/")
-	if !ok || hosts == "" || topic == "" || strings.Contains(topic, "/") {
+	t := desturl.Parse(d.OnFailure.Destination)
+	if t.Kind != desturl.Kafka || t.Seeds == nil {
 		return nil, nil // no brokers named, or not a topic: the runner says what is wrong
 	}
-	kd, err := destination.Kafka(strings.Split(hosts, ","), topic)
+	kd, err := destination.Kafka(t.Seeds, t.Topic)
 	if err != nil {
 		return nil, err
 	}

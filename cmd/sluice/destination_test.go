@@ -25,6 +25,8 @@ func TestS3Bucket(t *testing.T) {
 	for in, want := range map[string]string{
 		"s3://b": "b", "s3://b/": "b", "arn:aws:s3:::b": "b", "arn:aws-cn:s3:::b": "b",
 		"http://127.0.0.1/q": "", "file://x/": "", "kafka://t": "", "arn:aws:sqs:us-east-1:1:q": "",
+		// Not a bucket: the mapping's validation refuses them before.
+		"s3://b/key": "", "s3://": "", "arn:aws:s3:::": "",
 	} {
 		if got := s3Bucket(in); got != want {
 			t.Errorf("s3Bucket(%q) = %q, want %q", in, got, want)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,8 +20,7 @@ import (
 
 // fetchFailedCommand turns Lambda's on-failure records into envelopes.
 func fetchFailedCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice fetch-failed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice fetch-failed", fetchFailedUsage, stderr)
 	fromQueue := fs.String("from-queue", "", "read on-failure records from this SQS queue URL (endpoint: $AWS_ENDPOINT_URL_SQS, else AWS)")
 	fromFile := fs.String("from-file", "", "read on-failure records from this file of JSON lines (a sluice run file:// destination)")
 	toFile := fs.String("to-file", "", "append the envelopes to this file of JSON lines")
@@ -30,36 +28,10 @@ func fetchFailedCommand(args []string, stdout, stderr io.Writer) int {
 	kafkaBrokers := fs.String("kafka-brokers", "", "host:port[,host:port...]: read Kafka records from these brokers instead of the batch info's bootstrapServers")
 	kafkaWait := fs.Duration("kafka-wait", 10*time.Second, "give up on a Kafka partition after this long without records")
 	quiet := fs.Bool("quiet", false, "no progress line")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL) [flags]
-
-Reads Lambda's on-failure records of stream and Kafka mappings (they name a
-shard and sequence range, or offsets, never the records), reads the named
-records back from the stream while it still retains them, and writes one
-dead-letter envelope per record, which sluice redrive replays. Each
-on-failure record is removed (the message deleted, or the file rewritten
-without the line) once its envelopes are written.
-
-Streams are reached through the standard AWS environment:
-AWS_ENDPOINT_URL_KINESIS, AWS_ENDPOINT_URL_DYNAMODB_STREAMS (else
-AWS_ENDPOINT_URL_DYNAMODB, where DynamoDB Local and LocalStack serve
-streams), AWS_REGION (else the region of the stream's ARN). Exit status: 0
-when every on-failure record was fetched, 1 when some are left (past the
-stream's retention, not on-failure records, a failed read), 2 on a usage
-error.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice fetch-failed: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice fetch-failed -h" for the flags.`)
-		return 2
-	}
+	usageError := usageErrors("sluice fetch-failed", stderr)
 	switch {
 	case (*fromQueue == "") == (*fromFile == ""):
 		return usageError("name one of --from-queue and --from-file")
@@ -188,3 +160,24 @@ Flags:
 	}
 	return 0
 }
+
+// fetchFailedUsage is what "sluice fetch-failed -h" prints before the flags.
+const fetchFailedUsage = `Usage: sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL) [flags]
+
+Reads Lambda's on-failure records of stream and Kafka mappings (they name a
+shard and sequence range, or offsets, never the records), reads the named
+records back from the stream while it still retains them, and writes one
+dead-letter envelope per record, which sluice redrive replays. Each
+on-failure record is removed (the message deleted, or the file rewritten
+without the line) once its envelopes are written.
+
+Streams are reached through the standard AWS environment:
+AWS_ENDPOINT_URL_KINESIS, AWS_ENDPOINT_URL_DYNAMODB_STREAMS (else
+AWS_ENDPOINT_URL_DYNAMODB, where DynamoDB Local and LocalStack serve
+streams), AWS_REGION (else the region of the stream's ARN). Exit status: 0
+when every on-failure record was fetched, 1 when some are left (past the
+stream's retention, not on-failure records, a failed read), 2 on a usage
+error.
+
+Flags:
+`

@@ -22,8 +22,7 @@ import (
 // Lambda would make of the answer, as `sam local invoke -e` does for the
 // event and an event source mapping would for the answer.
 func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice invoke", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice invoke", invokeUsage, stderr)
 	eventPath := fs.String("event", "", "the event file: one Lambda event of a Kinesis, DynamoDB Streams, SQS or Kafka source, "+
 		"as sam local generate-event writes it; - reads standard input (required)")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
@@ -36,20 +35,6 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	timeout := fs.Duration("timeout", invocation.DefaultFunctionTimeout, "the function's timeout")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: sluice invoke --event FILE --handler TARGET [flags]
-
-Sends one event, exactly as in FILE, to the function, prints the function's
-response on standard output and the function's own output on standard error,
-then one line with what an event source mapping with ReportBatchItemFailures
-makes of the answer. Exit status: 0 when the function answered without a
-function error, 1 on a function error, an answer that fails the whole batch,
-or a failure to invoke, 2 on a usage error.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -188,3 +173,16 @@ func describeEvent(ev *invocation.Event) string {
 	}
 	return fmt.Sprintf("%s event, %d %s", invocation.SourceName(ev.Source), n, noun)
 }
+
+// invokeUsage is what "sluice invoke -h" prints before the flags.
+const invokeUsage = `Usage: sluice invoke --event FILE --handler TARGET [flags]
+
+Sends one event, exactly as in FILE, to the function, prints the function's
+response on standard output and the function's own output on standard error,
+then one line with what an event source mapping with ReportBatchItemFailures
+makes of the answer. Exit status: 0 when the function answered without a
+function error, 1 on a function error, an answer that fails the whole batch,
+or a failure to invoke, 2 on a usage error.
+
+Flags:
+`

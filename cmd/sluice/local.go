@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -86,19 +85,13 @@ func localCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sub := args[0]
-	fs := flag.NewFlagSet("sluice local "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice local "+sub, localUsage, stderr)
 	state := fs.String("state", defaultLocalState(), "the file that records the running servers")
 	only := fs.String("only", "", "start only these servers: a comma-separated list of dynamodb, kinesis, sqs (default: all)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), localUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice local: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice local -h" for the flags.`)
-		return 2
-	}
+	usageError := usageErrors("sluice local", stderr)
 	if fs.NArg() > 0 {
 		return usageError("unexpected argument %q", fs.Arg(0))
 	}

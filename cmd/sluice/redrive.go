@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,8 +29,7 @@ import (
 
 // redriveCommand replays dead-lettered records into a function.
 func redriveCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice redrive", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice redrive", redriveUsage, stderr)
 	fromQueue := fs.String("from-queue", "", "read envelopes from this SQS queue URL (endpoint: $AWS_ENDPOINT_URL_SQS, else AWS)")
 	fromFile := fs.String("from-file", "", "read envelopes from this file of JSON lines")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
@@ -53,36 +51,10 @@ func redriveCommand(args []string, stdout, stderr io.Writer) int {
 		"(endpoint: $AWS_ENDPOINT_URL_DYNAMODB, else AWS)")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: sluice redrive (--from-queue URL | --from-file FILE) --handler TARGET [flags]
-
-Replays dead-lettered records: reads the envelopes Sluice's quarantine (or
-sluice fetch-failed) wrote, rebuilds each record's Lambda event byte for
-byte, invokes the function, reads its answer as the event source mapping
-would, and removes an envelope (deletes the message, or rewrites the file
-without the line) only once its record succeeded. The record keeps its ids
-and runs as the function that quarantined it (the envelope's functionName,
-which the default idempotency keys hold), so with idempotency on a redrive
-never repeats an effect, and running one again is safe. A record whose
-replay ends in quarantine again (its new envelope in the queue being
-redriven, or in the function's SLUICE_DLQ_FILE) is counted apart. A summary
-goes to standard output. Exit status: 0 when no envelope is left and no
-record was quarantined again, 1 when some are (failed, another function's,
-not envelopes, truncated, quarantined again) or the redrive failed, 2 on a
-usage error.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice redrive: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice redrive -h" for the flags.`)
-		return 2
-	}
+	usageError := usageErrors("sluice redrive", stderr)
 	perSecond, err := parseRate(*rate)
 	switch {
 	case (*fromQueue == "") == (*fromFile == ""):
@@ -364,8 +336,33 @@ func (p *lineProgress) draw(text string) {
 }
 
 func (p *lineProgress) done() {
-	if !p.on || p.text == "" {
+	if !p.on {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.text)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.text != "" {
+		fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.text)
+	}
 }
+
+// redriveUsage is what "sluice redrive -h" prints before the flags.
+const redriveUsage = `Usage: sluice redrive (--from-queue URL | --from-file FILE) --handler TARGET [flags]
+
+Replays dead-lettered records: reads the envelopes Sluice's quarantine (or
+sluice fetch-failed) wrote, rebuilds each record's Lambda event byte for
+byte, invokes the function, reads its answer as the event source mapping
+would, and removes an envelope (deletes the message, or rewrites the file
+without the line) only once its record succeeded. The record keeps its ids
+and runs as the function that quarantined it (the envelope's functionName,
+which the default idempotency keys hold), so with idempotency on a redrive
+never repeats an effect, and running one again is safe. A record whose
+replay ends in quarantine again (its new envelope in the queue being
+redriven, or in the function's SLUICE_DLQ_FILE) is counted apart. A summary
+goes to standard output. Exit status: 0 when no envelope is left and no
+record was quarantined again, 1 when some are (failed, another function's,
+not envelopes, truncated, quarantined again) or the redrive failed, 2 on a
+usage error.
+
+Flags:
+`

@@ -22,8 +22,7 @@ import (
 
 // replayCommand replays a range of a stream's history into a function.
 func replayCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice replay", replayUsage, stderr)
 	kinesisStream := fs.String("kinesis-stream", "", "replay this Kinesis data stream (by name; endpoint: $AWS_ENDPOINT_URL_KINESIS, else AWS)")
 	dynamoDBStream := fs.String("dynamodb-stream", "", "replay this DynamoDB stream (a table's LatestStreamArn; endpoint: $AWS_ENDPOINT_URL_DYNAMODB_STREAMS, else $AWS_ENDPOINT_URL_DYNAMODB, else AWS)")
 	kafkaTopic := fs.String("kafka-topic", "", "replay this Kafka topic (with --kafka-brokers)")
@@ -53,36 +52,10 @@ func replayCommand(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "no progress line")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: sluice replay (--kinesis-stream NAME | --dynamodb-stream ARN | --kafka-topic TOPIC --kafka-brokers HOSTS)
-           --from POSITION [--to POSITION] (--handler TARGET | --endpoint URL) [flags]
-
-Replays a range of a stream's retained history (not its dead letters): reads
-the records as the event source mapping would, batches them as it would,
-sends each batch in Lambda's event shape, and reads the answer as it would
-(partial batch responses honoured). A record the function fails stops its
-shard or partition; the others go on. With --checkpoint the replay resumes
-where it stopped. Records keep their ids, so with idempotency on a replay to
-production skips what production completed; --shadow runs the function as a
-shadow consumer (its own sink, its own idempotency keys).
-
-A range that starts before the stream's retention is an error saying what is
-left. Exit status: 0 when the range was replayed (or --max-batches reached),
-1 when a record failed, the replay was interrupted or could not run, 2 on a
-usage error.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice replay: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice replay -h" for the flags.`)
-		return 2
-	}
+	usageError := usageErrors("sluice replay", stderr)
 	perSecond, rateErr := parseRate(*rate)
 	batchesPerSecond, batchRateErr := parseRate(*batchRate)
 	if batchRateErr != nil {
@@ -284,3 +257,24 @@ func replaySummary(w io.Writer, what string, sum *replay.Summary, from, to repla
 		fmt.Fprintf(w, "  stopped early: %s\n", sum.Stopped)
 	}
 }
+
+// replayUsage is what "sluice replay -h" prints before the flags.
+const replayUsage = `Usage: sluice replay (--kinesis-stream NAME | --dynamodb-stream ARN | --kafka-topic TOPIC --kafka-brokers HOSTS)
+           --from POSITION [--to POSITION] (--handler TARGET | --endpoint URL) [flags]
+
+Replays a range of a stream's retained history (not its dead letters): reads
+the records as the event source mapping would, batches them as it would,
+sends each batch in Lambda's event shape, and reads the answer as it would
+(partial batch responses honoured). A record the function fails stops its
+shard or partition; the others go on. With --checkpoint the replay resumes
+where it stopped. Records keep their ids, so with idempotency on a replay to
+production skips what production completed; --shadow runs the function as a
+shadow consumer (its own sink, its own idempotency keys).
+
+A range that starts before the stream's retention is an error saying what is
+left. Exit status: 0 when the range was replayed (or --max-batches reached),
+1 when a record failed, the replay was interrupted or could not run, 2 on a
+usage error.
+
+Flags:
+`

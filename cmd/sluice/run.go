@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -38,8 +37,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sluice run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice run", "", stderr)
 	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names; "+
 		"with --template, the mapping in the template: its logical ID, or its function's logical ID or name (required)")
 	templatePath := fs.String("template", "", "a synthesized CloudFormation template (cdk.out/STACK.template.json): run the mapping --mapping names "+
@@ -83,11 +81,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "sluice run: "+format+"\n", a...)
-		fmt.Fprintln(stderr, `Run "sluice run -h" for the flags.`)
-		return 2
-	}
+	usage := usageErrors("sluice run", stderr)
 	if *mappingPath == "" || *handler == "" {
 		return usage("--mapping and --handler are required")
 	}
@@ -286,9 +280,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(traceW)
 		opts.Trace = func(e localtest.TraceEntry) { enc.Encode(e) }
 	}
-	total := len(opts.Records)
-	prog := newProgress(stderr, total, !*quiet && !*logs && isTerminal(stderr))
-	opts.Progress = prog.update
+	// The line is drawn at the end even if no invocation was made.
+	prog := &lineProgress{w: stderr, on: !*quiet && !*logs && isTerminal(stderr), text: runProgress(localtest.Totals{})}
+	opts.Progress = func(t localtest.Totals) { prog.draw(runProgress(t)) }
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -375,48 +369,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progress draws one line on a terminal, at most ten times a second.
-type progress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	on    bool
-	total int
-	last  time.Time
-	t     localtest.Totals
-}
-
-func newProgress(w io.Writer, total int, on bool) *progress {
-	return &progress{w: w, total: total, on: on}
-}
-
-func (p *progress) update(t localtest.Totals) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.t = t
-	if time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	p.draw()
-}
-
-func (p *progress) draw() {
-	t := p.t
-	fmt.Fprintf(p.w, "\r\x1b[K%d invocations  %d ok  %d partial  %d errors  %d timeouts  %d bisections",
+// runProgress is sluice run's progress line.
+func runProgress(t localtest.Totals) string {
+	return fmt.Sprintf("%d invocations  %d ok  %d partial  %d errors  %d timeouts  %d bisections",
 		t.Invocations, t.Successes, t.PartialFailures, t.FunctionErrors, t.Timeouts, t.Bisections)
-}
-
-func (p *progress) done() {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.draw()
-	fmt.Fprintln(p.w)
 }
 
 // summary prints what the run did and its verdict; quarantine says the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -24,12 +23,10 @@ func tablesCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "sluice tables: the only subcommand is create\n\n"+tablesUsage)
 		return 2
 	}
-	fs := flag.NewFlagSet("sluice tables create", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sluice tables create", tablesUsage+"\nFlags:\n", stderr)
 	idem := fs.String("idempotency", "", "the name of the idempotency table to create")
 	attempts := fs.String("attempts", "", "the name of the dead-letter attempts table to create")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the table to become active")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), tablesUsage+"\nFlags:\n"); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}

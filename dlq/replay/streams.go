@@ -158,10 +158,42 @@ func oldest(ctx context.Context, shards []string, read func(ctx context.Context,
 }
 
 // trimmedSince is the error for a range from a time before the stream's
-// retention.
-func trimmedSince(what string, from, now time.Time, retention time.Duration, left string) error {
+// retention (none when from is within it, or retention is unknown), naming
+// the oldest record left in each shard (read reads a shard's first).
+func trimmedSince(ctx context.Context, what string, shards []string, from, now time.Time, retention time.Duration,
+	read func(ctx context.Context, shard, after string, n int) ([]invocation.StreamRecord, error)) error {
+	if retention <= 0 || !from.Before(now.Add(-retention)) {
+		return nil
+	}
+	left := oldest(ctx, shards, func(ctx context.Context, sh string) ([]invocation.StreamRecord, error) { return read(ctx, sh, "", 1) })
 	return fmt.Errorf("replay: %s keeps records for %v: --from %s is before %s, what it still holds: %w; what is left: %s",
 		what, retention, from.UTC().Format(time.RFC3339), now.Add(-retention).UTC().Format(time.RFC3339), ErrTrimmed, left)
+}
+
+// shardLanes makes a lane of each shard of a Kinesis or DynamoDB stream
+// (what names it), reading with read; each record becomes an envelope of
+// source from stream arn, with the event id eventID gives it.
+func shardLanes(shards []string, cp map[string]string, r Range, now time.Time, what string, source sevents.Source, arn string,
+	read func(ctx context.Context, shard, after string, n int) ([]invocation.StreamRecord, error),
+	eventID func(shard string, sr invocation.StreamRecord) string) []*lane {
+	var lanes []*lane
+	for _, id := range shards {
+		var first func(invocation.StreamRecord) error
+		if r.From.Number != "" && cp[id] == "" {
+			first = atSequence(what, id, r.From.Number)
+		}
+		lanes = append(lanes, streamLane(id, cp[id], r, now.Add(nowSlack),
+			func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error) {
+				return read(ctx, id, after, n)
+			}, first,
+			func(sr invocation.StreamRecord) rec {
+				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
+					Version: dlq.Version, Source: source, SourceARN: arn, Shard: id,
+					RecordID: sr.SequenceNumber, EventID: eventID(id, sr), SequenceNumber: sr.SequenceNumber,
+					PartitionKey: sr.PartitionKey, ArrivalTime: sr.Arrival, Record: sr.Event}}
+			}))
+	}
+	return lanes
 }
 
 type kinesisStream struct {
@@ -189,11 +221,8 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 		if err != nil {
 			return "", "", nil, err
 		}
-		if retention > 0 && r.From.Time.Before(now.Add(-retention)) {
-			left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]invocation.StreamRecord, error) {
-				return probe.Read(ctx, sh, "", 1)
-			})
-			return "", "", nil, trimmedSince(what, r.From.Time, now, retention, left)
+		if err := trimmedSince(ctx, what, ids, r.From.Time, now, retention, probe.Read); err != nil {
+			return "", "", nil, err
 		}
 	}
 	position := "TRIM_HORIZON"
@@ -207,24 +236,8 @@ func (k *kinesisStream) open(ctx context.Context, r Range, cp map[string]string,
 		opts = append(opts, source.KinesisStartingSequenceNumbers(map[string]string{ids[0]: r.From.Number}))
 	}
 	src := source.KinesisStream(k.cfg, k.name, position, opts...)
-	var lanes []*lane
-	for _, id := range ids {
-		var first func(invocation.StreamRecord) error
-		if r.From.Number != "" && cp[id] == "" {
-			first = atSequence(what, id, r.From.Number)
-		}
-		lanes = append(lanes, streamLane(id, cp[id], r, now.Add(nowSlack),
-			func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error) {
-				return src.Read(ctx, id, after, n)
-			}, first,
-			func(sr invocation.StreamRecord) rec {
-				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
-					Version: dlq.Version, Source: sevents.SourceKinesis, SourceARN: arn, Shard: id,
-					RecordID: sr.SequenceNumber, EventID: id + ":" + sr.SequenceNumber, SequenceNumber: sr.SequenceNumber,
-					PartitionKey: sr.PartitionKey, ArrivalTime: sr.Arrival, Record: sr.Event}}
-			}))
-	}
-	return sevents.SourceKinesis, arn, lanes, nil
+	return sevents.SourceKinesis, arn, shardLanes(ids, cp, r, now, what, sevents.SourceKinesis, arn, src.Read,
+		func(shard string, sr invocation.StreamRecord) string { return shard + ":" + sr.SequenceNumber }), nil
 }
 
 func (k *kinesisStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }
@@ -246,11 +259,10 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 	if err != nil {
 		return "", "", nil, err
 	}
-	if !r.From.Time.IsZero() && r.From.Time.Before(now.Add(-DynamoDBRetention)) {
-		left := oldest(ctx, ids, func(ctx context.Context, sh string) ([]invocation.StreamRecord, error) {
-			return probe.Read(ctx, sh, "", 1)
-		})
-		return "", "", nil, trimmedSince(what, r.From.Time, now, DynamoDBRetention, left)
+	if !r.From.Time.IsZero() {
+		if err := trimmedSince(ctx, what, ids, r.From.Time, now, DynamoDBRetention, probe.Read); err != nil {
+			return "", "", nil, err
+		}
 	}
 	position := "TRIM_HORIZON"
 	var opts []source.DynamoDBStreamOption
@@ -259,28 +271,14 @@ func (d *dynamoDBStream) open(ctx context.Context, r Range, cp map[string]string
 		opts = append(opts, source.DynamoDBStartingSequenceNumbers(map[string]string{ids[0]: r.From.Number}))
 	}
 	src := source.DynamoDBStream(d.cfg, d.arn, position, opts...)
-	var lanes []*lane
-	for _, id := range ids {
-		var first func(invocation.StreamRecord) error
-		if r.From.Number != "" && cp[id] == "" {
-			first = atSequence(what, id, r.From.Number)
-		}
-		lanes = append(lanes, streamLane(id, cp[id], r, now.Add(nowSlack),
-			func(ctx context.Context, after string, n int) ([]invocation.StreamRecord, error) {
-				return src.Read(ctx, id, after, n)
-			}, first,
-			func(sr invocation.StreamRecord) rec {
-				var ev struct {
-					EventID string `json:"eventID"`
-				}
-				_ = json.Unmarshal(sr.Event, &ev)
-				return rec{id: sr.SequenceNumber, pos: sr.SequenceNumber, arrival: sr.Arrival, env: &dlq.Envelope{
-					Version: dlq.Version, Source: sevents.SourceDynamoDB, SourceARN: d.arn, Shard: id,
-					RecordID: sr.SequenceNumber, EventID: ev.EventID, SequenceNumber: sr.SequenceNumber,
-					PartitionKey: sr.PartitionKey, ArrivalTime: sr.Arrival, Record: sr.Event}}
-			}))
-	}
-	return sevents.SourceDynamoDB, d.arn, lanes, nil
+	return sevents.SourceDynamoDB, d.arn, shardLanes(ids, cp, r, now, what, sevents.SourceDynamoDB, d.arn, src.Read,
+		func(_ string, sr invocation.StreamRecord) string {
+			var ev struct {
+				EventID string `json:"eventID"`
+			}
+			_ = json.Unmarshal(sr.Event, &ev)
+			return ev.EventID
+		}), nil
 }
 
 func (d *dynamoDBStream) payload(recs []rec) ([]byte, error) { return envelopeEvent(recs) }

@@ -2,7 +2,9 @@
 // localtest mapping (DestinationConfig.OnFailure.Destination): an SQS
 // queue URL, s3://bucket or arn:aws:s3:::bucket, kafka://topic or
 // kafka://host:port/topic, a file:// path or a file://dir/. What each
-// kind is valid for and how the runner opens it stay in localtest.
+// kind is valid for and how the runner opens it stay in localtest; the
+// sluice command reads the S3 buckets and Kafka clusters it opens itself
+// with it too.
 package desturl
 
 import "strings"
