@@ -22,7 +22,7 @@ type delayStore struct {
 	*idempotency.MemoryStore
 	rtt                                  time.Duration
 	claims, completes, extends, releases atomic.Int64
-	gets                                 atomic.Int64
+	gets, groups, grouped                atomic.Int64 // CompleteAll requests, and the completes in them
 	failKey                              string
 }
 
@@ -52,6 +52,18 @@ func (s *delayStore) Complete(ctx context.Context, key, owner string, result []b
 	return s.MemoryStore.Complete(ctx, key, owner, result, expires)
 }
 
+func (s *delayStore) CompleteAll(ctx context.Context, cs []idempotency.Completion) error {
+	s.groups.Add(1)
+	s.grouped.Add(int64(len(cs)))
+	s.wait(ctx)
+	for _, c := range cs {
+		if c.Key == s.failKey {
+			return &idempotency.StoreError{Op: "complete", Key: c.Key, Err: errors.New("the table is gone")}
+		}
+	}
+	return s.MemoryStore.CompleteAll(ctx, cs)
+}
+
 func (s *delayStore) Extend(ctx context.Context, key, owner string, until time.Time) error {
 	s.extends.Add(1)
 	s.wait(ctx)
@@ -71,11 +83,11 @@ func (s *delayStore) Get(ctx context.Context, keys []string) (map[string]*idempo
 }
 
 func (s *delayStore) calls() int64 {
-	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load()
+	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load() + s.groups.Load()
 }
 
 func (s *delayStore) reset() {
-	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets} {
+	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped} {
 		c.Store(0)
 	}
 }

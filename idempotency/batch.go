@@ -37,7 +37,7 @@ const DefaultInFlight = 128
 // effect that must never be repeated out of order even then (a
 // last-writer-wins write without a version check) wants
 // WithOrderedDepth(0).
-const DefaultOrderedDepth = 1
+const DefaultOrderedDepth = 32
 
 // ErrLaneStopped reports a record of an ordered lane that did not run
 // because an earlier record of its lane ran but its completion could not
@@ -104,13 +104,23 @@ const (
 	settled        // its claim is no longer held: completed, released or lost
 )
 
-// lane is what an ordered lane's records share: its completes in flight
-// and the first one that failed.
+// lane is what an ordered lane's records share: its completes not yet
+// written, the group of them waiting for the write in flight, and the
+// first one that failed.
 type lane struct {
-	inflight int
-	err      error         // the first complete of the lane that failed
-	wake     chan struct{} // closed (and replaced) when inflight drops or err is set
-	last     chan struct{} // the done of the lane's latest complete: closed when it returned
+	unwritten int           // completes of the lane sent or waiting, not yet returned
+	pending   []completion  // completes waiting for the write in flight, in lane order
+	writing   bool          // a writer is writing the lane's groups
+	err       error         // the first complete of the lane that failed
+	wake      chan struct{} // closed (and replaced) when unwritten drops or err is set
+}
+
+// completion is one record's complete waiting in its lane's group.
+type completion struct {
+	e      *entry
+	c      Claim
+	result []byte
+	lost   error
 }
 
 type entry struct {
@@ -420,7 +430,7 @@ func (b *Batch) laneOf(key string) *lane {
 func (b *Batch) gate(ctx context.Context, l *lane, key string) error {
 	for {
 		b.mu.Lock()
-		err, n, wake := l.err, l.inflight, l.wake
+		err, n, wake := l.err, l.unwritten, l.wake
 		b.mu.Unlock()
 		switch {
 		case err != nil:
@@ -474,7 +484,8 @@ func (b *Batch) optsOf() []Option {
 }
 
 // settle sends e's complete (ok) or release in the background; Finish
-// waits for it. A complete that fails is reported by Finish.
+// waits for it. A complete that fails is reported by Finish. The complete
+// of a record of an ordered lane joins its lane's group (writeLane).
 func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 	b.mu.Lock()
 	if e.state == settled {
@@ -483,65 +494,121 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 	}
 	e.state = settled
 	c, l := e.c, e.lane
-	if !ok {
-		l = nil // a release: its record failed and stops its lane itself
-	}
-	var prev chan struct{}
-	if l != nil {
-		l.inflight++
-		prev, l.last = l.last, e.done // e.done closes when this complete returned
+	if ok && l != nil {
+		l.unwritten++
+		g := completion{e: e, c: c, result: result, lost: lost}
+		if l.writing { // it goes in the next group, once the write in flight returned
+			l.pending = append(l.pending, g)
+			b.mu.Unlock()
+			return
+		}
+		l.writing = true // no write in flight: this one is written at once, alone
+		b.calls.Add(1)
+		b.mu.Unlock()
+		go b.writeLane(l, []completion{g})
+		return
 	}
 	b.mu.Unlock()
 	b.calls.Add(1)
-	if l == nil {
-		b.sem <- struct{}{}
-	}
+	b.sem <- struct{}{}
 	go func() {
 		defer b.calls.Done()
-		if l != nil {
-			// A lane's completes are written one after another, in the
-			// lane's order: the completions stored are always a prefix of
-			// the lane, so what a kill leaves to run again is the lane's
-			// last records, in order. The wait holds no request slot.
-			if prev != nil {
-				<-prev
-			}
-			b.sem <- struct{}{}
-		}
 		defer func() { <-b.sem }()
 		defer close(e.done)
 		if !ok {
-			_ = b.cfg.release(b.ctx, b.store, c) // a failed release lapses within the lease
+			_ = b.cfg.release(b.ctx, b.store, c) // a failed release lapses within the lease; a failed record stops its lane itself
 			return
 		}
 		expires := b.cfg.now().Add(b.cfg.ttl)
 		err := b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, c.Key, c.Owner, result, expires) })
-		if err != nil || lost != nil {
-			err = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", c.Key, errors.Join(err, lost))
+		_ = b.completed(completion{e: e, c: c, result: result, lost: lost}, expires, err)
+	}()
+}
+
+// writeLane writes group, the complete that found no write of l in
+// flight, and then l's next completes, a group at a time, until none is
+// waiting: every complete that came while a write was in flight goes in
+// the next write, in the lane's order (one request on a GroupCompleter;
+// one complete after another on other stores). So the completions stored
+// are always a prefix of the lane, and what a kill leaves to run again is
+// the lane's last records (at most the batch's depth and the one
+// running), in order.
+func (b *Batch) writeLane(l *lane, group []completion) {
+	defer b.calls.Done()
+	for {
+		b.sem <- struct{}{}
+		expires := b.cfg.now().Add(b.cfg.ttl)
+		errs := b.writeGroup(group, expires)
+		<-b.sem
+		for i, g := range group {
+			errs[i] = b.completed(g, expires, errs[i])
 		}
-		if l != nil {
-			b.mu.Lock()
-			l.inflight--
+		b.mu.Lock()
+		l.unwritten -= len(group)
+		for _, err := range errs {
 			if err != nil && l.err == nil {
 				l.err = err
 			}
-			close(l.wake)
-			l.wake = make(chan struct{})
-			b.mu.Unlock()
 		}
-		if err != nil {
-			b.mu.Lock()
-			if b.failed == nil {
-				b.failed = map[string]error{}
-			}
-			b.failed[c.Key] = err
-			b.mu.Unlock()
+		close(l.wake)
+		l.wake = make(chan struct{})
+		next := l.pending
+		l.pending = nil
+		l.writing = len(next) > 0
+		b.mu.Unlock()
+		for _, g := range group {
+			close(g.e.done)
+		}
+		if len(next) == 0 {
 			return
 		}
-		if b.cfg.cache != nil {
-			b.cfg.cache.put(&Record{Key: c.Key, Status: StatusCompleted, Result: result, PayloadHash: c.PayloadHash, Expires: expires.Truncate(time.Second)})
+		group = next
+	}
+}
+
+// writeGroup writes the completes of group, in order, and returns each
+// one's error: one CompleteAll when the store has it and the group has
+// more than one, all-or-nothing, so a failure fails every complete of the
+// group; otherwise one Complete after another.
+func (b *Batch) writeGroup(group []completion, expires time.Time) []error {
+	errs := make([]error, len(group))
+	gc, ok := b.store.(GroupCompleter)
+	if !ok || len(group) == 1 {
+		for i, g := range group {
+			errs[i] = b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, g.c.Key, g.c.Owner, g.result, expires) })
 		}
-	}()
+		return errs
+	}
+	cs := make([]Completion, len(group))
+	for i, g := range group {
+		cs[i] = Completion{Key: g.c.Key, Owner: g.c.Owner, Result: g.result, Expires: expires}
+	}
+	if err := b.cfg.retry(b.ctx, func() error { return gc.CompleteAll(b.ctx, cs) }); err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("its lane's group of %d completes (%q to %q) was not written: %w", len(cs), cs[0].Key, cs[len(cs)-1].Key, err)
+		}
+	}
+	return errs
+}
+
+// completed records the outcome of g's complete, written with expires
+// (err: the store's answer): its failure for Finish, which it returns, or
+// its completion in the cache.
+func (b *Batch) completed(g completion, expires time.Time, err error) error {
+	if err != nil || g.lost != nil {
+		err = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", g.c.Key, errors.Join(err, g.lost))
+		b.mu.Lock()
+		if b.failed == nil {
+			b.failed = map[string]error{}
+		}
+		b.failed[g.c.Key] = err
+		b.mu.Unlock()
+		return err
+	}
+	if b.cfg.cache != nil {
+		b.cfg.cache.put(&Record{Key: g.c.Key, Status: StatusCompleted, Result: g.result, PayloadHash: g.c.PayloadHash, Expires: expires.Truncate(time.Second)})
+	}
+	return nil
 }
 
 // Finish stops the claims ahead, releases every claim whose record never
