@@ -298,3 +298,35 @@ func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
 		t.Fatalf("%d attempts counted, %d quarantined; want none: no record's own attempt failed", attempts.fails, rep.Quarantined)
 	}
 }
+
+// On a shard the completes that come while one is in flight go out in
+// groups (idempotency.GroupCompleter), and the handler answers only once
+// the last group has landed: every record is completed in the store when
+// Invoke returns, with far fewer requests than records.
+func TestIdempotencyOrderedGroupsLandBeforeTheAnswer(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 40)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 2 * time.Millisecond}
+	var rep BatchReport
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil || len(failures(t, out)) != 0 {
+		t.Fatalf("%s, %v", out, err)
+	}
+	recs, err := store.MemoryStore.Get(context.Background(), prefixed(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range prefixed(ids) {
+		if r := recs[k]; r == nil || r.Status != idempotency.StatusCompleted {
+			t.Fatalf("%s: %+v when Invoke returned; want completed", k, r)
+		}
+	}
+	writes := store.completes.Load() + store.groups.Load()
+	if store.groups.Load() == 0 || store.completes.Load()+store.grouped.Load() != 40 || writes > 10 {
+		t.Fatalf("%d single completes and %d groups of %d completes; want all 40 completed in at most 10 requests, groups among them",
+			store.completes.Load(), store.groups.Load(), store.grouped.Load())
+	}
+}

@@ -36,6 +36,10 @@
 //     token; Extend only if, in addition, the record is still in progress.
 //     A stale owner's write is refused with idempotency.ErrLeaseLost and
 //     changes nothing.
+//   - CompleteAll (idempotency.GroupCompleter: the completes an ordered
+//     lane wrote while one was in flight) checks every key's owner first
+//     and then completes them all, or none (on a single server; a cluster
+//     client completes them one after another, in order).
 //
 // Get (idempotency.Getter, which idempotency.Lookup uses before a batch
 // runs) is one pipeline of HMGET, one round trip for the whole batch (on a
