@@ -83,7 +83,7 @@ type Batch struct {
 	store   Store
 	cfg     config
 	ordered bool            // records of a lane wait for its completes beyond depth (Ordered)
-	depth   int             // completes in flight per ordered lane
+	depth   int             // completes unwritten per ordered lane
 	ctx     context.Context // the batch's context: completes and renewals run under it
 	sem     chan struct{}   // store requests in flight
 	held    chan struct{}   // claims held for records that have not started
