@@ -574,25 +574,24 @@ func (b *Batch) writeLane(l *lane, group []completion) {
 
 // writeGroup writes the completes of group, in order, and returns each
 // one's error: one CompleteAll when the store has it and the group has
-// more than one, all-or-nothing, so a failure fails every complete of the
-// group; otherwise one Complete after another.
+// more than one, and otherwise, or when that fails (after its retries),
+// one Complete after another, so that only the records whose own
+// complete fails fail, as when every complete was written alone (a
+// CompleteAll is all-or-nothing: one key whose owner lost it, or one
+// result the store refuses, would fail the whole group).
 func (b *Batch) writeGroup(group []completion, expires time.Time) []error {
 	errs := make([]error, len(group))
-	gc, ok := b.store.(GroupCompleter)
-	if !ok || len(group) == 1 {
+	if gc, ok := b.store.(GroupCompleter); ok && len(group) > 1 {
+		cs := make([]Completion, len(group))
 		for i, g := range group {
-			errs[i] = b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, g.c.Key, g.c.Owner, g.result, expires) })
+			cs[i] = Completion{Key: g.c.Key, Owner: g.c.Owner, Result: g.result, Expires: expires}
 		}
-		return errs
+		if b.cfg.retry(b.ctx, func() error { return gc.CompleteAll(b.ctx, cs) }) == nil {
+			return errs
+		}
 	}
-	cs := make([]Completion, len(group))
 	for i, g := range group {
-		cs[i] = Completion{Key: g.c.Key, Owner: g.c.Owner, Result: g.result, Expires: expires}
-	}
-	if err := b.cfg.retry(b.ctx, func() error { return gc.CompleteAll(b.ctx, cs) }); err != nil {
-		for i := range errs {
-			errs[i] = fmt.Errorf("its lane's group of %d completes (%q to %q) was not written: %w", len(cs), cs[0].Key, cs[len(cs)-1].Key, err)
-		}
+		errs[i] = b.cfg.retry(b.ctx, func() error { return b.store.Complete(b.ctx, g.c.Key, g.c.Owner, g.result, expires) })
 	}
 	return errs
 }

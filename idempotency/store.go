@@ -133,7 +133,10 @@ type Completion struct {
 // while one complete of a lane is in flight, the completes of the records
 // that finish meanwhile wait, and are then written together, so a lane
 // costs a request per group instead of one per record, and the groups are
-// written one after another, in the lane's order.
+// written one after another, in the lane's order. When a CompleteAll
+// fails (after the store retries), the Batch writes that group again one
+// Complete after another, so only the records whose own complete fails
+// fail.
 //
 // CompleteAll completes every key of cs, in order, each only if its owner
 // still holds it, as Complete does; it is all-or-nothing: when any owner
