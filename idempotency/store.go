@@ -143,8 +143,8 @@ type Completion struct {
 // lost its key, or the request fails, it changes nothing, and its error
 // names the key (an owner lost: the error wraps ErrLeaseLost and says
 // which key lost its lease). A store whose atomic request holds fewer
-// items than cs (DynamoDB: 100 a transaction) writes cs as consecutive
-// parts, one after another, each all-or-nothing: a part that fails leaves
+// items than cs (DynamoDB: 100 a transaction; Redis on a cluster client:
+// one key) writes cs as consecutive parts, one after another, each all-or-nothing: a part that fails leaves
 // the parts before it written and writes none after it, so what is stored
 // is always a prefix of cs. The keys of cs are distinct.
 type GroupCompleter interface {

@@ -278,7 +278,9 @@ var _ idempotency.GroupCompleter = (*Store)(nil)
 // script names its keys, which on a cluster must share a slot: on a client
 // other than *redis.Client (a *redis.ClusterClient, a *redis.Ring) the
 // keys are completed one after another, in order, each with Complete's
-// script, so a failure leaves a prefix of cs completed.
+// script, so a failure leaves a prefix of cs completed, but not none of
+// it (storetest's all-or-nothing cases, run on a single server, would
+// not hold there).
 func (s *Store) CompleteAll(ctx context.Context, cs []idempotency.Completion) error {
 	if _, single := s.client.(*redis.Client); !single || len(cs) == 1 {
 		for _, c := range cs {
