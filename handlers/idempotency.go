@@ -65,13 +65,15 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // client keep that many connections), so the claims of a batch cost about
 // one round trip. On SQS standard a record's complete is sent without
 // waiting for it, and the batch answers once every complete landed (a
-// record whose complete failed fails); on an ordered lane each complete
-// overlaps the next records' functions, at most
-// idempotency.DefaultOrderedDepth in flight per lane (set it with
+// record whose complete failed fails); on an ordered lane the completes
+// overlap the next records' functions, at most
+// idempotency.DefaultOrderedDepth unwritten per lane (set it with
 // idempotency.WithOrderedDepth; 0 lands each complete before the next
-// record's function), and a complete that fails stops its lane and
-// reports its record with every later one of its lane (those that ran
-// completed, and are duplicates on the retry). Pass idempotency.WithCache
+// record's function), written in the lane's order, those that come while
+// one is in flight together in one request (idempotency.GroupCompleter:
+// a DynamoDB transaction, one Redis script), and a complete that fails
+// stops its lane and reports its record with every later one of its lane
+// (those that ran completed, and are duplicates on the retry). Pass idempotency.WithCache
 // to keep completed keys in a warm container; WithIdempotencyPayload,
 // WithOnDuplicate and idempotency.SetResult do the rest of what Powertools
 // users know.

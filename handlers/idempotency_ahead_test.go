@@ -22,7 +22,7 @@ type delayStore struct {
 	*idempotency.MemoryStore
 	rtt                                  time.Duration
 	claims, completes, extends, releases atomic.Int64
-	gets                                 atomic.Int64
+	gets, groups, grouped                atomic.Int64 // CompleteAll requests, and the completes in them
 	failKey                              string
 }
 
@@ -52,6 +52,18 @@ func (s *delayStore) Complete(ctx context.Context, key, owner string, result []b
 	return s.MemoryStore.Complete(ctx, key, owner, result, expires)
 }
 
+func (s *delayStore) CompleteAll(ctx context.Context, cs []idempotency.Completion) error {
+	s.groups.Add(1)
+	s.grouped.Add(int64(len(cs)))
+	s.wait(ctx)
+	for _, c := range cs {
+		if c.Key == s.failKey {
+			return &idempotency.StoreError{Op: "complete", Key: c.Key, Err: errors.New("the table is gone")}
+		}
+	}
+	return s.MemoryStore.CompleteAll(ctx, cs)
+}
+
 func (s *delayStore) Extend(ctx context.Context, key, owner string, until time.Time) error {
 	s.extends.Add(1)
 	s.wait(ctx)
@@ -71,11 +83,11 @@ func (s *delayStore) Get(ctx context.Context, keys []string) (map[string]*idempo
 }
 
 func (s *delayStore) calls() int64 {
-	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load()
+	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load() + s.groups.Load()
 }
 
 func (s *delayStore) reset() {
-	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets} {
+	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped} {
 		c.Store(0)
 	}
 }
@@ -284,5 +296,37 @@ func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
 	}
 	if attempts.fails != 0 || rep.Quarantined != 0 {
 		t.Fatalf("%d attempts counted, %d quarantined; want none: no record's own attempt failed", attempts.fails, rep.Quarantined)
+	}
+}
+
+// On a shard the completes that come while one is in flight go out in
+// groups (idempotency.GroupCompleter), and the handler answers only once
+// the last group has landed: every record is completed in the store when
+// Invoke returns, with far fewer requests than records.
+func TestIdempotencyOrderedGroupsLandBeforeTheAnswer(t *testing.T) {
+	raw, ids := kinesisIdemEvent(t, 40)
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 2 * time.Millisecond}
+	var rep BatchReport
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Invoke(context.Background(), raw)
+	if err != nil || len(failures(t, out)) != 0 {
+		t.Fatalf("%s, %v", out, err)
+	}
+	recs, err := store.MemoryStore.Get(context.Background(), prefixed(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range prefixed(ids) {
+		if r := recs[k]; r == nil || r.Status != idempotency.StatusCompleted {
+			t.Fatalf("%s: %+v when Invoke returned; want completed", k, r)
+		}
+	}
+	writes := store.completes.Load() + store.groups.Load()
+	if store.groups.Load() == 0 || store.completes.Load()+store.grouped.Load() != 40 || writes > 10 {
+		t.Fatalf("%d single completes and %d groups of %d completes; want all 40 completed in at most 10 requests, groups among them",
+			store.completes.Load(), store.groups.Load(), store.grouped.Load())
 	}
 }

@@ -52,7 +52,7 @@ type config struct {
 	sleep    func(ctx context.Context, d time.Duration) error
 	newOwner func() string
 	cache    *Cache
-	depth    int // completes in flight per ordered lane (Batch.Ordered)
+	depth    int // completes unwritten per ordered lane (Batch.Ordered)
 }
 
 func defaultConfig() config {
@@ -134,11 +134,13 @@ func WithPayload(payload []byte) Option {
 // container remembers its keys; see Cache and Lookup.
 func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
-// WithOrderedDepth sets how many completes a Batch on an ordered lane
-// (Batch.Ordered) keeps in flight while the lane's next records run
-// (default DefaultOrderedDepth). 0 waits for each record's complete
-// before the next record's function starts. The package's Do, which
-// always waits for its complete, ignores it.
+// WithOrderedDepth sets how many completes of an ordered lane
+// (Batch.Ordered) a Batch lets go unwritten while the lane's next records
+// run (default DefaultOrderedDepth), which bounds both a group's size and
+// the records a kill can leave to run again per lane (n and the one
+// running). 0 waits for each record's complete before the next record's
+// function starts; 1 writes one complete at a time. The package's Do,
+// which always waits for its complete, ignores it.
 func WithOrderedDepth(n int) Option { return func(c *config) { c.depth = n } }
 
 // WithClock sets the clock that stamps claims and expiries (default time.Now).

@@ -79,7 +79,9 @@
 // # Stores
 //
 // Store is four conditional writes: Claim, Complete, Extend and Release
-// (and, optionally, Getter's batch read). This
+// (and, optionally, Getter's batch read and GroupCompleter's
+// all-or-nothing complete of several keys, which an ordered lane of a
+// Batch writes its waiting completes with). This
 // package has an in-memory store; package dynamodbstore keeps records in
 // DynamoDB (and documents the table layout). Every store passes the suite in
 // package storetest. Time is passed to the store in each call (from

@@ -55,6 +55,36 @@ func (s *MemoryStore) Complete(ctx context.Context, key, owner string, result []
 	return nil
 }
 
+var _ GroupCompleter = (*MemoryStore)(nil)
+
+// CompleteAll implements GroupCompleter: under the store's lock, it checks
+// every owner first and then completes every key, so it is all-or-nothing.
+func (s *MemoryStore) CompleteAll(ctx context.Context, cs []Completion) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "complete", Key: firstCompletion(cs), Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range cs {
+		if r, ok := s.recs[c.Key]; !ok || r.Owner != c.Owner {
+			return fmt.Errorf("idempotency: completing key %q (%d of a group of %d; none of the group was written): %w", c.Key, i+1, len(cs), ErrLeaseLost)
+		}
+	}
+	for _, c := range cs {
+		r := s.recs[c.Key]
+		r.Status, r.Result, r.LeaseUntil, r.Expires = StatusCompleted, clone(c.Result), time.Time{}, c.Expires.Truncate(time.Second)
+		s.recs[c.Key] = r
+	}
+	return nil
+}
+
+func firstCompletion(cs []Completion) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs[0].Key
+}
+
 // Extend implements Store.
 func (s *MemoryStore) Extend(ctx context.Context, key, owner string, leaseUntil time.Time) error {
 	if err := ctx.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,9 @@ import (
 type gatedStore struct {
 	*idempotency.MemoryStore
 	gates map[string]chan error
+
+	mu     sync.Mutex
+	groups [][]string // the keys of each CompleteAll, as it was called
 }
 
 func newGatedStore(keys []string) *gatedStore {
@@ -38,6 +42,30 @@ func (s *gatedStore) Complete(ctx context.Context, key, owner string, result []b
 		return ctx.Err()
 	}
 	return s.MemoryStore.Complete(ctx, key, owner, result, expires)
+}
+
+// CompleteAll waits for the gate of each key of the group, in order: the
+// group is written once every gate let it, and not at all (nothing
+// changes) when one sends an error.
+func (s *gatedStore) CompleteAll(ctx context.Context, cs []idempotency.Completion) error {
+	var keys []string
+	for _, c := range cs {
+		keys = append(keys, c.Key)
+	}
+	s.mu.Lock()
+	s.groups = append(s.groups, keys)
+	s.mu.Unlock()
+	for _, c := range cs {
+		select {
+		case err := <-s.gates[c.Key]:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.MemoryStore.CompleteAll(ctx, cs)
 }
 
 func laneKeys(n int) ([]string, []idempotency.Ahead) {
@@ -293,5 +321,152 @@ func TestBatchOrderedCompletesInLaneOrder(t *testing.T) {
 	}
 	if got, want := status(), "[k1:COMPLETED k2:COMPLETED k3:COMPLETED]"; got != want {
 		t.Fatalf("after Finish: %s; want %s", got, want)
+	}
+}
+
+func (s *gatedStore) groupsSeen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprint(s.groups)
+}
+
+// statusOf is each key's status in the store, in order.
+func statusOf(t *testing.T, store *gatedStore, keys []string) string {
+	t.Helper()
+	recs, err := store.Get(context.Background(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range keys {
+		if recs[k] == nil {
+			out = append(out, k+":-")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s:%s", k, recs[k].Status))
+	}
+	return fmt.Sprint(out)
+}
+
+// The completes that come while one write of a lane is in flight are
+// written together, in one CompleteAll, once it returned; and while a
+// group is held back nothing after it is completed: the completions
+// stored stay a prefix of the lane.
+func TestBatchOrderedGroupsArePrefixes(t *testing.T) {
+	keys, ahead := laneKeys(5)
+	store := newGatedStore(keys)
+	ctx := context.Background()
+	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	nop := func(context.Context) ([]byte, error) { return nil, nil }
+	run := func(ks ...string) {
+		t.Helper()
+		for _, k := range ks {
+			if _, err := b.Do(ctx, k, nop); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run("k1", "k2", "k3") // k1's complete is written alone and held back; k2's and k3's wait for it
+	time.Sleep(20 * time.Millisecond)
+	if got := store.groupsSeen(); got != "[]" {
+		t.Fatalf("groups %s while k1's complete is in flight; want none", got)
+	}
+	close(store.gates["k1"])
+	waitFor(t, "the group of k2 and k3", func() bool { return store.groupsSeen() == "[[k2 k3]]" })
+	run("k4", "k5") // the group of k2 and k3 is held back: k4 and k5 wait for it
+	time.Sleep(20 * time.Millisecond)
+	if got, want := statusOf(t, store, keys), "[k1:COMPLETED k2:INPROGRESS k3:INPROGRESS k4:INPROGRESS k5:INPROGRESS]"; got != want {
+		t.Fatalf("with the group of k2 and k3 held back: %s; want %s", got, want)
+	}
+	close(store.gates["k2"])
+	close(store.gates["k3"])
+	close(store.gates["k4"])
+	close(store.gates["k5"])
+	if failed := b.Finish(); len(failed) != 0 {
+		t.Fatalf("Finish: %v", failed)
+	}
+	if got, want := store.groupsSeen(), "[[k2 k3] [k4 k5]]"; got != want {
+		t.Fatalf("groups %s; want %s", got, want)
+	}
+	if got, want := statusOf(t, store, keys), "[k1:COMPLETED k2:COMPLETED k3:COMPLETED k4:COMPLETED k5:COMPLETED]"; got != want {
+		t.Fatalf("after Finish: %s; want %s", got, want)
+	}
+}
+
+// A group whose one key was lost (its lease lapsed and another owner took
+// it) fails as a whole (CompleteAll is all-or-nothing: storetest holds
+// every store to it); the batch then writes the group one complete after
+// another, so that, as when each complete was written alone, only the
+// lost key's record fails (ErrLeaseLost, reported by Finish), the records
+// around it are completed, and the lane's next record fails with
+// ErrLaneStopped without running.
+func TestBatchOrderedGroupFailureFailsOnlyItsKey(t *testing.T) {
+	keys, ahead := laneKeys(5)
+	store := newGatedStore(keys)
+	ctx := context.Background()
+	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8), idempotency.WithStoreRetries(0, noWait))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Ordered()
+	claimed(t, store, keys)
+	var ran []string
+	fn := func(k string) func(context.Context) ([]byte, error) {
+		return func(context.Context) ([]byte, error) { ran = append(ran, k); return nil, nil }
+	}
+	for _, k := range keys[:4] { // k1 is written alone, held back; k2, k3, k4 wait for it
+		if _, err := b.Do(ctx, k, fn(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// k3's claim is lost: another owner holds it now.
+	recs, err := store.Get(ctx, []string{"k3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Release(ctx, "k3", recs["k3"].Owner); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if rec, err := store.Claim(ctx, idempotency.Claim{Key: "k3", Owner: "other", Now: now, LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)}); rec != nil || err != nil {
+		t.Fatalf("the other owner's claim: %v, %v", rec, err)
+	}
+	for _, k := range keys {
+		close(store.gates[k])
+	}
+	// Once the group returned, the lane is stopped: a probe with a
+	// canceled context finds it so at the gate (before that, it gets
+	// through the gate and fails to claim, running nothing).
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	waitFor(t, "the group's failure", func() bool {
+		_, err := b.Do(canceled, "probe", func(context.Context) ([]byte, error) { t.Error("the probe ran"); return nil, nil })
+		return errors.Is(err, idempotency.ErrLaneStopped)
+	})
+	if got := store.groupsSeen(); got != "[[k2 k3 k4]]" {
+		t.Fatalf("groups %s; want [[k2 k3 k4]]", got)
+	}
+	_, err = b.Do(ctx, "k5", fn("k5"))
+	if !errors.Is(err, idempotency.ErrLaneStopped) {
+		t.Fatalf("k5 after the failed group: %v; want ErrLaneStopped", err)
+	}
+	failed := b.Finish()
+	if len(failed) != 1 || !errors.Is(failed["k3"], idempotency.ErrLeaseLost) || !strings.Contains(failed["k3"].Error(), `"k3"`) {
+		t.Fatalf("Finish: %v; want k3 only, ErrLeaseLost naming it", failed)
+	}
+	if fmt.Sprint(ran) != "[k1 k2 k3 k4]" {
+		t.Fatalf("ran %v; want k1 to k4, not k5", ran)
+	}
+	if got, want := statusOf(t, store, keys), "[k1:COMPLETED k2:COMPLETED k3:INPROGRESS k4:COMPLETED k5:-]"; got != want {
+		t.Fatalf("after the failed group (k5's claim given back by Finish): %s; want %s", got, want)
+	}
+	recs, err = store.Get(ctx, []string{"k3"})
+	if err != nil || recs["k3"].Owner != "other" {
+		t.Fatalf("k3: %+v, %v; want the other owner's claim", recs["k3"], err)
 	}
 }

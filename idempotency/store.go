@@ -118,3 +118,35 @@ func (e *StoreError) Unwrap() error { return e.Err }
 
 // Transient reports whether retrying may help (throttling, timeouts).
 func (e *StoreError) Transient() bool { return e.Retryable }
+
+// Completion is one key's complete in a group (GroupCompleter): what
+// Store.Complete takes for one key.
+type Completion struct {
+	Key     string
+	Owner   string
+	Result  []byte
+	Expires time.Time
+}
+
+// GroupCompleter is a Store that writes the completes of several keys in
+// one request. A Batch on an ordered lane uses it when the store has it:
+// while one complete of a lane is in flight, the completes of the records
+// that finish meanwhile wait, and are then written together, so a lane
+// costs a request per group instead of one per record, and the groups are
+// written one after another, in the lane's order. When a CompleteAll
+// fails (after the store retries), the Batch writes that group again one
+// Complete after another, so only the records whose own complete fails
+// fail.
+//
+// CompleteAll completes every key of cs, in order, each only if its owner
+// still holds it, as Complete does; it is all-or-nothing: when any owner
+// lost its key, or the request fails, it changes nothing, and its error
+// names the key (an owner lost: the error wraps ErrLeaseLost and says
+// which key lost its lease). A store whose atomic request holds fewer
+// items than cs (DynamoDB: 100 a transaction; Redis on a cluster client:
+// one key) writes cs as consecutive parts, one after another, each all-or-nothing: a part that fails leaves
+// the parts before it written and writes none after it, so what is stored
+// is always a prefix of cs. The keys of cs are distinct.
+type GroupCompleter interface {
+	CompleteAll(ctx context.Context, cs []Completion) error
+}

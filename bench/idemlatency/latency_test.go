@@ -99,7 +99,8 @@ func kinesisEvent(b *testing.B) []byte {
 	})
 }
 
-// counter counts a store's requests and its writes.
+// counter counts a store's requests and its write requests (a
+// transaction of several completes counts once).
 type counter struct{ requests, writes atomic.Int64 }
 
 func (c *counter) reset() { c.requests.Store(0); c.writes.Store(0) }
@@ -133,7 +134,7 @@ func dynamoBackend(b testing.TB, d time.Duration) backend {
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 					c.requests.Add(1)
 					switch middleware.GetOperationName(ctx) {
-					case "PutItem", "UpdateItem", "DeleteItem":
+					case "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems":
 						c.writes.Add(1)
 					}
 					return next.HandleFinalize(ctx, in)

@@ -26,7 +26,12 @@
 // in_progress_expiration conditional on #owner = :owner AND #status =
 // :inprogress. Get (idempotency.Getter,
 // which idempotency.Lookup uses before a batch runs) is one eventually
-// consistent BatchGetItem per 100 keys.
+// consistent BatchGetItem per 100 keys. CompleteAll
+// (idempotency.GroupCompleter, which an ordered lane of idempotency.Batch
+// uses for the completes that wait while one is in flight) is one
+// TransactWriteItems of those Updates per 100 keys, all or none; a
+// transaction costs two write units per item where an UpdateItem costs
+// one.
 //
 // Throttling, server errors and timeouts become a retryable
 // *idempotency.StoreError, which idempotency.Do retries with backoff.
@@ -182,26 +187,35 @@ func (s *Store) Claim(ctx context.Context, c idempotency.Claim) (*idempotency.Re
 
 // Complete implements idempotency.Store with one UpdateItem conditional on the owner.
 func (s *Store) Complete(ctx context.Context, key, owner string, result []byte, expires time.Time) error {
-	update := "SET #status = :completed, #exp = :exp REMOVE #ipexp, #data"
-	values := map[string]types.AttributeValue{
-		":completed": str(statusCompleted), ":exp": num(expires.Unix()), ":owner": str(owner),
-	}
-	if len(result) > 0 {
-		update = "SET #status = :completed, #exp = :exp, #data = :data REMOVE #ipexp"
-		values[":data"] = &types.AttributeValueMemberB{Value: result}
-	}
+	update, values := completeUpdate(owner, result, expires.Unix())
 	_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.table,
-		Key:                 s.layout.key(key),
-		UpdateExpression:    &update,
-		ConditionExpression: aws.String("#owner = :owner"),
-		ExpressionAttributeNames: map[string]string{
-			"#status": AttrStatus, "#exp": AttrExpiration, "#ipexp": AttrInProgressExpiration,
-			"#data": AttrData, "#owner": AttrOwner,
-		},
+		TableName:                 &s.table,
+		Key:                       s.layout.key(key),
+		UpdateExpression:          &update,
+		ConditionExpression:       aws.String("#owner = :owner"),
+		ExpressionAttributeNames:  completeNames(),
 		ExpressionAttributeValues: values,
 	})
 	return s.ownedError("complete", key, err)
+}
+
+// completeUpdate is the update expression and values of a complete.
+func completeUpdate(owner string, result []byte, expires int64) (string, map[string]types.AttributeValue) {
+	values := map[string]types.AttributeValue{
+		":completed": str(statusCompleted), ":exp": num(expires), ":owner": str(owner),
+	}
+	if len(result) > 0 {
+		values[":data"] = &types.AttributeValueMemberB{Value: result}
+		return "SET #status = :completed, #exp = :exp, #data = :data REMOVE #ipexp", values
+	}
+	return "SET #status = :completed, #exp = :exp REMOVE #ipexp, #data", values
+}
+
+func completeNames() map[string]string {
+	return map[string]string{
+		"#status": AttrStatus, "#exp": AttrExpiration, "#ipexp": AttrInProgressExpiration,
+		"#data": AttrData, "#owner": AttrOwner,
+	}
 }
 
 // Extend implements idempotency.Store with one UpdateItem conditional on

@@ -36,6 +36,10 @@
 //     token; Extend only if, in addition, the record is still in progress.
 //     A stale owner's write is refused with idempotency.ErrLeaseLost and
 //     changes nothing.
+//   - CompleteAll (idempotency.GroupCompleter: the completes an ordered
+//     lane wrote while one was in flight) checks every key's owner first
+//     and then completes them all, or none (on a single server; a cluster
+//     client completes them one after another, in order).
 //
 // Get (idempotency.Getter, which idempotency.Lookup uses before a batch
 // runs) is one pipeline of HMGET, one round trip for the whole batch (on a
@@ -181,6 +185,31 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 return 1
 `)
 
+// completeAllScript: KEYS the records; ARGV, per key, five values: owner,
+// expiration (s), PEXPIREAT (ms), result, "1" when there is a result. It
+// checks every owner before it writes anything: it returns 0 when it
+// completed every record, and i when the i-th key's owner does not hold it
+// (having written nothing).
+var completeAllScript = redis.NewScript(`
+for i = 1, #KEYS do
+  if redis.call('HGET', KEYS[i], 'owner') ~= ARGV[5*i-4] then
+    return i
+  end
+end
+for i = 1, #KEYS do
+  local a = 5*i-4
+  redis.call('HSET', KEYS[i], 'status', 'COMPLETED', 'expiration', ARGV[a+1])
+  if ARGV[a+4] == '1' then
+    redis.call('HSET', KEYS[i], 'data', ARGV[a+3])
+    redis.call('HDEL', KEYS[i], 'in_progress_expiration')
+  else
+    redis.call('HDEL', KEYS[i], 'in_progress_expiration', 'data')
+  end
+  redis.call('PEXPIREAT', KEYS[i], ARGV[a+2])
+end
+return 0
+`)
+
 // extendScript: ARGV owner, lease (ms). 1 when it moved the lease, 0 when
 // owner does not hold the record in progress.
 var extendScript = redis.NewScript(`
@@ -238,6 +267,57 @@ func (s *Store) Complete(ctx context.Context, key, owner string, result []byte, 
 	res, err := completeScript.Run(ctx, s.client, []string{s.Key(key)},
 		owner, expires.Unix(), expireAt(expires), result, has).Int64()
 	return s.owned(ctx, "complete", key, res, err)
+}
+
+var _ idempotency.GroupCompleter = (*Store)(nil)
+
+// CompleteAll implements idempotency.GroupCompleter with one script call:
+// the script checks every key's owner first, then completes them all, so
+// it is all-or-nothing (a key whose owner lost it fails the call with
+// idempotency.ErrLeaseLost, naming the key, and nothing is written). A
+// script names its keys, which on a cluster must share a slot: on a client
+// other than *redis.Client (a *redis.ClusterClient, a *redis.Ring) the
+// keys are completed one after another, in order, each with Complete's
+// script, so a failure leaves a prefix of cs completed, but not none of
+// it (storetest's all-or-nothing cases, run on a single server, would
+// not hold there).
+func (s *Store) CompleteAll(ctx context.Context, cs []idempotency.Completion) error {
+	if _, single := s.client.(*redis.Client); !single || len(cs) == 1 {
+		for _, c := range cs {
+			if err := s.Complete(ctx, c.Key, c.Owner, c.Result, c.Expires); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	keys := make([]string, len(cs))
+	args := make([]any, 0, 5*len(cs))
+	for i, c := range cs {
+		keys[i] = s.Key(c.Key)
+		has := "0"
+		if len(c.Result) > 0 {
+			has = "1"
+		}
+		args = append(args, c.Owner, c.Expires.Unix(), expireAt(c.Expires), c.Result, has)
+	}
+	res, err := completeAllScript.Run(ctx, s.client, keys, args...).Int64()
+	if err != nil {
+		se := s.storeError(ctx, "complete", cs[0].Key, err).(*idempotency.StoreError)
+		se.Err = fmt.Errorf("a group of %d completes (%q to %q): %w", len(cs), cs[0].Key, cs[len(cs)-1].Key, se.Err)
+		return se
+	}
+	if res == 0 {
+		return nil
+	}
+	if res < 1 || int(res) > len(cs) {
+		return &idempotency.StoreError{Op: "complete", Key: cs[0].Key, Err: fmt.Errorf("unexpected answer %d from the group complete script", res)}
+	}
+	c := cs[res-1]
+	return fmt.Errorf("idempotency: complete of key %q (Redis key %s; %d of a group of %d, none of which was written) refused: %w",
+		c.Key, s.Key(c.Key), res, len(cs), idempotency.ErrLeaseLost)
 }
 
 // Extend implements idempotency.Store with one script call conditional on

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -61,6 +62,19 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 			name string
 			fn   func(t *testing.T, s idempotency.Store)
 		}{"GetMany", testGetMany})
+	}
+	// A store that completes a group of keys at once
+	// (idempotency.GroupCompleter) is held to it too.
+	if _, ok := newStore(t).(idempotency.GroupCompleter); ok {
+		tests = append(tests, []struct {
+			name string
+			fn   func(t *testing.T, s idempotency.Store)
+		}{
+			{"CompleteAll", testCompleteAll},
+			{"CompleteAllOneLost", testCompleteAllOneLost},
+			{"CompleteAllMany", testCompleteAllMany},
+			{"CompleteAllManyOneLost", testCompleteAllManyOneLost},
+		}...)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -521,4 +535,146 @@ func testDoRenewsLease(t *testing.T, s idempotency.Store) {
 	if rec.Status != idempotency.StatusCompleted || string(rec.Result) != "once" {
 		t.Errorf("final record %v %q, want COMPLETED \"once\"", rec.Status, rec.Result)
 	}
+}
+
+// group claims n keys for owner "a" (with a lease of a minute from now)
+// and returns their completions, each with a result of its own.
+func group(t *testing.T, s idempotency.Store, n int, now time.Time) []idempotency.Completion {
+	t.Helper()
+	prefix := key(t)
+	cs := make([]idempotency.Completion, n)
+	for i := range cs {
+		cs[i] = idempotency.Completion{Key: fmt.Sprintf("%s#%03d", prefix, i), Owner: "a", Result: []byte(fmt.Sprint("r", i)), Expires: now.Add(time.Hour)}
+		if i%7 == 3 {
+			cs[i].Result = nil // a record with no result among them
+		}
+		mustClaim(t, s, claim(cs[i].Key, "a", now, time.Minute))
+	}
+	return cs
+}
+
+// completedOf reports, per completion, whether its key is completed with
+// its result and expiry (otherwise it must still be a's claim, untouched,
+// or, at lost, the other owner's).
+func completedOf(t *testing.T, s idempotency.Store, cs []idempotency.Completion, now time.Time, lost int) []bool {
+	t.Helper()
+	out := make([]bool, len(cs))
+	for i, c := range cs {
+		rec := mustFind(t, s, claim(c.Key, "probe", now.Add(time.Second), time.Minute))
+		switch {
+		case rec.Status == idempotency.StatusCompleted:
+			if rec.Owner != "a" && rec.Owner != "" || string(rec.Result) != string(c.Result) || !rec.Expires.Equal(c.Expires) {
+				t.Fatalf("key %d completed as %+v, want owner a, result %q, expiry %v", i, rec, c.Result, c.Expires)
+			}
+			out[i] = true
+		case i == lost:
+			if rec.Owner != "b" || rec.Status != idempotency.StatusInProgress || rec.Result != nil {
+				t.Fatalf("key %d (the one a lost): %+v, want b's claim untouched", i, rec)
+			}
+		case rec.Owner != "a" || rec.Status != idempotency.StatusInProgress || rec.Result != nil:
+			t.Fatalf("key %d: %+v, want a's claim untouched", i, rec)
+		}
+	}
+	return out
+}
+
+// testCompleteAll: a group completes every key, each with its own result.
+func testCompleteAll(t *testing.T, s idempotency.Store) {
+	g := s.(idempotency.GroupCompleter)
+	now := base()
+	cs := group(t, s, 5, now)
+	if err := g.CompleteAll(ctx(t), cs); err != nil {
+		t.Fatalf("CompleteAll: %v", err)
+	}
+	for i, done := range completedOf(t, s, cs, now, -1) {
+		if !done {
+			t.Fatalf("key %d not completed", i)
+		}
+	}
+	if err := g.CompleteAll(ctx(t), nil); err != nil {
+		t.Fatalf("CompleteAll of nothing: %v", err)
+	}
+}
+
+// loseOne lets the claim of cs[i] lapse and gives it to owner b.
+func loseOne(t *testing.T, s idempotency.Store, cs []idempotency.Completion, i int, now time.Time) {
+	t.Helper()
+	// a's claim of cs[i] again, with a lease of a second, which b takes over.
+	if err := s.Release(ctx(t), cs[i].Key, "a"); err != nil {
+		t.Fatal(err)
+	}
+	mustClaim(t, s, claim(cs[i].Key, "a", now.Add(-2*time.Second), time.Second))
+	mustClaim(t, s, claim(cs[i].Key, "b", now, time.Minute))
+}
+
+// testCompleteAllOneLost: one owner of the group lost its key, so nothing
+// of the group is written, and the error names that key.
+func testCompleteAllOneLost(t *testing.T, s idempotency.Store) {
+	g := s.(idempotency.GroupCompleter)
+	now := base()
+	cs := group(t, s, 5, now)
+	loseOne(t, s, cs, 2, now)
+	err := g.CompleteAll(ctx(t), cs)
+	if !errors.Is(err, idempotency.ErrLeaseLost) || !strings.Contains(err.Error(), fmt.Sprintf("%q", cs[2].Key)) {
+		t.Fatalf("CompleteAll with key 2 lost: %v, want ErrLeaseLost naming %q", err, cs[2].Key)
+	}
+	for i, done := range completedOf(t, s, cs, now, 2) {
+		if done {
+			t.Fatalf("key %d completed, though the group's key 2 was lost: a group is all or nothing", i)
+		}
+	}
+	// Without the lost key the rest completes.
+	rest := append(append([]idempotency.Completion{}, cs[:2]...), cs[3:]...)
+	if err := g.CompleteAll(ctx(t), rest); err != nil {
+		t.Fatalf("CompleteAll of the rest: %v", err)
+	}
+	for i, done := range completedOf(t, s, cs, now, 2) {
+		if done == (i == 2) {
+			t.Fatalf("key %d: completed %v after the rest completed", i, done)
+		}
+	}
+}
+
+// testCompleteAllMany: 250 keys, more than one DynamoDB transaction holds.
+func testCompleteAllMany(t *testing.T, s idempotency.Store) {
+	g := s.(idempotency.GroupCompleter)
+	now := base()
+	cs := group(t, s, 250, now)
+	if err := g.CompleteAll(ctx(t), cs); err != nil {
+		t.Fatalf("CompleteAll(%d keys): %v", len(cs), err)
+	}
+	for i, done := range completedOf(t, s, cs, now, -1) {
+		if !done {
+			t.Fatalf("key %d not completed", i)
+		}
+	}
+}
+
+// testCompleteAllManyOneLost: in a group of 250 whose key 150 was lost,
+// what is written is a prefix of the group that ends before key 150 (all
+// of a store's atomic parts before the one with the lost key; none, for a
+// store that writes the whole group at once).
+func testCompleteAllManyOneLost(t *testing.T, s idempotency.Store) {
+	g := s.(idempotency.GroupCompleter)
+	now := base()
+	cs := group(t, s, 250, now)
+	loseOne(t, s, cs, 150, now)
+	err := g.CompleteAll(ctx(t), cs)
+	if !errors.Is(err, idempotency.ErrLeaseLost) || !strings.Contains(err.Error(), fmt.Sprintf("%q", cs[150].Key)) {
+		t.Fatalf("CompleteAll with key 150 lost: %v, want ErrLeaseLost naming %q", err, cs[150].Key)
+	}
+	done := completedOf(t, s, cs, now, 150)
+	prefix := 0
+	for prefix < len(done) && done[prefix] {
+		prefix++
+	}
+	for i := prefix; i < len(done); i++ {
+		if done[i] {
+			t.Fatalf("keys 0 to %d completed, then key %d: what a group writes must be a prefix of it", prefix-1, i)
+		}
+	}
+	if prefix > 150 {
+		t.Fatalf("keys 0 to %d completed, past the lost key 150", prefix-1)
+	}
+	t.Logf("a prefix of %d keys was written", prefix)
 }
