@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
@@ -169,7 +170,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
 	engineItems.put(items)
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
@@ -178,7 +179,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
 	b.ev.release()
 	engineItems.put(items)
 	return out, nil

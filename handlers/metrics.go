@@ -12,6 +12,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // EnvMetricsNamespace names the environment variable that turns metrics on:
@@ -153,7 +154,7 @@ func (c *config) setMetrics() {
 		c.errs = append(c.errs, fmt.Errorf("WithMetrics: %d dimensions: CloudWatch allows 30 per metric", n))
 	}
 	head := []byte(`{"Namespace":`)
-	head = appendJSONString(head, ns)
+	head = jsonplan.AppendString(head, ns)
 	mc.head = string(append(head, `,"Dimensions":[[`...))
 	decl := func(age bool) string {
 		b := []byte(`]],"Metrics":[`)
@@ -255,7 +256,7 @@ func (m *metricsConfig) emit(source sevents.Source, resource string, items []eng
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, dims[i].name)
+		b = jsonplan.AppendString(b, dims[i].name)
 	}
 	if oldest.IsZero() {
 		b = append(b, m.metricsDecl...)
@@ -264,9 +265,9 @@ func (m *metricsConfig) emit(source sevents.Source, resource string, items []eng
 	}
 	for i := 0; i < nd; i++ {
 		b = append(b, ',')
-		b = appendJSONString(b, dims[i].name)
+		b = jsonplan.AppendString(b, dims[i].name)
 		b = append(b, ':')
-		b = appendJSONString(b, dims[i].value)
+		b = jsonplan.AppendString(b, dims[i].value)
 	}
 	b = appendMetric(b, MetricRecordsReceived, int64(len(items)))
 	b = appendMetric(b, MetricRecordsSucceeded, int64(res.Succeeded))

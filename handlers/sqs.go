@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
@@ -160,7 +161,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
 	// Invoke is done with both: nothing it started still runs.
 	sqsMessages.put(recs)
 	engineItems.put(items)

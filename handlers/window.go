@@ -16,7 +16,9 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/windowstate"
 )
 
 // DefaultWindowStateLimit is the largest encoded window state a window
@@ -388,7 +390,7 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 		}
 		run.recs = recs
 	}
-	s, err := decodeWindowState[S](run.ev.State)
+	s, err := windowstate.Decode[S](run.ev.State)
 	if err != nil {
 		return s, err
 	}
@@ -415,7 +417,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 		return h.finalInvoke(ctx, &ev)
 	}
 	run := &windowRun[R, S]{ev: &ev, payload: payload}
-	s, err := decodeWindowState[S](ev.State)
+	s, err := windowstate.Decode[S](ev.State)
 	if err != nil {
 		return nil, err
 	}
@@ -424,9 +426,9 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	reported, err := firstReported(body)
+	reported, err := batchresponse.FirstReported(body)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sluice: window handler: %w", err)
 	}
 	if run.dirty { // the last fold failed: its record is the one reported
 		if err := h.rebuild(ctx, run, run.folded); err != nil {
@@ -446,7 +448,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 			}
 		}
 	}
-	state, err := encodeWindowState(run.state)
+	state, err := windowstate.Encode(run.state)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s window of shard %s: %w", h.source, ev.ShardID, err)
 	}
@@ -463,7 +465,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 		}
 		return []byte(`{"state":{},"batchItemFailures":[]}`), nil
 	}
-	return withState(body, state), nil
+	return batchresponse.WithState(body, state), nil
 }
 
 // overflow answers a batch whose aggregate does not fit the state limit:
@@ -481,7 +483,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		if err != nil {
 			return nil, err
 		}
-		if fits, err = encodeWindowState(s); err != nil {
+		if fits, err = windowstate.Encode(s); err != nil {
 			return nil, err
 		}
 	}
@@ -491,7 +493,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		if err != nil {
 			return nil, err
 		}
-		enc, err := encodeWindowState(s)
+		enc, err := windowstate.Encode(s)
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +524,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 			if err != nil {
 				return nil, err
 			}
-			if fits, err = encodeWindowState(s); err != nil {
+			if fits, err = windowstate.Encode(s); err != nil {
 				return nil, err
 			}
 			lo = j
@@ -534,7 +536,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 	if lo == 0 || h.cfg.wholeBatch {
 		return nil, e
 	}
-	return withState(appendStringFailures(nil, []int{0}, func(int) string { return e.Record }), fits), nil
+	return batchresponse.WithState(batchresponse.AppendStringFailures(nil, []int{0}, func(int) string { return e.Record }), fits), nil
 }
 
 // firstSibling returns the index of the first of the records before record
@@ -560,7 +562,7 @@ func (h *windowHandler[R, S]) firstSibling(_ context.Context, run *windowRun[R, 
 
 // finalInvoke runs the final function on the window's aggregate.
 func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *windowEventFields) ([]byte, error) {
-	s, err := decodeWindowState[S](ev.State)
+	s, err := windowstate.Decode[S](ev.State)
 	if err != nil {
 		return nil, err
 	}
@@ -607,28 +609,4 @@ func (h *windowHandler[R, S]) finalKey(ev *windowEventFields) string {
 		key += "#early-" + hex.EncodeToString(sum[:8])
 	}
 	return key
-}
-
-// firstReported returns the item identifier a stream partial batch response
-// reports, or "".
-func firstReported(body []byte) (string, error) {
-	var resp events.KinesisEventResponse
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return "", fmt.Errorf("sluice: window handler: reading the batch response: %w", err)
-	}
-	if len(resp.BatchItemFailures) == 0 {
-		return "", nil
-	}
-	return resp.BatchItemFailures[0].ItemIdentifier, nil
-}
-
-// withState adds "state" to a partial batch response object.
-func withState(body, state []byte) []byte {
-	out := make([]byte, 0, len(body)+len(state)+10)
-	out = append(out, `{"state":`...)
-	out = append(out, state...)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, body[1:]...)
 }
