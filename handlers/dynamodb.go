@@ -246,7 +246,7 @@ type ddbEvent struct {
 }
 
 // decodeDynamoDBEvent decodes a DynamoDB Streams event: eventscan's
-// scanner for the shape Lambda sends, falling back to decodeRecordArray
+// scanner for the shape Lambda sends, falling back to eventscan.RecordArray
 // (the plan decoder, then encoding/json) for anything else. The result
 // shares no memory with payload.
 func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
@@ -257,9 +257,9 @@ func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
 	}
 	// encoding/json stops a record at its first bad attribute value, often
 	// before the SequenceNumber that follows the images: every record
-	// passes decodeRecordArray's check, and DynamoDBIdentifiers reads the
+	// passes eventscan.RecordArray's check, and DynamoDBIdentifiers reads the
 	// identifiers of the malformed ones leniently.
-	recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+	recs, errs, err := eventscan.RecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
 	if err == nil && errs != nil {
 		err = eventscan.DynamoDBIdentifiers(payload, recs, errs)
 	}

@@ -101,9 +101,9 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		return nil, h.x.mismatch(ev.Source)
 	}
 	recs, parts := ev.Entries, ev.Parts
-	var meta []kafkaMeta
+	var meta []eventscan.KafkaMeta
 	if !ev.Scanned {
-		meta = kafkaSchemaMetadata(payload, len(recs))
+		meta = eventscan.KafkaSchemaMetadata(payload, len(recs))
 	}
 	items := engineItems.make(len(recs))
 	for i := range recs {
@@ -142,7 +142,7 @@ type kafkaBatch[T any] struct {
 	recs    []eventscan.KafkaEntry
 	parts   []string // each record's "<topic>-<partition>"
 	arn     string
-	meta    []kafkaMeta
+	meta    []eventscan.KafkaMeta
 	items   []engine.Item
 	scratch []KafkaRecord[T] // a record per worker
 	arenas  []eventscan.Arena

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,42 +182,11 @@ func kafkaDecodeFailure(id string, err error) error {
 	return &batch.DecodeError{ID: id, Err: err}
 }
 
-// kafkaMeta is the schema metadata of one record.
-type kafkaMeta struct {
-	Key   *sevents.KafkaSchemaMetadata `json:"keySchemaMetadata"`
-	Value *sevents.KafkaSchemaMetadata `json:"valueSchemaMetadata"`
-}
-
-// kafkaSchemaMetadata reads the schema metadata of an event's records, in
-// the order decodeKafkaEvent returns them, or nil when no record has any (the
-// event carries none unless the mapping has a schema registry, and then this
-// second, narrow pass is all it costs).
-func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
-	if !bytes.Contains(payload, []byte(`SchemaMetadata"`)) {
-		return nil
-	}
-	var ev struct {
-		Records map[string][]kafkaMeta `json:"records"`
-	}
-	if json.Unmarshal(payload, &ev) != nil {
-		return nil
-	}
-	keys, total := eventscan.Partitions(ev.Records)
-	if total != n {
-		return nil
-	}
-	out := make([]kafkaMeta, 0, n)
-	for _, k := range keys {
-		out = append(out, ev.Records[k]...)
-	}
-	return out
-}
-
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
 // and the record's schema metadata (meta may be nil) into r, the key and
 // value bytes into a (see eventscan.Base64).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
-	var m kafkaMeta
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []eventscan.KafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
+	var m eventscan.KafkaMeta
 	if meta != nil {
 		m = meta[i]
 	}

@@ -37,14 +37,14 @@ func (r SQSRecord[T]) ReceiveCount() int {
 }
 
 // decodeSQSEvent decodes an SQS event: eventscan.ScanSQS for the shape
-// Lambda sends, decodeRecordArray (the plan decoder, then encoding/json)
+// Lambda sends, eventscan.RecordArray (the plan decoder, then encoding/json)
 // for anything else. The result shares no memory with payload, which the
 // Lambda runtime reuses.
 func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
 	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.get()); ok {
 		return recs, nil, nil
 	}
-	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	return eventscan.RecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
 }
 
 // sqsMessages keeps the slice of one SQS invocation's messages for the

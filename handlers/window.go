@@ -17,6 +17,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/internal/eventscan"
 	"github.com/sluicehq/sluice/internal/jsonplan"
 	"github.com/sluicehq/sluice/internal/windowstate"
 )
@@ -225,9 +226,9 @@ func NewDynamoDBWindow[T, S any](fold func(ctx context.Context, s S, r DynamoDBR
 		// first time, so they decode. A malformed record after them (which
 		// the inner handler reported by its SequenceNumber, or did not
 		// reach) must not fail the refold: encoding/json often stops such a
-		// record before its SequenceNumber, which decodeRecordArray would
+		// record before its SequenceNumber, which eventscan.RecordArray would
 		// take for a record with nothing to report it by.
-		recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+		recs, errs, err := eventscan.RecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
 		if err != nil {
 			return nil, err
 		}
