@@ -105,7 +105,7 @@ type kinesisEvent struct {
 	// After deaggregate, when the event held aggregates: records are the
 	// user records, users says where each came from, parents are the
 	// records as Lambda sent them.
-	users   []kinesisUser
+	users   []eventscan.KinesisUser
 	parents []events.KinesisEventRecord
 }
 
@@ -124,7 +124,7 @@ func kinesisRecordOf[T any](ev *kinesisEvent, i int) KinesisRecord[T] {
 	r := KinesisRecord[T]{Raw: ev.records[i]}
 	if ev.users != nil {
 		u := &ev.users[i]
-		r.agg, r.sub, r.ehk = u.agg, u.sub, u.ehk
+		r.agg, r.sub, r.ehk = u.Agg, u.Sub, u.EHK
 	}
 	return r
 }
@@ -200,8 +200,8 @@ func (b *kinesisBatch[T]) decode(i int, v *T) error {
 		return &batch.DecodeError{ID: b.items[i].ID, Err: ev.dataErrs[i]}
 	}
 	if err := decodeValue(b.codec, ev.records[i].Kinesis.Data, v); err != nil {
-		if u := ev.user(i); u.agg {
-			err = fmt.Errorf("KPL user record %d: %w", u.sub, err)
+		if u := ev.user(i); u.Agg {
+			err = fmt.Errorf("KPL user record %d: %w", u.Sub, err)
 		}
 		return &batch.DecodeError{ID: b.items[i].ID, Err: err}
 	}
@@ -229,14 +229,14 @@ func (b *kinesisBatch[T]) handle(ctx context.Context, w, i int, next batch.Handl
 
 func (b *kinesisBatch[T]) describe(i int, e *dlq.Envelope) {
 	u := b.ev.user(i)
-	r := &b.ev.parentRecords()[u.parent]
+	r := &b.ev.parentRecords()[u.Parent]
 	e.Source, e.SourceARN, e.EventID = sevents.SourceKinesis, r.EventSourceArn, r.EventID
 	e.Shard, _, _ = strings.Cut(r.EventID, ":")
 	e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, b.ev.records[i].Kinesis.PartitionKey
 	e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
-	if u.agg {
-		sub := int64(u.sub)
-		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.sub)), &sub
+	if u.Agg {
+		sub := int64(u.Sub)
+		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.Sub)), &sub
 	}
 }
 
@@ -244,7 +244,7 @@ func (b *kinesisBatch[T]) span(i int) int {
 	if b.ev.users == nil {
 		return i
 	}
-	return int(b.ev.users[i].parent)
+	return int(b.ev.users[i].Parent)
 }
 
 // kinesisShardOf is the shard of a batch, for DimensionResource (from its
