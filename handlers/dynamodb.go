@@ -125,7 +125,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 	}
 	recs, imgs := ev.recs, ev.imgs
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	var nNew, nOld int
 	if len(recs) > 0 && recs[0].EventSource == "" {
 		if err := h.x.foreign(payload); err != nil {
@@ -169,7 +169,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		return nil, err
 	}
 	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
-	engineItems.put(items)
+	engineItems.Put(items)
 	return out, nil
 }
 

@@ -105,7 +105,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	if !ev.Scanned {
 		meta = eventscan.KafkaSchemaMetadata(payload, len(recs))
 	}
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	for i := range recs {
 		id := recs[i].ID
 		if id == "" {
@@ -131,7 +131,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	for n, i := range report {
 		resp.BatchItemFailures[n].ItemIdentifier = sevents.KafkaItemIdentifier{Partition: parts[i], Offset: recs[i].Record.Offset}
 	}
-	engineItems.put(items)
+	engineItems.Put(items)
 	return json.Marshal(resp)
 }
 

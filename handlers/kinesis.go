@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
+	"github.com/sluicehq/sluice/internal/slicepool"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
@@ -111,11 +112,11 @@ type kinesisEvent struct {
 
 // kinesisRecords keeps the slice of one Kinesis invocation's records for
 // the next (KinesisHandler.Invoke puts it back).
-var kinesisRecords slicePool[events.KinesisEventRecord]
+var kinesisRecords slicepool.Pool[events.KinesisEventRecord]
 
 // decodeKinesisEvent decodes a Kinesis event (eventscan.DecodeKinesis).
 func decodeKinesisEvent(payload []byte) (kinesisEvent, error) {
-	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.get())
+	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.Get())
 	return kinesisEvent{records: ev.Records, dataErrs: ev.DataErrs, only: ev.Only}, err
 }
 
@@ -151,7 +152,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	ev.deaggregate()
 	recs := ev.records
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	if len(recs) > 0 && recs[0].EventSource == "" {
 		if err := h.x.foreign(payload); err != nil {
 			return nil, err // a Firehose event decodes as records without ids
@@ -181,7 +182,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
 	b.ev.release()
-	engineItems.put(items)
+	engineItems.Put(items)
 	return out, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/internal/eventscan"
+	"github.com/sluicehq/sluice/internal/slicepool"
 )
 
 // deaggregate replaces each KPL aggregated record of ev by its user
@@ -16,27 +17,27 @@ func (ev *kinesisEvent) deaggregate() {
 		return
 	}
 	recs := ev.records
-	ev.records, ev.users, ev.dataErrs = eventscan.Deaggregate(recs, ev.dataErrs, ev.only, kinesisUserRecords.get(), kinesisUsers.get())
+	ev.records, ev.users, ev.dataErrs = eventscan.Deaggregate(recs, ev.dataErrs, ev.only, kinesisUserRecords.Get(), kinesisUsers.Get())
 	ev.parents = recs
 }
 
 // kinesisUserRecords and kinesisUsers keep a deaggregated event's slices
 // for the next (KinesisHandler.Invoke puts them back).
 var (
-	kinesisUserRecords slicePool[events.KinesisEventRecord]
-	kinesisUsers       slicePool[eventscan.KinesisUser]
+	kinesisUserRecords slicepool.Pool[events.KinesisEventRecord]
+	kinesisUsers       slicepool.Pool[eventscan.KinesisUser]
 )
 
 // release gives the event's slices back to their pools; nothing may use
 // them afterwards.
 func (ev *kinesisEvent) release() {
 	if ev.users != nil {
-		kinesisUserRecords.put(ev.records)
-		kinesisUsers.put(ev.users)
-		kinesisRecords.put(ev.parents)
+		kinesisUserRecords.Put(ev.records)
+		kinesisUsers.Put(ev.users)
+		kinesisRecords.Put(ev.parents)
 		return
 	}
-	kinesisRecords.put(ev.records)
+	kinesisRecords.Put(ev.records)
 }
 
 // user returns where record i of the (deaggregated) event comes from.
