@@ -286,7 +286,7 @@ type windowHandler[R, S any] struct {
 		Invoke(context.Context, []byte) ([]byte, error)
 	}
 	cfg    *config
-	fields jsonplan.Decoder[windowEventFields]
+	fields jsonplan.Decoder[eventscan.WindowEvent]
 }
 
 func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
@@ -298,24 +298,11 @@ func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context
 		return nil, fmt.Errorf("sluice: %s window handler: final function is nil", source)
 	}
 	return &windowHandler[R, S]{source: source, fold: fold, final: final, seq: seq,
-		fields: jsonplan.New[windowEventFields]()}, nil
+		fields: jsonplan.New[eventscan.WindowEvent]()}, nil
 }
 
-// windowEventFields are the tumbling window fields of a stream event.
-type windowEventFields struct {
-	Window *struct {
-		Start time.Time `json:"start"`
-		End   time.Time `json:"end"`
-	} `json:"window"`
-	State                   map[string]string `json:"state"`
-	ShardID                 string            `json:"shardId"`
-	EventSourceARN          string            `json:"eventSourceARN"`
-	IsFinalInvokeForWindow  bool              `json:"isFinalInvokeForWindow"`
-	IsWindowTerminatedEarly bool              `json:"isWindowTerminatedEarly"`
-	Records                 []struct{}        `json:"Records"`
-}
-
-func (f *windowEventFields) window() Window {
+// windowOfEvent is the window of an event's tumbling window fields.
+func windowOfEvent(f *eventscan.WindowEvent) Window {
 	return Window{Start: f.Window.Start, End: f.Window.End, ShardID: f.ShardID, EventSourceARN: f.EventSourceARN,
 		TerminatedEarly: f.IsWindowTerminatedEarly}
 }
@@ -327,7 +314,7 @@ type windowOf interface{ window() Window }
 // windowRun is one invoke's fold: the aggregate so far and how to rebuild
 // it.
 type windowRun[R, S any] struct {
-	ev      *windowEventFields
+	ev      *eventscan.WindowEvent
 	payload []byte
 	state   S
 	folded  int  // records folded so far, in order
@@ -338,7 +325,7 @@ type windowRun[R, S any] struct {
 }
 
 func (r *windowRun[R, S]) window() Window {
-	w := r.ev.window()
+	w := windowOfEvent(r.ev)
 	w.TerminatedEarly = false
 	return w
 }
@@ -405,7 +392,7 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 }
 
 func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var ev windowEventFields
+	var ev eventscan.WindowEvent
 	if err := h.fields.Unmarshal(payload, &ev, false); err != nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
 	}
@@ -562,7 +549,7 @@ func (h *windowHandler[R, S]) firstSibling(_ context.Context, run *windowRun[R, 
 }
 
 // finalInvoke runs the final function on the window's aggregate.
-func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *windowEventFields) ([]byte, error) {
+func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *eventscan.WindowEvent) ([]byte, error) {
 	s, err := windowstate.Decode[S](ev.State)
 	if err != nil {
 		return nil, err
@@ -573,8 +560,8 @@ func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *windowEventFi
 	return []byte(`{"state":{},"batchItemFailures":[]}`), nil
 }
 
-func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *windowEventFields, s S) error {
-	w := ev.window()
+func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *eventscan.WindowEvent, s S) error {
+	w := windowOfEvent(ev)
 	ctx = context.WithValue(ctx, windowKey{}, finalRun{w})
 	run := func(ctx context.Context) (_ []byte, err error) {
 		defer func() {
@@ -598,7 +585,7 @@ func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *windowEventFiel
 }
 
 // finalKey is the idempotency key of a window's final write.
-func (h *windowHandler[R, S]) finalKey(ev *windowEventFields) string {
+func (h *windowHandler[R, S]) finalKey(ev *eventscan.WindowEvent) string {
 	key := ""
 	if name, _ := h.cfg.lookupEnv(EnvFunctionName); name != "" {
 		key = name + "#"
