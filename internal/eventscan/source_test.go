@@ -26,3 +26,26 @@ func TestIsFirehoseEvent(t *testing.T) {
 		}
 	}
 }
+
+func TestEventSourceOf(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"Records":[{"eventSource":"aws:sqs"}]}`:                      "aws:sqs",
+		`{"Records":[{"eventID":"1"},{"eventSource":"aws:kinesis"}]}`:  "aws:kinesis",
+		`{"Records":[{"eventSource":7}],"eventSource":"x"}`:            "x",
+		`{"eventSource":"aws:kafka","records":{}}`:                     "aws:kafka",
+		`{"Records":[{"eventID":"1"}]}`:                                "",
+		`{"records":[{"recordId":"1"}],"deliveryStreamArn":"arn:x:y"}`: "",
+	} {
+		var top map[string]json.RawMessage
+		var anyTop map[string]any
+		if json.Unmarshal([]byte(in), &top) != nil || json.Unmarshal([]byte(in), &anyTop) != nil {
+			t.Fatal(in)
+		}
+		if got := EventSourceOf(top); got != want {
+			t.Errorf("EventSourceOf(%s) = %q, want %q", in, got, want)
+		}
+		if got := EventSourceOfAny(anyTop); got != want {
+			t.Errorf("EventSourceOfAny(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
