@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -212,7 +211,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		}
 		r.Key = key
 		if k.key != nil {
-			if r.DecodedKey, err = k.key(ctx, key, m.Key, k.asJSON(m.Key, key)); err != nil {
+			if r.DecodedKey, err = k.key(ctx, key, m.Key, eventscan.KafkaAsJSON(m.Key, k.format, key)); err != nil {
 				return fail("key", m.Key, err)
 			}
 		}
@@ -226,7 +225,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
 	}
 	switch {
-	case k.value == nil || k.asJSON(m.Value, v):
+	case k.value == nil || eventscan.KafkaAsJSON(m.Value, k.format, v):
 		err = decodeValue(c.codec, v, &r.Value)
 	default:
 		err = k.value.DecodeKafka(ctx, v, m.Value, &r.Value)
@@ -235,21 +234,4 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		return fail("value", m.Value, err)
 	}
 	return nil
-}
-
-// asJSON tells whether a key or value Lambda validated arrived as JSON.
-func (k *kafkaCodecs) asJSON(s *sevents.KafkaSchemaMetadata, data []byte) bool {
-	if s == nil {
-		return false
-	}
-	if s.DataFormat == "JSON" {
-		return true // JSON Schema: JSON in either format
-	}
-	switch k.format {
-	case KafkaRecordFormatJSON:
-		return true
-	case KafkaRecordFormatSource:
-		return false
-	}
-	return len(data) > 1 && data[0] == '{' && json.Valid(data)
 }

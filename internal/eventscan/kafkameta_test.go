@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	sevents "github.com/sluicehq/sluice/events"
 )
 
 // schemaEvent is a Kafka event with one record per value, each with the
@@ -67,5 +69,29 @@ func TestKafkaSchemaMetadataPass(t *testing.T) {
 	if len(got) != 3 || got[0].Value != nil || got[1].Value.SchemaID != "a" || got[2].Value.SchemaID != "b" {
 		b, _ := json.Marshal(got)
 		t.Fatalf("order: %s", b)
+	}
+}
+
+func TestKafkaAsJSON(t *testing.T) {
+	avro := &sevents.KafkaSchemaMetadata{DataFormat: "AVRO", SchemaID: "7"}
+	jsonSchema := &sevents.KafkaSchemaMetadata{DataFormat: "JSON", SchemaID: "8"}
+	for _, tc := range []struct {
+		name   string
+		s      *sevents.KafkaSchemaMetadata
+		format string
+		data   string
+		want   bool
+	}{
+		{"not validated", nil, "JSON", `{"a":1}`, false},
+		{"JSON Schema in SOURCE format", jsonSchema, "SOURCE", "\x00", true},
+		{"JSON format", avro, "JSON", "\x00", true},
+		{"SOURCE format", avro, "SOURCE", `{"a":1}`, false},
+		{"unknown format, a JSON object", avro, "", `{"a":1}`, true},
+		{"unknown format, not JSON", avro, "", `{"a":`, false},
+		{"unknown format, a JSON array", avro, "", `[1]`, false},
+	} {
+		if got := KafkaAsJSON(tc.s, tc.format, []byte(tc.data)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
