@@ -19,5 +19,6 @@
 // MissingImage), KPL deaggregation (Deaggregate), Kafka schema metadata
 // (KafkaSchemaMetadata), the tumbling window fields (WindowEvent) and
 // where an event they cannot decode comes from (EventSourceOf,
-// IsFirehoseEvent).
+// IsFirehoseEvent), its records' bytes for dead letters (SplitRecords) and
+// whether a validated Kafka value arrived as JSON (KafkaAsJSON).
 package eventscan
