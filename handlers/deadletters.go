@@ -84,10 +84,6 @@ func (e *QuarantineError) Error() string {
 
 func (e *QuarantineError) Unwrap() error { return e.Err }
 
-// maxErrorText caps the error text an envelope carries, so a huge error
-// message does not push the record itself out of a size-limited queue.
-const maxErrorText = 4096
-
 // sendReserve is the time kept after a destination's Send, before the
 // Lambda deadline, to revoke what it did not accept and answer.
 const sendReserve = 100 * time.Millisecond
@@ -204,7 +200,7 @@ func (d *dlLayer[R]) guard(ctx context.Context, w, i int, b *hookBatch[R], next 
 func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err error) error {
 	if errors.Is(err, idempotency.ErrInProgress) || errors.Is(err, idempotency.ErrLaneStopped) {
 		if i == 0 && st.begun { // answered: Begin's count must not read as a crash (Isolated)
-			_, _ = d.cfg.Attempts.Fail(ctx, d.key(st.b, i), true, dlq.Failure{Time: d.now(), Error: capText(err.Error()), Class: batch.Classify(err).String()})
+			_, _ = d.cfg.Attempts.Fail(ctx, d.key(st.b, i), true, dlq.Failure{Time: d.now(), Error: deadletter.CapText(err.Error()), Class: batch.Classify(err).String()})
 		}
 		return err // running elsewhere: not this record's failure
 	}
@@ -219,7 +215,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 		// failures instead, never more than the receives.
 		var e dlq.Envelope
 		st.b.describe(i, &e)
-		a, serr := d.fifo.Fail(ctx, d.key(st.b, i), false, dlq.Failure{Time: now, Error: capText(text), Class: class.String()})
+		a, serr := d.fifo.Fail(ctx, d.key(st.b, i), false, dlq.Failure{Time: now, Error: deadletter.CapText(text), Class: class.String()})
 		if serr != nil {
 			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting a failed attempt failed; the record is quarantined only if it failed permanently",
 				slog.String("source", string(st.b.source)), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
@@ -227,7 +223,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 				return err
 			}
 		} else {
-			attempts, first = fifoAttempts(a.Count, e.Attempts), a.FirstFailure
+			attempts, first = deadletter.FIFOAttempts(a.Count, e.Attempts), a.FirstFailure
 		}
 	case d.sqs:
 		var e dlq.Envelope
@@ -235,7 +231,7 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 		attempts = max(1, e.Attempts)
 	case d.cfg.Attempts != nil:
 		counted := i == 0 && st.begun
-		a, serr := d.cfg.Attempts.Fail(ctx, d.key(st.b, i), counted, dlq.Failure{Time: now, Error: capText(text), Class: class.String()})
+		a, serr := d.cfg.Attempts.Fail(ctx, d.key(st.b, i), counted, dlq.Failure{Time: now, Error: deadletter.CapText(text), Class: class.String()})
 		if serr != nil {
 			d.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: counting a failed attempt failed; the record is quarantined only if it failed permanently",
 				slog.String("source", string(st.b.source)), slog.String("record", st.b.items[i].ID), slog.String("error", serr.Error()))
@@ -258,15 +254,6 @@ func (d *dlLayer[R]) failed(ctx context.Context, st *dlBatch[R], i int, err erro
 		return err // its bytes could not be found: report it rather than lose it
 	}
 	return d.quarantine(ctx, st, env)
-}
-
-// fifoAttempts is the attempts of a FIFO message: the failures counted
-// (this one included), never more than its receives (0: unknown).
-func fifoAttempts(failures, receives int) int {
-	if receives > 0 && failures > receives {
-		return receives
-	}
-	return max(1, failures)
 }
 
 // quarantine parks the record being run under ctx with env. In an ordered
@@ -310,17 +297,10 @@ func (d *dlLayer[R]) envelope(_ context.Context, st *dlBatch[R], i int, reason, 
 	e.RecordID = st.b.items[i].ID
 	e.Attempts = attempts
 	e.FirstFailure, e.LastFailure = first.UTC(), now.UTC()
-	e.Error, e.Class, e.Reason = capText(text), class, reason
+	e.Error, e.Class, e.Reason = deadletter.CapText(text), class, reason
 	e.FunctionName, e.RequestID = d.function, st.requestID
 	e.Record = bytes.Clone(raw)
 	return e
-}
-
-func capText(s string) string {
-	if len(s) <= maxErrorText {
-		return s
-	}
-	return s[:maxErrorText] + "... (truncated)"
 }
 
 // after sends the batch's parked records in one Send and revokes each one

@@ -727,16 +727,6 @@ func TestFIFOAttemptsCountRuns(t *testing.T) {
 	}
 }
 
-func TestFIFOAttempts(t *testing.T) {
-	for _, tc := range []struct{ failures, receives, want int }{
-		{1, 1, 1}, {1, 5, 1}, {3, 5, 3}, {4, 3, 3}, {2, 0, 2}, {0, 0, 1},
-	} {
-		if got := fifoAttempts(tc.failures, tc.receives); got != tc.want {
-			t.Errorf("fifoAttempts(%d, %d) = %d, want %d", tc.failures, tc.receives, got, tc.want)
-		}
-	}
-}
-
 // TestKinesisAttemptsKeyedByShard: two shards may carry the same sequence
 // number; their records' attempts are counted apart.
 func TestKinesisAttemptsKeyedByShard(t *testing.T) {

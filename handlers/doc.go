@@ -57,45 +57,20 @@
 // fails the whole invocation with a *SourceMismatchError before any record
 // runs: the event source mapping points at the wrong function.
 //
-// # Idempotency
+// # Around each record
 //
-// WithIdempotency(store) runs each record's function at most once per key
-// (package idempotency): a record whose effect already completed succeeds
-// without running and counts as a duplicate; one claimed by a live
-// invocation elsewhere fails and is retried later; a failure gives the claim
-// back. The key is the record's stable id prefixed by the function name, or
-// a typed business key (WithIdempotencyKey). In-process retries run inside
-// one claim.
-//
-// # Logs
-//
-// Each batch logs one summary line (counts by outcome, retries, duplicates,
-// duration, oldest record age) and one line per failed record; each in-process retry
-// logs a line at debug level. Without WithLogger the handler writes to
-// standard error as Lambda's logging configuration says: JSON when
-// AWS_LAMBDA_LOG_FORMAT is JSON, text otherwise, at the level
-// AWS_LAMBDA_LOG_LEVEL names (INFO when unset).
-//
-// # Tumbling windows
-//
-// NewKinesisWindow and NewDynamoDBWindow serve mappings with
-// TumblingWindowInSeconds: a fold adds each record to a typed aggregate,
-// which travels in Lambda's window state (versioned JSON, gzipped when
-// shorter), and a final function receives it on the window's final invoke.
-// A failed record is reported with the state of the records before it only,
-// so it is never folded twice; a state that would pass the size limit fails
-// the record that overflows it (*WindowStateError) before Lambda would end
-// the window early; WithWindowIdempotency writes each window once although
-// Lambda retries a final invoke until it succeeds. A fold must be
-// deterministic: Lambda retries batches and Sluice refolds records.
-//
-// # Metrics
-//
-// With WithMetrics, or when SLUICE_METRICS_NAMESPACE names a namespace,
-// each batch writes one CloudWatch Embedded Metric Format line to standard
-// output: records received, succeeded, failed, not attempted, in-process
-// retries, duplicates, batch duration and the age of the oldest record.
-// WithOnBatch is the hook for other metric and tracing libraries.
+// Options add what docs/handlers.md describes at length, and each one's own
+// comment states the rules: WithIdempotency runs each record's function at
+// most once per key (package idempotency), in-process retries inside one
+// claim; WithDeadLetters quarantines what cannot be processed; WithLogger
+// sets where the batch's summary line (counts by outcome, retries,
+// duplicates, duration, oldest record age) and its per-failure lines go
+// (standard error as Lambda's logging configuration says, by default);
+// WithMetrics, or SLUICE_METRICS_NAMESPACE, writes one CloudWatch Embedded
+// Metric Format line per batch (the Metric constants), and WithOnBatch is
+// the hook for other metric and tracing libraries. NewKinesisWindow and
+// NewDynamoDBWindow serve mappings with TumblingWindowInSeconds, folding
+// records into an aggregate that travels in Lambda's window state.
 //
 // # The mapping contract
 //

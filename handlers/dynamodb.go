@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -15,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
@@ -126,7 +125,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 		}
 	}
 	recs, imgs := ev.recs, ev.imgs
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	var nNew, nOld int
 	if len(recs) > 0 && recs[0].EventSource == "" {
 		if err := h.x.foreign(payload); err != nil {
@@ -165,12 +164,12 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	}
 	b := &ddbBatch[T]{ev: ev, items: items, plan: h.plan, news: news, olds: olds}
 	report, err := runBatch(ctx, &h.handler, b, payload, items,
-		batchRun{source: sevents.SourceDynamoDB, policy: policy, workers: workers, resource: dynamoDBTableOf(recs)})
+		batchRun{source: sevents.SourceDynamoDB, policy: policy, workers: workers, resource: eventscan.DynamoDBTable(recs)})
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
-	engineItems.put(items)
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	engineItems.Put(items)
 	return out, nil
 }
 
@@ -231,10 +230,6 @@ func (b *ddbBatch[T]) describe(i int, e *dlq.Envelope) {
 	}
 }
 
-// errMissingImage is the cause of a decode error for a record that lacks an
-// image its stream view type and event name promise.
-var errMissingImage = errors.New("missing image")
-
 // ddbEvent is a decoded DynamoDB Streams event. On the fast path (imgs
 // != nil) the records' image maps are left nil and imgs holds their JSON
 // (eventscan.DynamoDBEvent).
@@ -244,25 +239,11 @@ type ddbEvent struct {
 	imgs []eventscan.Images // the fast path's images, one per record
 }
 
-// decodeDynamoDBEvent decodes a DynamoDB Streams event: eventscan's
-// scanner for the shape Lambda sends, falling back to decodeRecordArray
-// (the plan decoder, then encoding/json) for anything else. The result
-// shares no memory with payload.
+// decodeDynamoDBEvent decodes a DynamoDB Streams event
+// (eventscan.DecodeDynamoDB).
 func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
-	if !rawImages {
-		if ev, ok := eventscan.ScanDynamoDB(payload); ok {
-			return ddbEvent{recs: ev.Records, imgs: ev.Images}, nil
-		}
-	}
-	// encoding/json stops a record at its first bad attribute value, often
-	// before the SequenceNumber that follows the images: every record
-	// passes decodeRecordArray's check, and DynamoDBIdentifiers reads the
-	// identifiers of the malformed ones leniently.
-	recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
-	if err == nil && errs != nil {
-		err = eventscan.DynamoDBIdentifiers(payload, recs, errs)
-	}
-	return ddbEvent{recs: recs, errs: errs}, err
+	ev, errs, err := eventscan.DecodeDynamoDB(payload, rawImages)
+	return ddbEvent{recs: ev.Records, errs: errs, imgs: ev.Images}, err
 }
 
 // The image plan's names as envelopes.go (DynamoDBChange) calls them;
@@ -283,7 +264,7 @@ func imageMap(img []byte) (map[string]events.DynamoDBAttributeValue, error) {
 // JSON, decoded into news[i] and olds[i].
 func decodeDynamoDBImages[T any](p *eventscan.ImagePlan, raw *events.DynamoDBEventRecord, im *eventscan.Images, news, olds []T, i int) (DynamoDBRecord[T], error) {
 	r := DynamoDBRecord[T]{Raw: *raw, keys: im.Keys, newImg: im.New, oldImg: im.Old}
-	if err := missingImage(raw, im.New != nil, im.Old != nil); err != nil {
+	if err := eventscan.MissingImage(raw, im.New != nil, im.Old != nil); err != nil {
 		return r, err
 	}
 	if im.New != nil {
@@ -301,24 +282,9 @@ func decodeDynamoDBImages[T any](p *eventscan.ImagePlan, raw *events.DynamoDBEve
 	return r, nil
 }
 
-// missingImage returns the error for a record that lacks an image its
-// stream view type and event name promise.
-func missingImage(raw *events.DynamoDBEventRecord, hasNew, hasOld bool) error {
-	view, name := raw.Change.StreamViewType, raw.EventName
-	wantNew := (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES") && (name == "INSERT" || name == "MODIFY")
-	wantOld := (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES") && (name == "MODIFY" || name == "REMOVE")
-	if wantNew && !hasNew {
-		return fmt.Errorf("%w: a %s record of a %s stream has no NewImage", errMissingImage, name, view)
-	}
-	if wantOld && !hasOld {
-		return fmt.Errorf("%w: a %s record of a %s stream has no OldImage", errMissingImage, name, view)
-	}
-	return nil
-}
-
 func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecord[T], error) {
 	r := DynamoDBRecord[T]{Raw: *raw}
-	if err := missingImage(raw, raw.Change.NewImage != nil, raw.Change.OldImage != nil); err != nil {
+	if err := eventscan.MissingImage(raw, raw.Change.NewImage != nil, raw.Change.OldImage != nil); err != nil {
 		return r, err
 	}
 	if raw.Change.NewImage != nil {
@@ -334,17 +300,4 @@ func decodeDynamoDBRecord[T any](raw *events.DynamoDBEventRecord) (DynamoDBRecor
 		}
 	}
 	return r, nil
-}
-
-// dynamoDBTableOf returns the table of arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL.
-func dynamoDBTableOf(recs []events.DynamoDBEventRecord) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	_, rest, ok := strings.Cut(recs[0].EventSourceArn, ":table/")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "/")
-	return name
 }

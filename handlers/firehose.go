@@ -2,18 +2,17 @@ package handlers
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
 )
@@ -234,50 +233,26 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 }
 
 // appendFirehoseResponse writes the response Firehose reads
-// ({"records":[{"recordId","result","data","metadata":{"partitionKeys"}}]}),
-// or an error when it would pass Lambda's 6 MB limit. Every record carries
-// data, as Firehose requires: the new data when Ok, none ("") when
-// Dropped, the record's own when ProcessingFailed.
+// (batchresponse.AppendFirehose), or an error when it would pass Lambda's
+// 6 MB limit. Every record carries data, as Firehose requires: the new data
+// when Ok, none ("") when Dropped, the record's own when ProcessingFailed.
 func appendFirehoseResponse(dst []byte, recs []events.KinesisFirehoseEventRecord, results []FirehoseResult) ([]byte, error) {
-	dst = append(dst, `{"records":[`...)
-	for i, r := range results {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"recordId":`...)
-		dst = appendJSONString(dst, recs[i].RecordID)
-		dst = append(dst, `,"result":`...)
-		dst = appendJSONString(dst, r.Result)
-		data := r.Data
-		switch r.Result {
-		case FirehoseDropped:
-			data = nil // nothing is delivered: no need to spend the response's 6 MB on it
-		case FirehoseProcessingFailed:
-			data = recs[i].Data
-		}
-		dst = append(dst, `,"data":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, data)
-		dst = append(dst, '"')
-		if len(r.PartitionKeys) > 0 && r.Result == FirehoseOk {
-			dst = append(dst, `,"metadata":{"partitionKeys":{`...)
-			n := 0
-			for _, k := range sortedKeys(r.PartitionKeys) {
-				if n > 0 {
-					dst = append(dst, ',')
-				}
-				n++
-				dst = appendJSONString(dst, k)
-				dst = append(dst, ':')
-				dst = appendJSONString(dst, r.PartitionKeys[k])
+	out, at := batchresponse.AppendFirehose(dst, batchresponse.FirehoseResults{N: len(results),
+		Rec: func(i int) (string, string, []byte, map[string]string) {
+			r := &results[i]
+			data := r.Data
+			switch r.Result {
+			case FirehoseDropped:
+				data = nil // nothing is delivered: no need to spend the response's 6 MB on it
+			case FirehoseProcessingFailed:
+				data = recs[i].Data
 			}
-			dst = append(dst, "}}"...)
-		}
-		dst = append(dst, '}')
-		if len(dst) > MaxFirehoseResponse {
-			return nil, &FirehoseResponseTooLargeError{Records: len(recs), At: i, Size: len(dst)}
-		}
+			return recs[i].RecordID, r.Result, data, r.PartitionKeys
+		}}, MaxFirehoseResponse)
+	if at >= 0 {
+		return nil, &FirehoseResponseTooLargeError{Records: len(recs), At: at, Size: len(out)}
 	}
-	return append(dst, "]}"...), nil
+	return out, nil
 }
 
 // FirehoseResponseTooLargeError is the function error of a transformation
@@ -303,34 +278,11 @@ func (x expect) firehoseMismatch(payload []byte) error {
 	if json.Unmarshal(payload, &top) != nil {
 		return nil
 	}
-	if src := eventSourceOfAny(top); src != "" {
+	if src := eventscan.EventSourceOfAny(top); src != "" {
 		return x.mismatch(src)
 	}
 	if _, ok := top["records"]; !ok {
 		return x.mismatch("")
 	}
 	return nil
-}
-
-func eventSourceOfAny(top map[string]any) string {
-	if recs, ok := top["Records"].([]any); ok {
-		for _, r := range recs {
-			if m, ok := r.(map[string]any); ok {
-				if s, ok := m["eventSource"].(string); ok && s != "" {
-					return s
-				}
-			}
-		}
-	}
-	s, _ := top["eventSource"].(string)
-	return s
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

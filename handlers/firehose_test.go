@@ -169,28 +169,6 @@ func TestFirehoseEventRejected(t *testing.T) {
 	})
 }
 
-func TestIsFirehoseEvent(t *testing.T) {
-	for in, want := range map[string]bool{
-		`{"records":[]}`:                              true,
-		`{"records" : [{"recordId":"1"}]}`:            true,
-		`{"invocationId":"x"}`:                        true,
-		`{"deliveryStreamArn":"x","records":null}`:    true,
-		`{"records":{"t-0":[]}}`:                      false, // Kafka
-		`{"Records":[{"recordId":"1"}]}`:              false, // the mapping sources' array
-		`{"RECORDS":[]}`:                              false,
-		`{"eventSource":"aws:kafka","records":{}}`:    false,
-		`{"Records":[{"eventSource":"aws:kinesis"}]}`: false,
-	} {
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(in), &top); err != nil {
-			t.Fatal(err)
-		}
-		if got := isFirehoseEvent(top); got != want {
-			t.Errorf("isFirehoseEvent(%s) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestFirehoseOptions(t *testing.T) {
 	fn := func(context.Context, FirehoseRecord[msg]) (FirehoseResult, error) { return Dropped(), nil }
 	for _, o := range []Option{WithKeyConcurrency(2), WithWholeBatchFailures(), WithSkipGroupOnFailure(), WithPartialResponseWhenNoneSucceed()} {

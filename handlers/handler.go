@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/slicepool"
 )
 
 // handler is what the handler of every source holds: its configuration, the
@@ -87,3 +88,6 @@ func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload [
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
 	return h.cfg.outcome(ctx, r.source, r.resource, items, res)
 }
+
+// engineItems keeps the engine's items of one invocation for the next.
+var engineItems slicepool.Pool[engine.Item]

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/batch"
@@ -71,7 +70,7 @@ type hookBatch[R any] struct {
 // offset order. The bytes alias the payload: copy them to keep them.
 func (b *hookBatch[R]) raw(i int) []byte {
 	b.spansOnce.Do(func() {
-		spans := splitRecords(b.payload, b.kafka)
+		spans := eventscan.SplitRecords(b.payload, b.kafka)
 		if n := b.records; len(spans) == n || n == 0 && len(spans) == len(b.items) {
 			b.spans = spans
 		}
@@ -90,36 +89,6 @@ func (b *hookBatch[R]) raw(i int) []byte {
 func (b *hookBatch[R]) record(i int) (R, error)         { return b.src.record(i) }
 func (b *hookBatch[R]) shell(i int) R                   { return b.src.shell(i) }
 func (b *hookBatch[R]) describe(i int, e *dlq.Envelope) { b.src.describe(i, e) }
-
-// splitRecords returns the spans of an event's records (encoding/json
-// keeps a RawMessage's bytes as they are), in the order the handlers decode
-// them.
-func splitRecords(payload []byte, kafka bool) []json.RawMessage {
-	if !kafka {
-		if spans, ok := eventscan.RecordSpans(payload); ok {
-			return spans
-		}
-		var ev struct {
-			Records []json.RawMessage `json:"Records"`
-		}
-		if json.Unmarshal(payload, &ev) != nil {
-			return nil
-		}
-		return ev.Records
-	}
-	var ev struct {
-		Records map[string][]json.RawMessage `json:"records"`
-	}
-	if json.Unmarshal(payload, &ev) != nil {
-		return nil
-	}
-	keys, n := eventscan.Partitions(ev.Records)
-	out := make([]json.RawMessage, 0, n)
-	for _, k := range keys {
-		out = append(out, ev.Records[k]...)
-	}
-	return slices.Clip(out)
-}
 
 // pipeline is a handler's layers, composed: the function wrapped by every
 // wrap, and the step that decodes a record and runs it under every guard.

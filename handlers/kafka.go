@@ -101,11 +101,11 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		return nil, h.x.mismatch(ev.Source)
 	}
 	recs, parts := ev.Entries, ev.Parts
-	var meta []kafkaMeta
+	var meta []eventscan.KafkaMeta
 	if !ev.Scanned {
-		meta = kafkaSchemaMetadata(payload, len(recs))
+		meta = eventscan.KafkaSchemaMetadata(payload, len(recs))
 	}
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	for i := range recs {
 		id := recs[i].ID
 		if id == "" {
@@ -131,7 +131,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	for n, i := range report {
 		resp.BatchItemFailures[n].ItemIdentifier = sevents.KafkaItemIdentifier{Partition: parts[i], Offset: recs[i].Record.Offset}
 	}
-	engineItems.put(items)
+	engineItems.Put(items)
 	return json.Marshal(resp)
 }
 
@@ -142,7 +142,7 @@ type kafkaBatch[T any] struct {
 	recs    []eventscan.KafkaEntry
 	parts   []string // each record's "<topic>-<partition>"
 	arn     string
-	meta    []kafkaMeta
+	meta    []eventscan.KafkaMeta
 	items   []engine.Item
 	scratch []KafkaRecord[T] // a record per worker
 	arenas  []eventscan.Arena

@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -183,42 +181,11 @@ func kafkaDecodeFailure(id string, err error) error {
 	return &batch.DecodeError{ID: id, Err: err}
 }
 
-// kafkaMeta is the schema metadata of one record.
-type kafkaMeta struct {
-	Key   *sevents.KafkaSchemaMetadata `json:"keySchemaMetadata"`
-	Value *sevents.KafkaSchemaMetadata `json:"valueSchemaMetadata"`
-}
-
-// kafkaSchemaMetadata reads the schema metadata of an event's records, in
-// the order decodeKafkaEvent returns them, or nil when no record has any (the
-// event carries none unless the mapping has a schema registry, and then this
-// second, narrow pass is all it costs).
-func kafkaSchemaMetadata(payload []byte, n int) []kafkaMeta {
-	if !bytes.Contains(payload, []byte(`SchemaMetadata"`)) {
-		return nil
-	}
-	var ev struct {
-		Records map[string][]kafkaMeta `json:"records"`
-	}
-	if json.Unmarshal(payload, &ev) != nil {
-		return nil
-	}
-	keys, total := eventscan.Partitions(ev.Records)
-	if total != n {
-		return nil
-	}
-	out := make([]kafkaMeta, 0, n)
-	for _, k := range keys {
-		out = append(out, ev.Records[k]...)
-	}
-	return out
-}
-
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
 // and the record's schema metadata (meta may be nil) into r, the key and
 // value bytes into a (see eventscan.Base64).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []kafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
-	var m kafkaMeta
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []eventscan.KafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
+	var m eventscan.KafkaMeta
 	if meta != nil {
 		m = meta[i]
 	}
@@ -244,7 +211,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		}
 		r.Key = key
 		if k.key != nil {
-			if r.DecodedKey, err = k.key(ctx, key, m.Key, k.asJSON(m.Key, key)); err != nil {
+			if r.DecodedKey, err = k.key(ctx, key, m.Key, eventscan.KafkaAsJSON(m.Key, k.format, key)); err != nil {
 				return fail("key", m.Key, err)
 			}
 		}
@@ -258,7 +225,7 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
 	}
 	switch {
-	case k.value == nil || k.asJSON(m.Value, v):
+	case k.value == nil || eventscan.KafkaAsJSON(m.Value, k.format, v):
 		err = decodeValue(c.codec, v, &r.Value)
 	default:
 		err = k.value.DecodeKafka(ctx, v, m.Value, &r.Value)
@@ -267,21 +234,4 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		return fail("value", m.Value, err)
 	}
 	return nil
-}
-
-// asJSON tells whether a key or value Lambda validated arrived as JSON.
-func (k *kafkaCodecs) asJSON(s *sevents.KafkaSchemaMetadata, data []byte) bool {
-	if s == nil {
-		return false
-	}
-	if s.DataFormat == "JSON" {
-		return true // JSON Schema: JSON in either format
-	}
-	switch k.format {
-	case KafkaRecordFormatJSON:
-		return true
-	case KafkaRecordFormatSource:
-		return false
-	}
-	return len(data) > 1 && data[0] == '{' && json.Valid(data)
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -192,47 +191,6 @@ func TestKafkaCodecOptionsValidate(t *testing.T) {
 	_, err := NewSQS(func(context.Context, SQSRecord[kvOrder]) error { return nil }, WithKafkaValue(refuse), withLookupEnv(noEnv))
 	if err == nil || !strings.Contains(err.Error(), "apply to Kafka handlers only") {
 		t.Fatalf("WithKafkaValue on an SQS handler: %v", err)
-	}
-}
-
-func TestKafkaSchemaMetadataPass(t *testing.T) {
-	meta := `{"dataFormat":"AVRO","schemaId":"7"}`
-	for _, tc := range []struct {
-		name    string
-		payload []byte
-		n       int
-		want    int // records with value metadata, -1 for nil
-	}{
-		{"no metadata", schemaEvent("", "", []string{"{}", "{}"}, ""), 2, -1},
-		{"every record", schemaEvent("", "", []string{"{}", "{}"}, meta), 2, 2},
-		{"count differs", schemaEvent("", "", []string{"{}", "{}"}, meta), 3, -1},
-		{"not JSON", []byte(`{"records":{"a-0":[{"valueSchemaMetadata":`), 1, -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := kafkaSchemaMetadata(tc.payload, tc.n)
-			if tc.want < 0 {
-				if got != nil {
-					t.Fatalf("got %+v, want nil", got)
-				}
-				return
-			}
-			n := 0
-			for _, m := range got {
-				if m.Value != nil && m.Value.SchemaID == "7" {
-					n++
-				}
-			}
-			if len(got) != tc.n || n != tc.want {
-				t.Fatalf("got %+v", got)
-			}
-		})
-	}
-	// Metadata lines up with records across partitions, in key order.
-	p := []byte(`{"records":{"t-1":[{"valueSchemaMetadata":{"schemaId":"b"}}],"t-0":[{"offset":1},{"valueSchemaMetadata":{"schemaId":"a"}}]}}`)
-	got := kafkaSchemaMetadata(p, 3)
-	if len(got) != 3 || got[0].Value != nil || got[1].Value.SchemaID != "a" || got[2].Value.SchemaID != "b" {
-		b, _ := json.Marshal(got)
-		t.Fatalf("order: %s", b)
 	}
 }
 

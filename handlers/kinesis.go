@@ -12,8 +12,10 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
+	"github.com/sluicehq/sluice/internal/slicepool"
 )
 
 // KinesisRecord is one Kinesis Data Streams record: the decoded payload and
@@ -104,17 +106,17 @@ type kinesisEvent struct {
 	// After deaggregate, when the event held aggregates: records are the
 	// user records, users says where each came from, parents are the
 	// records as Lambda sent them.
-	users   []kinesisUser
+	users   []eventscan.KinesisUser
 	parents []events.KinesisEventRecord
 }
 
 // kinesisRecords keeps the slice of one Kinesis invocation's records for
 // the next (KinesisHandler.Invoke puts it back).
-var kinesisRecords slicePool[events.KinesisEventRecord]
+var kinesisRecords slicepool.Pool[events.KinesisEventRecord]
 
 // decodeKinesisEvent decodes a Kinesis event (eventscan.DecodeKinesis).
 func decodeKinesisEvent(payload []byte) (kinesisEvent, error) {
-	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.get())
+	ev, err := eventscan.DecodeKinesis(payload, kinesisRecords.Get())
 	return kinesisEvent{records: ev.Records, dataErrs: ev.DataErrs, only: ev.Only}, err
 }
 
@@ -123,7 +125,7 @@ func kinesisRecordOf[T any](ev *kinesisEvent, i int) KinesisRecord[T] {
 	r := KinesisRecord[T]{Raw: ev.records[i]}
 	if ev.users != nil {
 		u := &ev.users[i]
-		r.agg, r.sub, r.ehk = u.agg, u.sub, u.ehk
+		r.agg, r.sub, r.ehk = u.Agg, u.Sub, u.EHK
 	}
 	return r
 }
@@ -150,7 +152,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	ev.deaggregate()
 	recs := ev.records
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	if len(recs) > 0 && recs[0].EventSource == "" {
 		if err := h.x.foreign(payload); err != nil {
 			return nil, err // a Firehose event decodes as records without ids
@@ -178,9 +180,9 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*80), report, func(i int) string { return items[i].ID })
 	b.ev.release()
-	engineItems.put(items)
+	engineItems.Put(items)
 	return out, nil
 }
 
@@ -199,8 +201,8 @@ func (b *kinesisBatch[T]) decode(i int, v *T) error {
 		return &batch.DecodeError{ID: b.items[i].ID, Err: ev.dataErrs[i]}
 	}
 	if err := decodeValue(b.codec, ev.records[i].Kinesis.Data, v); err != nil {
-		if u := ev.user(i); u.agg {
-			err = fmt.Errorf("KPL user record %d: %w", u.sub, err)
+		if u := ev.user(i); u.Agg {
+			err = fmt.Errorf("KPL user record %d: %w", u.Sub, err)
 		}
 		return &batch.DecodeError{ID: b.items[i].ID, Err: err}
 	}
@@ -228,14 +230,14 @@ func (b *kinesisBatch[T]) handle(ctx context.Context, w, i int, next batch.Handl
 
 func (b *kinesisBatch[T]) describe(i int, e *dlq.Envelope) {
 	u := b.ev.user(i)
-	r := &b.ev.parentRecords()[u.parent]
+	r := &b.ev.parentRecords()[u.Parent]
 	e.Source, e.SourceARN, e.EventID = sevents.SourceKinesis, r.EventSourceArn, r.EventID
 	e.Shard, _, _ = strings.Cut(r.EventID, ":")
 	e.SequenceNumber, e.PartitionKey = r.Kinesis.SequenceNumber, b.ev.records[i].Kinesis.PartitionKey
 	e.ArrivalTime = r.Kinesis.ApproximateArrivalTimestamp.UTC()
-	if u.agg {
-		sub := int64(u.sub)
-		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.sub)), &sub
+	if u.Agg {
+		sub := int64(u.Sub)
+		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.Sub)), &sub
 	}
 }
 
@@ -243,7 +245,7 @@ func (b *kinesisBatch[T]) span(i int) int {
 	if b.ev.users == nil {
 		return i
 	}
-	return int(b.ev.users[i].parent)
+	return int(b.ev.users[i].Parent)
 }
 
 // kinesisShardOf is the shard of a batch, for DimensionResource (from its

@@ -13,6 +13,7 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
+	"github.com/sluicehq/sluice/internal/windowstate"
 	"github.com/sluicehq/sluice/localtest"
 )
 
@@ -118,7 +119,7 @@ func TestWindowKPLStateOverflowReportsAggregate(t *testing.T) {
 	if len(resp.Failures) != 1 {
 		t.Fatalf("answer %s", out)
 	}
-	s, err := decodeWindowState[list](resp.State)
+	s, err := windowstate.Decode[list](resp.State)
 	if err != nil {
 		t.Fatal(err)
 	}

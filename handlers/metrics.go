@@ -5,12 +5,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/emf"
 	"github.com/sluicehq/sluice/internal/engine"
 )
 
@@ -90,11 +90,7 @@ type metricsConfig struct {
 	function string
 	dims     []Dimension
 	fixed    [][2]string // sorted by name
-	// head is the start of the directive, up to and including
-	// `"Dimensions":[[`; metricsDecl the rest after the dimension names.
-	head        string
-	metricsDecl string
-	metricsAge  string // metricsDecl with OldestRecordAge
+	format   *emf.Format
 }
 
 // setMetrics resolves the metrics settings from WithMetrics and the
@@ -115,7 +111,7 @@ func (c *config) setMetrics() {
 	if v, _ := c.lookupEnv(EnvMetricsNamespace); v != "" {
 		where = EnvMetricsNamespace
 	}
-	if err := validNamespace(ns); err != nil {
+	if err := emf.ValidNamespace(ns); err != nil {
 		c.errs = append(c.errs, fmt.Errorf("%s: %w", where, err))
 		return
 	}
@@ -152,57 +148,24 @@ func (c *config) setMetrics() {
 	if n := len(mc.dims) + len(mc.fixed); n > 30 {
 		c.errs = append(c.errs, fmt.Errorf("WithMetrics: %d dimensions: CloudWatch allows 30 per metric", n))
 	}
-	head := []byte(`{"Namespace":`)
-	head = appendJSONString(head, ns)
-	mc.head = string(append(head, `,"Dimensions":[[`...))
-	decl := func(age bool) string {
-		b := []byte(`]],"Metrics":[`)
-		for i, m := range metricNames {
-			if m.name == MetricOldestRecordAge && !age {
-				continue
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"Name":"`+m.name+`","Unit":"`+m.unit+`"}`...)
-		}
-		return string(append(b, "]}]}"...))
-	}
-	mc.metricsDecl, mc.metricsAge = decl(false), decl(true)
+	mc.format = emf.NewFormat(ns, metricNames)
 	c.metrics = mc
 }
 
-var metricNames = []struct{ name, unit string }{
-	{MetricRecordsReceived, "Count"},
-	{MetricRecordsSucceeded, "Count"},
-	{MetricRecordsFailed, "Count"},
-	{MetricRecordsNotAttempted, "Count"},
-	{MetricInProcessRetries, "Count"},
-	{MetricRecordsDuplicate, "Count"},
-	{MetricRecordsQuarantined, "Count"},
-	{MetricBatchDuration, "Milliseconds"},
-	{MetricOldestRecordAge, "Milliseconds"}, // last: left out when no record has an arrival time
+var metricNames = []emf.Metric{
+	{Name: MetricRecordsReceived, Unit: "Count"},
+	{Name: MetricRecordsSucceeded, Unit: "Count"},
+	{Name: MetricRecordsFailed, Unit: "Count"},
+	{Name: MetricRecordsNotAttempted, Unit: "Count"},
+	{Name: MetricInProcessRetries, Unit: "Count"},
+	{Name: MetricRecordsDuplicate, Unit: "Count"},
+	{Name: MetricRecordsQuarantined, Unit: "Count"},
+	{Name: MetricBatchDuration, Unit: "Milliseconds"},
+	{Name: MetricOldestRecordAge, Unit: "Milliseconds"}, // last: left out when no record has an arrival time
 }
 
 func isMetricName(s string) bool {
-	return slices.ContainsFunc(metricNames, func(m struct{ name, unit string }) bool { return m.name == s })
-}
-
-// validNamespace checks a CloudWatch namespace.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 255 {
-		return fmt.Errorf("metrics namespace %q: must be 1 to 255 characters", ns)
-	}
-	if strings.HasPrefix(ns, "AWS/") {
-		return fmt.Errorf("metrics namespace %q: names starting with AWS/ are reserved for AWS services", ns)
-	}
-	for _, r := range ns {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_/#: ", r)
-		if !ok {
-			return fmt.Errorf("metrics namespace %q: %q is not allowed (letters, digits and . - _ / # : space are)", ns, r)
-		}
-	}
-	return nil
+	return slices.ContainsFunc(metricNames, func(m emf.Metric) bool { return m.Name == s })
 }
 
 // resourceDimension names the resource dimension of a source.
@@ -222,8 +185,7 @@ func resourceDimension(source sevents.Source) string {
 func (m *metricsConfig) emit(source sevents.Source, resource string, items []engine.Item, res *engine.Result) {
 	now := m.now()
 	oldest := res.Oldest
-	type dim struct{ name, value string }
-	var dims [32]dim
+	var dims [32]emf.Dim
 	nd := 0
 	for _, d := range m.dims {
 		v, name := "", string(d)
@@ -236,60 +198,28 @@ func (m *metricsConfig) emit(source sevents.Source, resource string, items []eng
 			v, name = resource, resourceDimension(source)
 		}
 		if v != "" && nd < len(dims) {
-			dims[nd] = dim{name, v}
+			dims[nd] = emf.Dim{Name: name, Value: v}
 			nd++
 		}
 	}
 	for _, f := range m.fixed {
 		if nd < len(dims) {
-			dims[nd] = dim{f[0], f[1]}
+			dims[nd] = emf.Dim{Name: f[0], Value: f[1]}
 			nd++
 		}
 	}
-	b := make([]byte, 0, 640)
-	b = append(b, `{"_aws":{"Timestamp":`...)
-	b = strconv.AppendInt(b, now.UnixMilli(), 10)
-	b = append(b, `,"CloudWatchMetrics":[`...)
-	b = append(b, m.head...)
-	for i := 0; i < nd; i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, dims[i].name)
-	}
-	if oldest.IsZero() {
-		b = append(b, m.metricsDecl...)
-	} else {
-		b = append(b, m.metricsAge...)
-	}
-	for i := 0; i < nd; i++ {
-		b = append(b, ',')
-		b = appendJSONString(b, dims[i].name)
-		b = append(b, ':')
-		b = appendJSONString(b, dims[i].value)
-	}
-	b = appendMetric(b, MetricRecordsReceived, int64(len(items)))
-	b = appendMetric(b, MetricRecordsSucceeded, int64(res.Succeeded))
-	b = appendMetric(b, MetricRecordsFailed, int64(res.Failed))
-	b = appendMetric(b, MetricRecordsNotAttempted, int64(res.NotAttempted))
-	b = appendMetric(b, MetricInProcessRetries, int64(res.Retried))
-	b = appendMetric(b, MetricRecordsDuplicate, int64(res.Duplicated))
-	b = appendMetric(b, MetricRecordsQuarantined, int64(res.Quarantined))
-	b = append(b, `,"`+MetricBatchDuration+`":`...)
-	b = strconv.AppendFloat(b, float64(res.Duration.Microseconds())/1000, 'f', -1, 64)
+	// In the order of metricNames; OldestRecordAge only when a record had
+	// an arrival time.
+	vals := [...]emf.Value{emf.Int(int64(len(items))), emf.Int(int64(res.Succeeded)), emf.Int(int64(res.Failed)),
+		emf.Int(int64(res.NotAttempted)), emf.Int(int64(res.Retried)), emf.Int(int64(res.Duplicated)),
+		emf.Int(int64(res.Quarantined)), emf.Float(float64(res.Duration.Microseconds()) / 1000), {}}
+	nv := len(vals) - 1
 	if !oldest.IsZero() {
-		age := now.Add(-res.Duration).Sub(oldest).Milliseconds()
-		b = appendMetric(b, MetricOldestRecordAge, max(age, 0))
+		vals[nv] = emf.Int(max(now.Add(-res.Duration).Sub(oldest).Milliseconds(), 0))
+		nv++
 	}
-	b = append(b, "}\n"...)
+	b := m.format.Append(make([]byte, 0, 640), now, dims[:nd], vals[:nv])
 	m.mu.Lock()
 	m.out.Write(b)
 	m.mu.Unlock()
-}
-
-func appendMetric(b []byte, name string, v int64) []byte {
-	b = append(b, `,"`...)
-	b = append(b, name...)
-	b = append(b, `":`...)
-	return strconv.AppendInt(b, v, 10)
 }

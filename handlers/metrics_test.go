@@ -253,7 +253,7 @@ func TestMetricsSwitch(t *testing.T) {
 		t.Fatalf("metrics must be off without WithMetrics and %s: %v %v", EnvMetricsNamespace, off.cfg.metrics, err)
 	}
 	onByEnv, err := build(kvEnv(EnvMetricsNamespace, "Team/Orders"))
-	if err != nil || onByEnv.cfg.metrics == nil || !strings.Contains(onByEnv.cfg.metrics.head, `"Team/Orders"`) || onByEnv.cfg.metrics.out != os.Stdout {
+	if err != nil || onByEnv.cfg.metrics == nil || !strings.Contains(onByEnv.cfg.metrics.format.Head(), `"Team/Orders"`) || onByEnv.cfg.metrics.out != os.Stdout {
 		t.Fatalf("%s must turn metrics on, to standard output: %+v %v", EnvMetricsNamespace, onByEnv.cfg.metrics, err)
 	}
 	out := &lines{}

@@ -10,30 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/engine"
 )
-
-func TestSlicePoolGivesZeroElements(t *testing.T) {
-	var p slicePool[engine.Item]
-	if s := p.make(3); len(s) != 3 || s[0] != (engine.Item{}) {
-		t.Fatalf("empty pool: %v", s)
-	}
-	s := p.make(4)
-	for i := range s {
-		s[i] = engine.Item{ID: fmt.Sprint(i), Key: "k"}
-	}
-	s = append(s[:2], engine.Item{ID: "past the length"})[:1] // dirty past the length too
-	p.put(s)
-	got := p.get()
-	if len(got) != 0 {
-		t.Fatalf("len %d after get, want 0", len(got))
-	}
-	for i, it := range got[:cap(got)] {
-		if it != (engine.Item{}) {
-			t.Fatalf("element %d of a reused slice is %+v, want zero", i, it)
-		}
-	}
-}
 
 type poolBody struct {
 	N    int      `json:"n"`

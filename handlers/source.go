@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/eventscan"
 )
 
 // The eventSource values Lambda puts in the events of each source.
@@ -83,10 +85,10 @@ func (x expect) check(payload []byte, err error) error {
 	if json.Unmarshal(payload, &top) != nil {
 		return err // not a JSON object: malformed, not another source
 	}
-	if isFirehoseEvent(top) {
+	if eventscan.IsFirehoseEvent(top) {
 		return x.firehose()
 	}
-	got := eventSourceOf(top)
+	got := eventscan.EventSourceOf(top)
 	_, has := top[x.array]
 	switch {
 	case !x.accepts(got):
@@ -95,28 +97,6 @@ func (x expect) check(payload []byte, err error) error {
 		return x.mismatch("") // no records array of the expected name
 	}
 	return err // the array is there but something in it is wrong
-}
-
-// eventSourceOf returns the eventSource of an event: that of its first record
-// carrying one (an event with a "Records" array), or the event's own (Kafka).
-func eventSourceOf(top map[string]json.RawMessage) string {
-	if raw, ok := top["Records"]; ok {
-		var recs []struct {
-			EventSource string `json:"eventSource"`
-		}
-		if json.Unmarshal(raw, &recs) == nil {
-			for _, r := range recs {
-				if r.EventSource != "" {
-					return r.EventSource
-				}
-			}
-		}
-	}
-	var src string
-	if raw, ok := top["eventSource"]; ok && json.Unmarshal(raw, &src) == nil {
-		return src
-	}
-	return ""
 }
 
 // firehoseEvent names Firehose's transformation event in errors.
@@ -135,33 +115,8 @@ func (x expect) firehose() *SourceMismatchError {
 // decode as records without ids, it returns a *SourceMismatchError.
 func (x expect) foreign(payload []byte) error {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(payload, &top) != nil || !isFirehoseEvent(top) {
+	if json.Unmarshal(payload, &top) != nil || !eventscan.IsFirehoseEvent(top) {
 		return nil
 	}
 	return x.firehose()
-}
-
-// isFirehoseEvent reports whether a JSON object is a Firehose
-// transformation event: a "records" array (Kafka's is an object), or
-// Firehose's invocationId or deliveryStreamArn. Keys are matched exactly.
-func isFirehoseEvent(top map[string]json.RawMessage) bool {
-	if _, ok := top["invocationId"]; ok {
-		return true
-	}
-	if _, ok := top["deliveryStreamArn"]; ok {
-		return true
-	}
-	r, ok := top["records"]
-	return ok && firstNonSpace(r) == '['
-}
-
-func firstNonSpace(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c
-	}
-	return 0
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/engine"
 	"github.com/sluicehq/sluice/internal/eventscan"
+	"github.com/sluicehq/sluice/internal/slicepool"
 )
 
 // SQSRecord is one SQS message: the decoded body and the message exactly as
@@ -36,19 +38,19 @@ func (r SQSRecord[T]) ReceiveCount() int {
 }
 
 // decodeSQSEvent decodes an SQS event: eventscan.ScanSQS for the shape
-// Lambda sends, decodeRecordArray (the plan decoder, then encoding/json)
+// Lambda sends, eventscan.RecordArray (the plan decoder, then encoding/json)
 // for anything else. The result shares no memory with payload, which the
 // Lambda runtime reuses.
 func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
-	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.get()); ok {
+	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.Get()); ok {
 		return recs, nil, nil
 	}
-	return decodeRecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	return eventscan.RecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
 }
 
 // sqsMessages keeps the slice of one SQS invocation's messages for the
 // next (SQSHandler.Invoke puts it back).
-var sqsMessages slicePool[events.SQSMessage]
+var sqsMessages slicepool.Pool[events.SQSMessage]
 
 // GroupID is the FIFO message group id ("" on a standard queue).
 func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId"] }
@@ -124,7 +126,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		}
 	}
 	fifo := h.fifo || len(recs) > 0 && strings.HasSuffix(recs[0].EventSourceARN, ".fifo")
-	items := engineItems.make(len(recs))
+	items := engineItems.Make(len(recs))
 	if len(recs) > 0 && recs[0].EventSource == "" {
 		if err := h.x.foreign(payload); err != nil {
 			return nil, err // a Firehose event decodes as records without ids
@@ -160,10 +162,10 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	out := appendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
+	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
 	// Invoke is done with both: nothing it started still runs.
-	sqsMessages.put(recs)
-	engineItems.put(items)
+	sqsMessages.Put(recs)
+	engineItems.Put(items)
 	return out, nil
 }
 

@@ -16,7 +16,10 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/batchresponse"
+	"github.com/sluicehq/sluice/internal/eventscan"
 	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/windowstate"
 )
 
 // DefaultWindowStateLimit is the largest encoded window state a window
@@ -223,9 +226,9 @@ func NewDynamoDBWindow[T, S any](fold func(ctx context.Context, s S, r DynamoDBR
 		// first time, so they decode. A malformed record after them (which
 		// the inner handler reported by its SequenceNumber, or did not
 		// reach) must not fail the refold: encoding/json often stops such a
-		// record before its SequenceNumber, which decodeRecordArray would
+		// record before its SequenceNumber, which eventscan.RecordArray would
 		// take for a record with nothing to report it by.
-		recs, errs, err := decodeRecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+		recs, errs, err := eventscan.RecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +286,7 @@ type windowHandler[R, S any] struct {
 		Invoke(context.Context, []byte) ([]byte, error)
 	}
 	cfg    *config
-	fields jsonplan.Decoder[windowEventFields]
+	fields jsonplan.Decoder[eventscan.WindowEvent]
 }
 
 func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context, S, R) (S, error), final func(context.Context, Window, S) error,
@@ -295,24 +298,11 @@ func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context
 		return nil, fmt.Errorf("sluice: %s window handler: final function is nil", source)
 	}
 	return &windowHandler[R, S]{source: source, fold: fold, final: final, seq: seq,
-		fields: jsonplan.New[windowEventFields]()}, nil
+		fields: jsonplan.New[eventscan.WindowEvent]()}, nil
 }
 
-// windowEventFields are the tumbling window fields of a stream event.
-type windowEventFields struct {
-	Window *struct {
-		Start time.Time `json:"start"`
-		End   time.Time `json:"end"`
-	} `json:"window"`
-	State                   map[string]string `json:"state"`
-	ShardID                 string            `json:"shardId"`
-	EventSourceARN          string            `json:"eventSourceARN"`
-	IsFinalInvokeForWindow  bool              `json:"isFinalInvokeForWindow"`
-	IsWindowTerminatedEarly bool              `json:"isWindowTerminatedEarly"`
-	Records                 []struct{}        `json:"Records"`
-}
-
-func (f *windowEventFields) window() Window {
+// windowOfEvent is the window of an event's tumbling window fields.
+func windowOfEvent(f *eventscan.WindowEvent) Window {
 	return Window{Start: f.Window.Start, End: f.Window.End, ShardID: f.ShardID, EventSourceARN: f.EventSourceARN,
 		TerminatedEarly: f.IsWindowTerminatedEarly}
 }
@@ -324,7 +314,7 @@ type windowOf interface{ window() Window }
 // windowRun is one invoke's fold: the aggregate so far and how to rebuild
 // it.
 type windowRun[R, S any] struct {
-	ev      *windowEventFields
+	ev      *eventscan.WindowEvent
 	payload []byte
 	state   S
 	folded  int  // records folded so far, in order
@@ -335,7 +325,7 @@ type windowRun[R, S any] struct {
 }
 
 func (r *windowRun[R, S]) window() Window {
-	w := r.ev.window()
+	w := windowOfEvent(r.ev)
 	w.TerminatedEarly = false
 	return w
 }
@@ -388,7 +378,7 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 		}
 		run.recs = recs
 	}
-	s, err := decodeWindowState[S](run.ev.State)
+	s, err := windowstate.Decode[S](run.ev.State)
 	if err != nil {
 		return s, err
 	}
@@ -402,7 +392,7 @@ func (h *windowHandler[R, S]) refold(ctx context.Context, run *windowRun[R, S], 
 }
 
 func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var ev windowEventFields
+	var ev eventscan.WindowEvent
 	if err := h.fields.Unmarshal(payload, &ev, false); err != nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
 	}
@@ -415,7 +405,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 		return h.finalInvoke(ctx, &ev)
 	}
 	run := &windowRun[R, S]{ev: &ev, payload: payload}
-	s, err := decodeWindowState[S](ev.State)
+	s, err := windowstate.Decode[S](ev.State)
 	if err != nil {
 		return nil, err
 	}
@@ -424,9 +414,9 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	reported, err := firstReported(body)
+	reported, err := batchresponse.FirstReported(body)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sluice: window handler: %w", err)
 	}
 	if run.dirty { // the last fold failed: its record is the one reported
 		if err := h.rebuild(ctx, run, run.folded); err != nil {
@@ -446,7 +436,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 			}
 		}
 	}
-	state, err := encodeWindowState(run.state)
+	state, err := windowstate.Encode(run.state)
 	if err != nil {
 		return nil, fmt.Errorf("sluice: %s window of shard %s: %w", h.source, ev.ShardID, err)
 	}
@@ -463,7 +453,7 @@ func (h *windowHandler[R, S]) invoke(ctx context.Context, payload []byte) ([]byt
 		}
 		return []byte(`{"state":{},"batchItemFailures":[]}`), nil
 	}
-	return withState(body, state), nil
+	return batchresponse.WithState(body, state), nil
 }
 
 // overflow answers a batch whose aggregate does not fit the state limit:
@@ -481,7 +471,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		if err != nil {
 			return nil, err
 		}
-		if fits, err = encodeWindowState(s); err != nil {
+		if fits, err = windowstate.Encode(s); err != nil {
 			return nil, err
 		}
 	}
@@ -491,7 +481,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 		if err != nil {
 			return nil, err
 		}
-		enc, err := encodeWindowState(s)
+		enc, err := windowstate.Encode(s)
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +512,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 			if err != nil {
 				return nil, err
 			}
-			if fits, err = encodeWindowState(s); err != nil {
+			if fits, err = windowstate.Encode(s); err != nil {
 				return nil, err
 			}
 			lo = j
@@ -534,7 +524,7 @@ func (h *windowHandler[R, S]) overflow(ctx context.Context, run *windowRun[R, S]
 	if lo == 0 || h.cfg.wholeBatch {
 		return nil, e
 	}
-	return withState(appendStringFailures(nil, []int{0}, func(int) string { return e.Record }), fits), nil
+	return batchresponse.WithState(batchresponse.AppendStringFailures(nil, []int{0}, func(int) string { return e.Record }), fits), nil
 }
 
 // firstSibling returns the index of the first of the records before record
@@ -559,8 +549,8 @@ func (h *windowHandler[R, S]) firstSibling(_ context.Context, run *windowRun[R, 
 }
 
 // finalInvoke runs the final function on the window's aggregate.
-func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *windowEventFields) ([]byte, error) {
-	s, err := decodeWindowState[S](ev.State)
+func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *eventscan.WindowEvent) ([]byte, error) {
+	s, err := windowstate.Decode[S](ev.State)
 	if err != nil {
 		return nil, err
 	}
@@ -570,8 +560,8 @@ func (h *windowHandler[R, S]) finalInvoke(ctx context.Context, ev *windowEventFi
 	return []byte(`{"state":{},"batchItemFailures":[]}`), nil
 }
 
-func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *windowEventFields, s S) error {
-	w := ev.window()
+func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *eventscan.WindowEvent, s S) error {
+	w := windowOfEvent(ev)
 	ctx = context.WithValue(ctx, windowKey{}, finalRun{w})
 	run := func(ctx context.Context) (_ []byte, err error) {
 		defer func() {
@@ -595,7 +585,7 @@ func (h *windowHandler[R, S]) callFinal(ctx context.Context, ev *windowEventFiel
 }
 
 // finalKey is the idempotency key of a window's final write.
-func (h *windowHandler[R, S]) finalKey(ev *windowEventFields) string {
+func (h *windowHandler[R, S]) finalKey(ev *eventscan.WindowEvent) string {
 	key := ""
 	if name, _ := h.cfg.lookupEnv(EnvFunctionName); name != "" {
 		key = name + "#"
@@ -607,28 +597,4 @@ func (h *windowHandler[R, S]) finalKey(ev *windowEventFields) string {
 		key += "#early-" + hex.EncodeToString(sum[:8])
 	}
 	return key
-}
-
-// firstReported returns the item identifier a stream partial batch response
-// reports, or "".
-func firstReported(body []byte) (string, error) {
-	var resp events.KinesisEventResponse
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return "", fmt.Errorf("sluice: window handler: reading the batch response: %w", err)
-	}
-	if len(resp.BatchItemFailures) == 0 {
-		return "", nil
-	}
-	return resp.BatchItemFailures[0].ItemIdentifier, nil
-}
-
-// withState adds "state" to a partial batch response object.
-func withState(body, state []byte) []byte {
-	out := make([]byte, 0, len(body)+len(state)+10)
-	out = append(out, `{"state":`...)
-	out = append(out, state...)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, body[1:]...)
 }

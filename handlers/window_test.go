@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/windowstate"
 	"github.com/sluicehq/sluice/localtest"
 )
 
@@ -347,62 +348,6 @@ func TestDynamoDBWindow(t *testing.T) {
 	}
 }
 
-func TestWindowStateEncoding(t *testing.T) {
-	big := winAgg{Count: map[string]int{}, Sum: map[string]int64{}}
-	for i := range 2000 {
-		big = big.add(winOrder{Customer: fmt.Sprintf("customer-%05d", i), Amount: int64(i)})
-	}
-	for _, tc := range []struct {
-		name string
-		in   winAgg
-		key  string
-	}{
-		{"zero", winAgg{}, windowStateJSON},
-		{"small", winAgg{}.add(winOrder{Customer: "a", Amount: 3}), windowStateJSON},
-		{"large is compressed", big, windowStateGzip},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			enc, err := encodeWindowState(tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m map[string]string
-			if err := json.Unmarshal(enc, &m); err != nil || m["sluice"] != "1" || m[tc.key] == "" || len(m) != 2 {
-				t.Fatalf("state %s: %v", enc, err)
-			}
-			got, err := decodeWindowState[winAgg](m)
-			if err != nil || !maps.Equal(got.Count, tc.in.Count) || !maps.Equal(got.Sum, tc.in.Sum) {
-				t.Fatalf("round trip: %+v %v", got, err)
-			}
-		})
-	}
-	raw, _ := json.Marshal(big)
-	enc, _ := encodeWindowState(big)
-	if len(enc)*3 > len(raw) {
-		t.Fatalf("a 2,000-customer aggregate of %d bytes encodes to %d: want a third or less", len(raw), len(enc))
-	}
-	for _, tc := range []struct {
-		name  string
-		state map[string]string
-		want  string
-	}{
-		{"empty is the zero value", map[string]string{}, ""},
-		{"not ours", map[string]string{"count": "3"}, "not written by a Sluice window handler"},
-		{"newer version", map[string]string{"sluice": "2", "json": "{}"}, `format version "2"`},
-		{"no payload", map[string]string{"sluice": "1"}, "neither"},
-		{"bad base64", map[string]string{"sluice": "1", "gz": "%%%"}, "not base64"},
-		{"bad gzip", map[string]string{"sluice": "1", "gz": "AAAA"}, "not gzip"},
-		{"another type", map[string]string{"sluice": "1", "json": `{"n":[1]}`}, "does not decode into handlers.winAgg"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeWindowState[winAgg](tc.state)
-			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-		})
-	}
-}
-
 func TestWindowHandlerRefusals(t *testing.T) {
 	final := func(context.Context, Window, winAgg) error { return nil }
 	for _, tc := range []struct {
@@ -489,7 +434,7 @@ func TestDynamoDBWindowMalformedAttributeValue(t *testing.T) {
 		if len(errs) == 0 || !strings.Contains(errs[0].Error(), "malformed dynamodb record") {
 			t.Fatalf("poisoned %s: errors %v", c.want, errs)
 		}
-		s, err := decodeWindowState[winAgg](resp.State)
+		s, err := windowstate.Decode[winAgg](resp.State)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -546,7 +491,7 @@ func TestDynamoDBWindowRefoldPastMalformedRecord(t *testing.T) {
 	if err := json.Unmarshal(out, &resp); err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "222" {
 		t.Fatalf("response %s (%v): want 222 reported", out, err)
 	}
-	s, err := decodeWindowState[winAgg](resp.State)
+	s, err := windowstate.Decode[winAgg](resp.State)
 	if err != nil {
 		t.Fatal(err)
 	}

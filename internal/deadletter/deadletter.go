@@ -3,9 +3,10 @@
 // (Quarantine), which lone record is quarantined without running because it
 // crashed the function (Blame), how a Destination's answer spreads over the
 // envelopes it was given (Rejected) and the configuration the options of
-// package dlq build (NewConfig), for package handlers; and the attempts key
-// earlier versions gave a Kinesis record (KinesisLegacyAttemptsKey), for
-// package dlq/redrive. The vocabulary a user sees (the envelope, its
+// package dlq build (NewConfig), a FIFO message's attempts (FIFOAttempts)
+// and the envelope's error text (CapText), for package handlers; and the
+// attempts key earlier versions gave a Kinesis record
+// (KinesisLegacyAttemptsKey), for package dlq/redrive. The vocabulary a user sees (the envelope, its
 // reasons, the options, the stores and destinations) is package dlq, whose
 // documentation states the rules.
 package deadletter
@@ -101,4 +102,25 @@ func NewConfig(opts ...dlq.Option) (dlq.Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// MaxErrorText caps the error text an envelope carries, so a huge error
+// message does not push the record itself out of a size-limited queue.
+const MaxErrorText = 4096
+
+// FIFOAttempts is the attempts of a FIFO message: the failures counted
+// (this one included), never more than its receives (0: unknown).
+func FIFOAttempts(failures, receives int) int {
+	if receives > 0 && failures > receives {
+		return receives
+	}
+	return max(1, failures)
+}
+
+// CapText is an envelope's error text: s, cut to MaxErrorText bytes.
+func CapText(s string) string {
+	if len(s) <= MaxErrorText {
+		return s
+	}
+	return s[:MaxErrorText] + "... (truncated)"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,5 +208,28 @@ func TestBlameOnlyThePoison(t *testing.T) {
 				t.Fatalf("the poison crashed %d times alone before it was quarantined, want %d", runs, tc.aloneRuns)
 			}
 		})
+	}
+}
+
+func TestFIFOAttempts(t *testing.T) {
+	for _, tc := range []struct{ failures, receives, want int }{
+		{1, 1, 1}, {1, 5, 1}, {3, 5, 3}, {4, 3, 3}, {2, 0, 2}, {0, 0, 1},
+	} {
+		if got := FIFOAttempts(tc.failures, tc.receives); got != tc.want {
+			t.Errorf("FIFOAttempts(%d, %d) = %d, want %d", tc.failures, tc.receives, got, tc.want)
+		}
+	}
+}
+
+func TestCapText(t *testing.T) {
+	if got := CapText("short"); got != "short" {
+		t.Errorf("CapText(short) = %q", got)
+	}
+	long := strings.Repeat("x", MaxErrorText+1)
+	if got := CapText(long); got != long[:MaxErrorText]+"... (truncated)" {
+		t.Errorf("CapText of %d bytes is %d bytes: %.20q", len(long), len(got), got[len(got)-20:])
+	}
+	if got := CapText(long[:MaxErrorText]); got != long[:MaxErrorText] {
+		t.Error("text of exactly MaxErrorText bytes is kept whole")
 	}
 }

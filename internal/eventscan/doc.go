@@ -11,6 +11,14 @@
 // reuses it), but strings of one batch share the large chunks of an Arena,
 // which are never reused. The shared core (scanner, Arena, string and
 // number lexing, base64) is in scan.go and base64.go; this package and
-
 // internal/jsonplan are where Sluice uses unsafe.
+//
+// Beside the scanners is what else the handlers read from the wire: the
+// {"Records":[...]} fallback that fails only the bad records (RecordArray),
+// the DynamoDB Streams event with its image checks (DecodeDynamoDB,
+// MissingImage), KPL deaggregation (Deaggregate), Kafka schema metadata
+// (KafkaSchemaMetadata), the tumbling window fields (WindowEvent) and
+// where an event they cannot decode comes from (EventSourceOf,
+// IsFirehoseEvent), its records' bytes for dead letters (SplitRecords) and
+// whether a validated Kafka value arrived as JSON (KafkaAsJSON).
 package eventscan

@@ -42,8 +42,8 @@ func DecodeKafka(payload []byte) (KafkaEvent, error) {
 	if ev, ok := scanKafkaEvent(payload); ok {
 		return ev, nil
 	}
-	// The plan decoder first (see decodeRecordArray), kept equal to
-	// encoding/json by FuzzEnvelopeAgrees.
+	// The plan decoder first (see RecordArray), kept equal to
+	// encoding/json by the handlers' FuzzEnvelopeAgrees.
 	var whole kafkaWhole
 	if kafkaWholeDecoder().Unmarshal(payload, &whole, false) == nil {
 		keys, n := Partitions(whole.Records)

@@ -3,9 +3,10 @@ package eventscan
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 )
 
-// RecordSpans is the handlers' splitRecords fast path for an event whose records are a
+// RecordSpans is SplitRecords' fast path for an event whose records are a
 // top-level "Records" array (Kinesis, DynamoDB Streams, SQS): it walks the
 // JSON without decoding it and returns each element's bytes, sharing
 // payload. ok is false for anything it does not expect (another key that
@@ -173,4 +174,35 @@ func (s *spanScanner) skipValue(depth int) bool {
 		}
 		return s.i > start
 	}
+}
+
+// SplitRecords returns the spans of an event's records (encoding/json
+// keeps a RawMessage's bytes as they are), in the order the handlers decode
+// them: the "Records" array in order, or Kafka's topic-partitions sorted,
+// each in offset order; nil when the event does not decode.
+func SplitRecords(payload []byte, kafka bool) []json.RawMessage {
+	if !kafka {
+		if spans, ok := RecordSpans(payload); ok {
+			return spans
+		}
+		var ev struct {
+			Records []json.RawMessage `json:"Records"`
+		}
+		if json.Unmarshal(payload, &ev) != nil {
+			return nil
+		}
+		return ev.Records
+	}
+	var ev struct {
+		Records map[string][]json.RawMessage `json:"records"`
+	}
+	if json.Unmarshal(payload, &ev) != nil {
+		return nil
+	}
+	keys, n := Partitions(ev.Records)
+	out := make([]json.RawMessage, 0, n)
+	for _, k := range keys {
+		out = append(out, ev.Records[k]...)
+	}
+	return slices.Clip(out)
 }

@@ -36,3 +36,28 @@ func FuzzRecordSpans(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitRecords(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		kafka bool
+		want  []string
+	}{
+		{`{"Records":[{"a":1}, 2]}`, false, []string{`{"a":1}`, `2`}},
+		{`{"Records":[1],"RECORDS":[2]}`, false, []string{`2`}}, // encoding/json's last case-insensitive match
+		{`{"records":{"t-1":[3],"t-0":[1, 2]}}`, true, []string{`1`, `2`, `3`}},
+		{`{"Records":`, false, nil},
+		{`{"records":[1]}`, true, nil},
+	} {
+		got := SplitRecords([]byte(tc.in), tc.kafka)
+		if len(got) != len(tc.want) {
+			t.Errorf("SplitRecords(%s) = %q, want %q", tc.in, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if string(got[i]) != tc.want[i] {
+				t.Errorf("SplitRecords(%s)[%d] = %s, want %s", tc.in, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

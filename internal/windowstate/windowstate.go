@@ -1,4 +1,8 @@
-package handlers
+// Package windowstate is the format in which a tumbling window handler
+// (handlers.NewKinesisWindow, handlers.NewDynamoDBWindow) keeps its
+// aggregate in Lambda's window state between invokes: JSON, gzipped when
+// that is shorter, under a format version.
+package windowstate
 
 import (
 	"bytes"
@@ -9,6 +13,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // The window state format. Lambda's state is a map of strings; Sluice
@@ -24,46 +30,46 @@ import (
 // it does not know, or a state it did not write, rather than fold into
 // the wrong thing.
 const (
-	windowStateVersionKey = "sluice"
-	windowStateVersion    = "1"
-	windowStateJSON       = "json"
-	windowStateGzip       = "gz"
-	// windowStateGzipFrom is the JSON size from which compression is tried.
-	windowStateGzipFrom = 512
+	versionKey = "sluice"
+	version    = "1"
+	jsonKey    = "json"
+	gzipKey    = "gz"
+	// gzipFrom is the JSON size from which compression is tried.
+	gzipFrom = 512
 )
 
-// encodeWindowState encodes s as the state map's JSON.
-func encodeWindowState[S any](s S) ([]byte, error) {
+// Encode encodes s as the state map's JSON.
+func Encode[S any](s S) ([]byte, error) {
 	j, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the window aggregate %T as JSON: %w", s, err)
 	}
-	key, val := windowStateJSON, string(j)
-	if len(j) >= windowStateGzipFrom {
+	key, val := jsonKey, string(j)
+	if len(j) >= gzipFrom {
 		var b bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 		zw.Write(j)
 		zw.Close()
 		if z := base64.StdEncoding.EncodeToString(b.Bytes()); len(z) < len(j) {
-			key, val = windowStateGzip, z
+			key, val = gzipKey, z
 		}
 	}
 	out := make([]byte, 0, len(val)+len(val)/8+32)
-	out = append(out, `{"`+windowStateVersionKey+`":"`+windowStateVersion+`","`...)
+	out = append(out, `{"`+versionKey+`":"`+version+`","`...)
 	out = append(out, key...)
 	out = append(out, `":`...)
-	out = appendJSONString(out, val)
+	out = jsonplan.AppendString(out, val)
 	return append(out, '}'), nil
 }
 
-// decodeWindowState decodes a state map written by encodeWindowState. An
+// Decode decodes a state map written by Encode. An
 // empty or missing state (a window's first invoke) is S's zero value.
-func decodeWindowState[S any](state map[string]string) (S, error) {
+func Decode[S any](state map[string]string) (S, error) {
 	var s S
 	if len(state) == 0 {
 		return s, nil
 	}
-	v, ok := state[windowStateVersionKey]
+	v, ok := state[versionKey]
 	if !ok {
 		keys := make([]string, 0, len(state))
 		for k := range state {
@@ -73,27 +79,27 @@ func decodeWindowState[S any](state map[string]string) (S, error) {
 		return s, fmt.Errorf("sluice: the window state (keys %s) was not written by a Sluice window handler: "+
 			"a window handler owns its mapping's state; was the function changed in the middle of a window?", strings.Join(keys, ", "))
 	}
-	if v != windowStateVersion {
+	if v != version {
 		return s, fmt.Errorf("sluice: the window state has format version %q, and this handler reads version %q only: "+
-			"it was written by another version of Sluice; deploy that version until the window closes", v, windowStateVersion)
+			"it was written by another version of Sluice; deploy that version until the window closes", v, version)
 	}
 	var j []byte
-	if z, ok := state[windowStateGzip]; ok {
+	if z, ok := state[gzipKey]; ok {
 		raw, err := base64.StdEncoding.DecodeString(z)
 		if err != nil {
-			return s, fmt.Errorf("sluice: the window state is damaged (%q is not base64): %w", windowStateGzip, err)
+			return s, fmt.Errorf("sluice: the window state is damaged (%q is not base64): %w", gzipKey, err)
 		}
 		zr, err := gzip.NewReader(bytes.NewReader(raw))
 		if err == nil {
 			j, err = io.ReadAll(zr)
 		}
 		if err != nil {
-			return s, fmt.Errorf("sluice: the window state is damaged (%q is not gzip): %w", windowStateGzip, err)
+			return s, fmt.Errorf("sluice: the window state is damaged (%q is not gzip): %w", gzipKey, err)
 		}
-	} else if t, ok := state[windowStateJSON]; ok {
+	} else if t, ok := state[jsonKey]; ok {
 		j = []byte(t)
 	} else {
-		return s, fmt.Errorf("sluice: the window state is damaged: it has neither %q nor %q", windowStateJSON, windowStateGzip)
+		return s, fmt.Errorf("sluice: the window state is damaged: it has neither %q nor %q", jsonKey, gzipKey)
 	}
 	if err := json.Unmarshal(j, &s); err != nil {
 		return s, fmt.Errorf("sluice: the window state does not decode into %T (was the aggregate type changed in the middle of a window?): %w", s, err)

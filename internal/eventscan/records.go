@@ -1,4 +1,4 @@
-package handlers
+package eventscan
 
 import (
 	"encoding/json"
@@ -12,17 +12,17 @@ type recordArray[E any] struct {
 	Records []E `json:"Records"`
 }
 
-// decodeRecordArray decodes an event of the shape {"Records":[...]} into
+// RecordArray decodes an event of the shape {"Records":[...]} into
 // records of type E. When the event as a whole does not decode (one record
 // with a wrongly typed field fails encoding/json for all), it decodes the
 // records one by one, so only the bad ones fail: errs has an entry for each.
 // A bad record must still carry the identifier it is reported by (id); if it
 // does not, or the envelope itself is not JSON, the whole event fails.
-func decodeRecordArray[E any](source string, payload []byte, id func(*E) string) (recs []E, errs []error, err error) {
+func RecordArray[E any](source string, payload []byte, id func(*E) string) (recs []E, errs []error, err error) {
 	var whole recordArray[E]
 	// The plan decoder (strings copied: the runtime reuses payload), which
-	// falls back to encoding/json for anything it does not expect (and
-	// FuzzEnvelopeAgrees keeps equal to it); a bad record then goes the
+	// falls back to encoding/json for anything it does not expect (and the
+	// handlers' FuzzEnvelopeAgrees keeps equal to it); a bad record then goes the
 	// encoding/json way below, one record at a time.
 	if err := jsonplan.New[recordArray[E]]().Unmarshal(payload, &whole, false); err == nil {
 		return whole.Records, nil, nil
