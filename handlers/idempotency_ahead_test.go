@@ -325,8 +325,10 @@ func TestIdempotencyOrderedGroupsLandBeforeTheAnswer(t *testing.T) {
 		}
 	}
 	writes := store.completes.Load() + store.groups.Load()
-	if store.groups.Load() == 0 || store.completes.Load()+store.grouped.Load() != 40 || writes > 10 {
-		t.Fatalf("%d single completes and %d groups of %d completes; want all 40 completed in at most 10 requests, groups among them",
+	// A write carries on average at least 3 completes (with the default
+	// depth of 8, up to 9 can wait for one write).
+	if store.groups.Load() == 0 || store.completes.Load()+store.grouped.Load() != 40 || writes*3 > 40 {
+		t.Fatalf("%d single completes and %d groups of %d completes; want all 40 completed in at most 13 requests, groups among them",
 			store.completes.Load(), store.groups.Load(), store.grouped.Load())
 	}
 }

@@ -28,21 +28,24 @@ const DefaultInFlight = 128
 // its lane's completes are unwritten, so the records run ahead of the
 // writes by at most d, and a write carries up to d of them: with an
 // instant effect a lane costs about 2/(d+1) round trips per record for
-// its completes (d = 32: 0.06), instead of one. What it costs: a process
+// its completes (d = 8: 0.22; d = 32: 0.06), instead of one. What it costs: a process
 // killed mid-lane can leave the running record and up to d records before
 // it with their effects done and no completion stored, which run again on
 // the retry, in their order (never after a later record's effect); and on
 // DynamoDB a complete in a group is a transaction item, two write units
-// instead of one. 32 keeps a group within one DynamoDB transaction (100
-// items) and the lanes of the benchmarks (40 to 200 records a shard) under
-// 0.2 round trips per record at 5 ms a round trip; WithOrderedDepth(1)
-// writes one complete at a time, as before groups (one write unit each).
+// instead of one. The default, 8, weighs the two: it keeps the repeats a
+// kill can cause to 9 records a lane while the benchmarks' lanes (40 to
+// 200 records a shard, 5 ms a round trip) pay 0.26-0.35 round trips per
+// record; WithOrderedDepth(32) takes them to 0.09-0.19 for effects that a
+// repeat does not harm (up to 33 records a lane run again after a kill),
+// and WithOrderedDepth(1) writes one complete at a time, as before groups
+// (one write unit each).
 // Only a complete that fails for good (the store refusing it past its
 // retries) lets a record's repeat come after the effects of later records
 // whose completes were stored. An effect that must never be repeated out
 // of order even then (a last-writer-wins write without a version check)
 // wants WithOrderedDepth(0).
-const DefaultOrderedDepth = 32
+const DefaultOrderedDepth = 8
 
 // ErrLaneStopped reports a record of an ordered lane that did not run
 // because an earlier record of its lane ran but its completion could not

@@ -291,7 +291,17 @@ func TestKillWindow(t *testing.T) {
 		}
 		return out
 	}
-	keys := map[string]string{"a1": "a", "a2": "a", "a3": "a", "a4": "a", "a5": "a", "a6": "a", "a7": "a", "b1": "b"}
+	// A run of key a longer than the window: a1 .. a(W+5).
+	w := killWindowPerKey
+	aRun := func(req string) []string {
+		var out []string
+		for i := 1; i <= w+5; i++ {
+			out = append(out, fmt.Sprintf("%s/a%d", req, i))
+		}
+		return out
+	}
+	last := append(aRun("r1"), "r2/a1")
+	perKey := append([]string{"r1/a1", "r1/b1"}, aRun("r1")[1:]...)
 	tests := []struct {
 		name    string
 		effects []Effect
@@ -300,15 +310,15 @@ func TestKillWindow(t *testing.T) {
 		want    []int
 	}{
 		{"not killed", eff("r1/a1", "r1/a2"), map[string]bool{}, true, nil},
-		{"the last two of a key", eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r1/a7", "r2/a1"), map[string]bool{"r1": true}, true, []int{5, 6}},
-		{"per key", eff("r1/a1", "r1/b1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6"), map[string]bool{"r1": true}, true, []int{1, 5, 6}},
+		{"the last W of a key", eff(last...), map[string]bool{"r1": true}, true, seq(5, w+5)},
+		{"per key", eff(perKey...), map[string]bool{"r1": true}, true, append([]int{1}, seq(6, w+6)...)},
 		{"only the killed invocation", eff("r1/a1", "r2/a2", "r2/a3"), map[string]bool{"r1": true}, true, []int{0}},
 		{"unordered: all of a short run", eff("r1/a1", "r1/a2", "r1/a3", "r1/b1"), map[string]bool{"r1": true}, false, []int{0, 1, 2, 3}},
 		{"unordered: not before the last 136", unorderedRun(140), map[string]bool{"r1": true}, false, seq(4, 140)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := killWindow(tt.effects, tt.killed, tt.ordered, func(pos int) string { return keys[tt.effects[pos].Record] })
+			got := killWindow(tt.effects, tt.killed, tt.ordered, func(pos int) string { return tt.effects[pos].Record[:1] })
 			if len(got) != len(tt.want) {
 				t.Fatalf("window %v, want %v", got, tt.want)
 			}
@@ -324,12 +334,12 @@ func TestKillWindow(t *testing.T) {
 	// in memory, is what the check is for).
 	var recs []inputRef
 	done := map[string]string{}
-	for i := 1; i <= 6; i++ {
+	for i := 1; i <= w+5; i++ {
 		id := fmt.Sprintf("a%d", i)
 		recs = append(recs, inputRef{id: id, key: "a", line: i})
 		done[id] = FateProcessed
 	}
-	res := checkInvariants(effectsInput{records: recs, effects: eff("r1/a1", "r1/a2", "r1/a3", "r1/a4", "r1/a5", "r1/a6", "r2/a1"),
+	res := checkInvariants(effectsInput{records: recs, effects: eff(last...),
 		Input: checks.Input{Fates: done, Have: true, Once: true, KillRepeatsOK: true, Killed: map[string]bool{"r1": true}}})
 	for _, inv := range res {
 		if inv.Name == InvariantOnce && (inv.Status != StatusViolated || !strings.Contains(strings.Join(inv.Violations, ""), "record line 1 took effect 2 times")) {
