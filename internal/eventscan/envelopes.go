@@ -51,9 +51,10 @@ func (s *scanner) sharedText() (v string, null, ok bool) {
 		return unsafe.String(&s.b[start], j-start), false, true
 	}
 	// The text unescaped is never longer than the rest of the input: room
-	// for that (up to a bound past which copyText moves the text on) spares
-	// a scan for the string's end.
-	a := &Arena{buf: make([]byte, 0, min(len(s.b)-start, 4096)+16), most: 32 << 10}
+	// for that, up to 512 bytes (past which copyText moves the text on,
+	// doubling), spares a scan for the string's end. copyText wants a word
+	// of room past the text.
+	a := &Arena{buf: make([]byte, 0, min(len(s.b)-start, 512)+16), most: 32 << 10}
 	v, _, ok = s.copyText(a, "", start)
 	return v, false, ok
 }
