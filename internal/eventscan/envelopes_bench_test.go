@@ -62,6 +62,7 @@ func BenchmarkReadEventBridge(b *testing.B) {
 // in each iteration and reports their ratio (reader-x).
 func BenchmarkReadSNSPair(b *testing.B) {
 	in := []byte(snsNotification("00000001-d533-4a47-aef9-fcf5cf758c76", benchOrderJSON))
+	b.ReportAllocs()
 	var tr, tg time.Duration
 	for b.Loop() {
 		t := time.Now()
@@ -82,6 +83,7 @@ func BenchmarkReadSNSPair(b *testing.B) {
 // (the general decoder leaves the detail raw, as the reader does).
 func BenchmarkReadEventBridgePair(b *testing.B) {
 	in := []byte(eventBridgeEvent("00000001-b491-4cf7-a9f1-bf3703467718", benchOrderJSON))
+	b.ReportAllocs()
 	var tr, tg time.Duration
 	for b.Loop() {
 		t := time.Now()
