@@ -440,7 +440,7 @@ func escape(b []byte, j int) (r rune, next int, ok bool) {
 
 // unescapeRun copies b[j:] to out[n:] eight bytes at a time, each word
 // stored whole (the bytes past the run are overwritten next), undoing the
-// one-character escapes (\", \\, \/, \n and the others) on the way, and returns the indexes of the first
+// escapes \", \\ and \/ on the way, and returns the indexes of the first
 // byte it leaves to its caller: any other byte that is not plain, or one
 // within nine bytes of b's end or eight of out's.
 func unescapeRun(b, out []byte, j, n int) (int, int) {
@@ -462,8 +462,8 @@ func unescapeRun(b, out []byte, j, n int) (int, int) {
 		if byte(x>>(k<<3)) != '\\' {
 			break
 		}
-		e, ok := jsonplan.Escaped(*(*byte)(unsafe.Add(bp, j+1)))
-		if !ok {
+		e := *(*byte)(unsafe.Add(bp, j+1))
+		if e != '"' && e != '\\' && e != '/' {
 			break
 		}
 		*(*byte)(unsafe.Add(op, n)) = e
