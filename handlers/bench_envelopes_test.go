@@ -137,6 +137,12 @@ func BenchmarkKinesis10kString(b *testing.B) {
 // BenchmarkDynamoDB10k as Kinesis Data Streams for DynamoDB writes them:
 // its plain path to compare with.
 func BenchmarkKinesis10kDynamoDBChange(b *testing.B) {
+	benchKinesis(b, ddbChangeFixture(b), 10000, func(r KinesisRecord[DynamoDBChange[ddbOrder]]) { benchSink += r.Value.New.Amount - r.Value.Old.Amount })
+}
+
+// ddbChangeFixture is the MODIFY records of dynamodbFixture(10000) as
+// Kinesis Data Streams for DynamoDB writes them.
+func ddbChangeFixture(b *testing.B) []byte {
 	var ddb events.DynamoDBEvent
 	if err := json.Unmarshal(dynamodbFixture(b, 10000), &ddb); err != nil {
 		b.Fatal(err)
@@ -155,7 +161,7 @@ func BenchmarkKinesis10kDynamoDBChange(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchKinesis(b, raw, 10000, func(r KinesisRecord[DynamoDBChange[ddbOrder]]) { benchSink += r.Value.New.Amount - r.Value.Old.Amount })
+	return raw
 }
 
 // BenchmarkFirehose1k: a transformation of 1,000 orders that answers each

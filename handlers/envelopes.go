@@ -1,17 +1,16 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/sluicehq/sluice/internal/eventscan"
 	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
@@ -103,26 +102,6 @@ func (KafkaRecord[T]) envelopeKeyFunc() func(KafkaRecord[T]) string {
 	return valueKeyFunc(func(r *KafkaRecord[T]) *T { return &r.Value })
 }
 
-// sharedJSON is a JSON value kept as it lies in the payload (json.RawMessage
-// copies it): decodeValue's callers never change a payload.
-type sharedJSON []byte
-
-func (j *sharedJSON) UnmarshalJSON(b []byte) error {
-	*j = b
-	return nil
-}
-
-// planOf returns a plan made once, for a wire type of this file.
-func planOf[W any]() func() jsonplan.Decoder[W] {
-	return sync.OnceValue(jsonplan.New[W])
-}
-
-// decodeWire decodes an envelope's JSON into its wire form. Strings may
-// share data's memory, which decodeValue's callers never change.
-func decodeWire[W any](plan func() jsonplan.Decoder[W], data []byte, w *W) error {
-	return plan().Unmarshal(data, w, true)
-}
-
 // SNSMessage is an Amazon SNS notification as SNS delivers it to an SQS
 // queue (or another target) with raw message delivery off: a JSON document
 // whose Message holds the published payload, decoded into Message with the
@@ -172,34 +151,9 @@ type SNSMessageAttribute struct {
 	Value string `json:"Value"`
 }
 
-type snsWire struct {
-	Type              string      `json:"Type"`
-	MessageID         string      `json:"MessageId"`
-	TopicArn          string      `json:"TopicArn"`
-	Subject           string      `json:"Subject"`
-	Message           string      `json:"Message"`
-	Timestamp         string      `json:"Timestamp"`
-	SignatureVersion  string      `json:"SignatureVersion"`
-	Signature         string      `json:"Signature"`
-	SigningCertURL    string      `json:"SigningCertURL"` // SigningCertUrl when SNS invokes Lambda: matched case-insensitively
-	UnsubscribeURL    string      `json:"UnsubscribeURL"`
-	MessageAttributes *sharedJSON `json:"MessageAttributes"`
-}
-
-var (
-	snsPlan = planOf[snsWire]()
-	// snsWires keeps the wire values decodeEnvelope decodes into (the plan
-	// decoder's pointer moves them to the heap).
-	snsWires = sync.Pool{New: func() any { return new(snsWire) }}
-)
-
 func (m *SNSMessage[T]) decodeEnvelope(c Codec, data []byte) error {
-	w := snsWires.Get().(*snsWire)
-	defer func() {
-		*w = snsWire{}
-		snsWires.Put(w)
-	}()
-	if err := decodeWire(snsPlan, data, w); err != nil {
+	w, err := eventscan.DecodeSNS(data)
+	if err != nil {
 		return fmt.Errorf("not an SNS notification (SNSMessage: raw message delivery must be off; with it on, decode the payload's own type): %w", err)
 	}
 	if w.Type != "Notification" {
@@ -207,13 +161,13 @@ func (m *SNSMessage[T]) decodeEnvelope(c Codec, data []byte) error {
 	}
 	m.Type, m.MessageID, m.TopicArn, m.Subject, m.Text = w.Type, w.MessageID, w.TopicArn, w.Subject, w.Message
 	m.SignatureVersion, m.Signature, m.SigningCertURL, m.UnsubscribeURL = w.SignatureVersion, w.Signature, w.SigningCertURL, w.UnsubscribeURL
-	if a := w.MessageAttributes; a != nil && string(*a) != "null" {
-		m.attrs = *a // decoded when asked (MessageAttributes)
-	}
+	m.attrs = w.MessageAttributes // decoded when asked (MessageAttributes)
 	if w.Timestamp != "" {
-		t, err := time.Parse(time.RFC3339Nano, w.Timestamp)
-		if err != nil {
-			return fmt.Errorf("SNS message %s: Timestamp: %w", w.MessageID, err)
+		t, ok := eventscan.ParseTime(w.Timestamp)
+		if !ok {
+			if t, err = time.Parse(time.RFC3339Nano, w.Timestamp); err != nil {
+				return fmt.Errorf("SNS message %s: Timestamp: %w", w.MessageID, err)
+			}
 		}
 		m.Timestamp = t
 	}
@@ -249,23 +203,6 @@ type EventBridgeEvent[T any] struct {
 	Resources  []string  `json:"resources"`
 }
 
-type eventBridgeWire struct {
-	Version    string     `json:"version"`
-	ID         string     `json:"id"`
-	DetailType string     `json:"detail-type"`
-	Source     string     `json:"source"`
-	Account    string     `json:"account"`
-	Time       time.Time  `json:"time"`
-	Region     string     `json:"region"`
-	Resources  []string   `json:"resources"`
-	Detail     sharedJSON `json:"detail"`
-}
-
-var (
-	eventBridgePlan  = planOf[eventBridgeWire]()
-	eventBridgeWires = sync.Pool{New: func() any { return new(eventBridgeWire) }}
-)
-
 // plainValue reports whether the default codec decodes a T inside a JSON
 // document as decodeValue decodes it alone: not for the types decodeValue
 // gives the payload as is, nor for envelopes.
@@ -278,34 +215,52 @@ func plainValue[T any]() bool {
 }
 
 func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
-	// The default codec decodes the event and its detail in one pass, into
-	// e itself; anything it does not settle (and every error, for its
-	// message) takes the way of the other codecs below.
-	if jc, ok := c.(jsonCodec); ok && plainValue[T]() {
-		if jsonplan.DecoderOf[EventBridgeEvent[T]](jc.plans).Decode(data, e, true) && e.DetailType != "" && e.Source != "" {
+	// The event as EventBridge writes it is read in one pass, and its
+	// detail decoded where it lies. With the default codec the decoding of
+	// a detail taken unread checks it; anything the reader does not take,
+	// or a detail that fails, takes the general way below (for its
+	// errors).
+	jc, isJSON := c.(jsonCodec)
+	checked := !isJSON || !plainValue[T]()
+	if w, ok := eventscan.ReadEventBridge(data, checked); ok && w.DetailType != "" && w.Source != "" {
+		e.setMeta(&w)
+		if w.Detail == nil {
+			return nil
+		}
+		if checked {
+			if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
+				return e.detailError(err)
+			}
+			return nil
+		}
+		if jsonplan.DecoderOf[T](jc.plans).Decode(w.Detail, &e.Detail, true) {
 			return nil
 		}
 		*e = EventBridgeEvent[T]{}
 	}
-	w := eventBridgeWires.Get().(*eventBridgeWire)
-	defer func() {
-		*w = eventBridgeWire{}
-		eventBridgeWires.Put(w)
-	}()
-	if err := decodeWire(eventBridgePlan, data, w); err != nil {
+	w, err := eventscan.DecodeEventBridge(data)
+	if err != nil {
 		return fmt.Errorf("not an EventBridge event: %w", err)
 	}
 	if w.DetailType == "" || w.Source == "" {
 		return fmt.Errorf("not an EventBridge event: it lacks detail-type or source (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
 	}
-	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+	e.setMeta(&w)
 	if w.Detail == nil {
 		return nil // no detail: Detail stays zero, as encoding/json leaves it
 	}
 	if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
-		return fmt.Errorf("EventBridge event %s (%s from %s): detail: %w", w.ID, w.DetailType, w.Source, err)
+		return e.detailError(err)
 	}
 	return nil
+}
+
+func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) {
+	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+}
+
+func (e *EventBridgeEvent[T]) detailError(err error) error {
+	return fmt.Errorf("EventBridge event %s (%s from %s): detail: %w", e.ID, e.DetailType, e.Source, err)
 }
 
 func (e *EventBridgeEvent[T]) envelopeKey() string { return e.ID }
@@ -332,21 +287,9 @@ type S3Notification struct {
 	Test *events.S3TestEvent
 }
 
-type s3NotificationWire struct {
-	Records   []events.S3EventRecord `json:"Records"`
-	Service   string                 `json:"Service"`
-	Event     string                 `json:"Event"`
-	Time      time.Time              `json:"Time"`
-	Bucket    string                 `json:"Bucket"`
-	RequestID string                 `json:"RequestId"`
-	HostID    string                 `json:"HostId"`
-}
-
-var s3NotificationPlan = planOf[s3NotificationWire]()
-
 func (n *S3Notification) decodeEnvelope(_ Codec, data []byte) error {
-	var w s3NotificationWire
-	if err := decodeWire(s3NotificationPlan, data, &w); err != nil {
+	w, err := eventscan.DecodeS3(data)
+	if err != nil {
 		return fmt.Errorf("not an S3 event notification: %w", err)
 	}
 	if w.Event == "s3:TestEvent" {
@@ -443,72 +386,53 @@ func (d DynamoDBChange[T]) Expired() bool {
 	return u != nil && u.Type == "Service" && u.PrincipalID == "dynamodb.amazonaws.com"
 }
 
-type ddbChangeWire struct {
-	AWSRegion    string                       `json:"awsRegion"`
-	EventID      string                       `json:"eventID"`
-	EventName    string                       `json:"eventName"`
-	UserIdentity *events.DynamoDBUserIdentity `json:"userIdentity"`
-	RecordFormat string                       `json:"recordFormat"`
-	TableName    string                       `json:"tableName"`
-	EventSource  string                       `json:"eventSource"`
-	DynamoDB     *struct {
-		ApproximateCreationDateTime          float64    `json:"ApproximateCreationDateTime"`
-		ApproximateCreationDateTimePrecision string     `json:"ApproximateCreationDateTimePrecision"`
-		Keys                                 sharedJSON `json:"Keys"`
-		NewImage                             sharedJSON `json:"NewImage"`
-		OldImage                             sharedJSON `json:"OldImage"`
-		SizeBytes                            int64      `json:"SizeBytes"`
-	} `json:"dynamodb"`
-}
-
-var (
-	ddbChangePlan  = planOf[ddbChangeWire]()
-	ddbChangeWires = sync.Pool{New: func() any { return new(ddbChangeWire) }}
-)
-
-// rawImage is an image's JSON, nil when absent or null.
-func rawImage(m sharedJSON) []byte {
-	if m == nil || bytes.Equal(m, []byte("null")) {
-		return nil
-	}
-	return m
-}
-
 func (d *DynamoDBChange[T]) decodeEnvelope(c Codec, data []byte) error {
-	w := ddbChangeWires.Get().(*ddbChangeWire)
-	defer func() {
-		*w = ddbChangeWire{}
-		ddbChangeWires.Put(w)
-	}()
-	if err := decodeWire(ddbChangePlan, data, w); err != nil {
-		return fmt.Errorf("not a DynamoDB change (Kinesis Data Streams for DynamoDB): %w", err)
+	plan := imagePlanOf[T](c)
+	// Both images in one allocation; with a plan, the reader decodes them
+	// into it as it reads them. Anything it does not take goes the general
+	// way (for its errors).
+	imgs := new([2]T)
+	w, ok := eventscan.ReadDynamoDBChange(data, plan, &imgs[0], &imgs[1])
+	if !ok || !w.Change || w.EventSource != sourceDynamoDB {
+		var err error
+		if w, err = eventscan.DecodeDynamoDBChange(data); err != nil {
+			return fmt.Errorf("not a DynamoDB change (Kinesis Data Streams for DynamoDB): %w", err)
+		}
+		*imgs, plan = [2]T{}, nil
+		ok = false
 	}
-	if w.DynamoDB == nil || w.EventSource != sourceDynamoDB {
+	if !w.Change || w.EventSource != sourceDynamoDB {
 		return fmt.Errorf(`not a DynamoDB change (Kinesis Data Streams for DynamoDB): want "eventSource":"aws:dynamodb" and a "dynamodb" object`)
 	}
-	x := w.DynamoDB
 	d.EventID, d.EventName, d.EventSource, d.AWSRegion, d.TableName, d.RecordFormat, d.UserIdentity =
 		w.EventID, w.EventName, w.EventSource, w.AWSRegion, w.TableName, w.RecordFormat, w.UserIdentity
-	d.SizeBytes = x.SizeBytes
-	if t := x.ApproximateCreationDateTime; t != 0 {
-		if x.ApproximateCreationDateTimePrecision == "MICROSECOND" {
+	d.SizeBytes = w.SizeBytes
+	if t := w.CreationTime; t != 0 {
+		if w.Precision == "MICROSECOND" {
 			d.CreationTime = time.UnixMicro(int64(t))
 		} else {
 			d.CreationTime = time.UnixMilli(int64(t))
 		}
 	}
-	d.keys, d.newImg, d.oldImg = rawImage(x.Keys), rawImage(x.NewImage), rawImage(x.OldImage)
-	plan := imagePlanOf[T](c)
+	d.keys, d.newImg, d.oldImg = w.Keys, w.NewImage, w.OldImage
+	decoded := ok && plan != nil // the reader decoded the images
+	if plan == nil {
+		plan = imagePlanOf[T](c)
+	}
 	if d.newImg != nil {
-		d.New = new(T)
-		if err := decodeImage(plan, d.newImg, d.New); err != nil {
-			return fmt.Errorf("DynamoDB change %s: NewImage: %w", w.EventID, err)
+		d.New = &imgs[0]
+		if !decoded {
+			if err := decodeImage(plan, d.newImg, d.New); err != nil {
+				return fmt.Errorf("DynamoDB change %s: NewImage: %w", w.EventID, err)
+			}
 		}
 	}
 	if d.oldImg != nil {
-		d.Old = new(T)
-		if err := decodeImage(plan, d.oldImg, d.Old); err != nil {
-			return fmt.Errorf("DynamoDB change %s: OldImage: %w", w.EventID, err)
+		d.Old = &imgs[1]
+		if !decoded {
+			if err := decodeImage(plan, d.oldImg, d.Old); err != nil {
+				return fmt.Errorf("DynamoDB change %s: OldImage: %w", w.EventID, err)
+			}
 		}
 	}
 	return nil

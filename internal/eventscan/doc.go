@@ -7,6 +7,13 @@
 // or the plan decoder of internal/jsonplan) settles it; each source's fuzz
 // target keeps the scanner equal to its reference decoder.
 //
+// The envelopes other services wrap a payload in (an SNS notification, an
+// EventBridge event, a DynamoDB change through Kinesis, an S3
+// notification) have readers of the same kind, one file each (sns.go,
+// eventbridge.go, ddbchange.go, s3.go; envelopes.go holds what they
+// share), which read the SQS body or Kinesis data the source's scanner
+// decoded, sharing its memory.
+//
 // Decoded records share no memory with the payload (the Lambda runtime
 // reuses it), but strings of one batch share the large chunks of an Arena,
 // which are never reused. The shared core (scanner, Arena, string and

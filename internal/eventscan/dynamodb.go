@@ -645,7 +645,11 @@ func (p *ImagePlan) field(name string) int {
 // base, which must be zero. ok is false when the general decoder must do
 // it; base is then left partly written.
 func (p *ImagePlan) decode(img []byte, base unsafe.Pointer) bool {
-	s := &scanner{b: img, own: true}
+	return p.decodeAt(&scanner{b: img, own: true}, base)
+}
+
+// decodeAt is decode of the image at s's position, which it consumes.
+func (p *ImagePlan) decodeAt(s *scanner, base unsafe.Pointer) bool {
 	var set uint64
 	if !s.tok('{') {
 		return false

@@ -1,0 +1,146 @@
+package eventscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// snsNotification is a notification as SNS writes it into an SQS body.
+func snsNotification(id, message string) string {
+	m, _ := json.Marshal(message)
+	return `{
+  "Type" : "Notification",
+  "MessageId" : "` + id + `",
+  "TopicArn" : "arn:aws:sns:us-west-2:123456789012:MyTopic",
+  "Subject" : "Testing publish to subscribed queues",
+  "Message" : ` + string(m) + `,
+  "Timestamp" : "2012-03-29T05:12:16.901Z",
+  "SignatureVersion" : "1",
+  "Signature" : "EXAMPLEnTrFPa3...",
+  "SigningCertURL" : "https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem",
+  "UnsubscribeURL" : "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:MyTopic:c7fe3a54-ab0e-4ec2-88e0-db410a0f2bee",
+  "MessageAttributes" : {
+    "myKey1" : {"Type":"String","Value":"myValue1"},
+    "myKey2" : {"Type":"String","Value":"myValue2"}
+  }
+}`
+}
+
+// refSNS is the reference: encoding/json into the same fields.
+func refSNS(data []byte) (SNS, error) {
+	var w struct {
+		Type              string          `json:"Type"`
+		MessageID         string          `json:"MessageId"`
+		TopicArn          string          `json:"TopicArn"`
+		Subject           string          `json:"Subject"`
+		Message           string          `json:"Message"`
+		Timestamp         string          `json:"Timestamp"`
+		SignatureVersion  string          `json:"SignatureVersion"`
+		Signature         string          `json:"Signature"`
+		SigningCertURL    string          `json:"SigningCertURL"`
+		UnsubscribeURL    string          `json:"UnsubscribeURL"`
+		MessageAttributes json.RawMessage `json:"MessageAttributes"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return SNS{}, err
+	}
+	n := SNS{Type: w.Type, MessageID: w.MessageID, TopicArn: w.TopicArn, Subject: w.Subject, Message: w.Message, Timestamp: w.Timestamp,
+		SignatureVersion: w.SignatureVersion, Signature: w.Signature, SigningCertURL: w.SigningCertURL, UnsubscribeURL: w.UnsubscribeURL}
+	if w.MessageAttributes != nil && string(w.MessageAttributes) != "null" {
+		n.MessageAttributes = SharedJSON(w.MessageAttributes)
+	}
+	return n, nil
+}
+
+func sameSNS(a, b SNS) bool {
+	ma, mb := a.MessageAttributes, b.MessageAttributes
+	a.MessageAttributes, b.MessageAttributes = nil, nil
+	return reflect.DeepEqual(a, b) && (ma == nil) == (mb == nil) && bytes.Equal(ma, mb)
+}
+
+var snsSeeds = []string{
+	snsNotification("m-1", `{"orderId":"o-1","amount":12.5,"note":"caf\u00e9 \"x\"\n"}`),
+	snsNotification("m-2", "plain text"),
+	snsNotification("m-3", ""),
+	`{"Type":"Notification","MessageId":"a","Message":"x"}`,
+	`{"Message":"x","Type":"Notification"}`,
+	`{"Type":null,"MessageAttributes":null}`,
+	`{"MessageAttributes":{}}`, `{"MessageAttributes":[]}`, `{"MessageAttributes":"x"}`, `{"MessageAttributes":{"a":[1,-2.5e3,true,false,null,"\u00e9\ud800"]}}`,
+	`{"MessageAttributes":{"a":01}}`, `{"MessageAttributes":{"a":"\x"}}`, `{"MessageAttributes":{"a" 1}}`,
+	`{"type":"Notification"}`, `{"SigningCertUrl":"u"}`, `{"Type":"a","Type":"b"}`, `{"Unknown":1}`,
+	`{"Message":"\ud83d\ude00"}`, "{\"Message\":\"\xff\"}", `{"Message":"é"}`, `{"Message":1}`,
+	`{}`, ` { } `, `{} x`, `[]`, `null`, `{"Type":"N"`, `{"Message":"a\tb"}`, "{\"Message\":\"a\tb\"}",
+	`{"Subject":"\u0041\/\\"}`,
+}
+
+// FuzzSNS checks that ReadSNS and encoding/json agree on every input
+// ReadSNS accepts, and that DecodeSNS agrees with encoding/json on every
+// input.
+func FuzzSNS(f *testing.F) {
+	for _, s := range snsSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ref, refErr := refSNS(in)
+		if fast, ok := ReadSNS(in); ok {
+			if refErr != nil {
+				t.Fatalf("ReadSNS accepted what encoding/json rejects (%v): %q", refErr, in)
+			}
+			if !sameSNS(fast, ref) {
+				t.Fatalf("%q:\n ReadSNS %#v\nreference %#v", in, fast, ref)
+			}
+		}
+		got, err := DecodeSNS(in)
+		if (err != nil) != (refErr != nil) {
+			t.Fatalf("%q: DecodeSNS error %v, encoding/json %v", in, err, refErr)
+		}
+		if err == nil && !sameSNS(got, ref) {
+			t.Fatalf("%q:\nDecodeSNS %#v\nreference %#v", in, got, ref)
+		}
+	})
+}
+
+func TestReadSNSShape(t *testing.T) {
+	in := []byte(snsNotification("m-1", `{"a":"b"}`))
+	n, ok := ReadSNS(in)
+	if !ok {
+		t.Fatal("ReadSNS gave up on the notification SNS writes")
+	}
+	if n.Message != `{"a":"b"}` || n.MessageID != "m-1" || !bytes.HasPrefix(n.MessageAttributes, []byte(`{`)) || !bytes.HasSuffix(n.MessageAttributes, []byte(`}`)) {
+		t.Fatalf("%#v", n)
+	}
+	for _, s := range []string{`{"type":"Notification"}`, `{"Type":"a","Type":"b"}`, `{"Unknown":1}`} {
+		if _, ok := ReadSNS([]byte(s)); ok {
+			t.Errorf("ReadSNS took %s, which the general decoder must settle", s)
+		}
+	}
+}
+
+// FuzzParseTime checks ParseTime against time.Parse (RFC3339Nano) and
+// encoding/json's time.Time.
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{"2012-03-29T05:12:16.901Z", "2017-12-22T18:43:48Z", "2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z",
+		"2024-04-31T00:00:00Z", "2024-12-31T23:59:59.123456789Z", "2024-12-31T23:59:60Z", "2024-12-31T24:00:00Z", "2024-00-01T00:00:00Z",
+		"2024-01-01T00:00:00.Z", "2024-01-01T00:00:00,5Z", "2024-01-01T00:00:00.1234567891Z", "2024-01-01T00:00:00+01:00", "0000-01-01T00:00:00Z",
+		"2024-1-01T00:00:00Z", "2024-01-01t00:00:00Z", "2024-01-01T00:00:00.-5Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := ParseTime(s)
+		if !ok {
+			return
+		}
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || !got.Equal(want) || got != want {
+			t.Fatalf("%q: ParseTime %v, time.Parse %v %v", s, got, want, err)
+		}
+		var j time.Time
+		if err := json.Unmarshal([]byte(strconv.Quote(s)), &j); err != nil || j != got {
+			t.Fatalf("%q: ParseTime %v, encoding/json %v %v", s, got, j, err)
+		}
+	})
+}
