@@ -25,7 +25,9 @@ type SQSAPI = inbox.SQSAPI
 // Queue reads envelopes from the SQS queue at url. A received message
 // stays hidden for visibility while its record is replayed; at the end the
 // messages left are made visible again. The queue counts as drained when a
-// receive, waiting up to wait, returns nothing new.
+// receive, waiting up to wait, returns nothing new; with wait 0 (short
+// polling, which may answer empty while messages wait) when three in a row
+// do. Prefer a wait of a second or more, as the sluice command uses.
 func Queue(api SQSAPI, url string, visibility, wait time.Duration) Source {
 	return inbox.Queue(api, url, visibility, wait)
 }

@@ -67,7 +67,9 @@ var _ Source = (*QueueSource)(nil)
 // Queue returns a Source for the queue at url. visibility is how long a
 // received message stays hidden (rounded up to whole seconds; at least 1 s);
 // wait is the long-poll wait of each receive (0 to 20 s): the queue counts
-// as empty when a receive returns nothing.
+// as empty when a long-poll receive returns nothing new, or, with wait 0
+// (short polling, which asks only a sample of SQS's servers and may answer
+// empty while messages wait), when ShortPollEmpties receives in a row do.
 func Queue(api SQSAPI, url string, visibility, wait time.Duration) *QueueSource {
 	return &QueueSource{api: api, url: url, visibility: max(visibility, time.Second), wait: min(max(wait, 0), 20*time.Second),
 		held: map[string]string{}, seen: map[string]bool{}}
@@ -76,10 +78,15 @@ func Queue(api SQSAPI, url string, visibility, wait time.Duration) *QueueSource 
 // Name is the queue URL.
 func (q *QueueSource) Name() string { return q.url }
 
+// ShortPollEmpties is how many short-poll receives in a row must bring
+// nothing new before a queue read with wait 0 counts as drained.
+const ShortPollEmpties = 3
+
 // Next receives up to max messages, 10 per ReceiveMessage, until it has max
-// or a receive brings nothing new.
+// or the queue counts as drained (see Queue).
 func (q *QueueSource) Next(ctx context.Context, max int) ([]Message, error) {
 	var out []Message
+	empties := 0
 	for len(out) < max {
 		got, err := q.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            &q.url,
@@ -104,7 +111,11 @@ func (q *QueueSource) Next(ctx context.Context, max int) ([]Message, error) {
 			q.held[id] = aws.ToString(m.ReceiptHandle)
 			out = append(out, Message{ID: id, Body: []byte(aws.ToString(m.Body)), handle: aws.ToString(m.ReceiptHandle)})
 		}
-		if fresh == 0 {
+		if fresh > 0 {
+			empties = 0
+			continue
+		}
+		if empties++; q.wait > 0 || empties >= ShortPollEmpties {
 			break
 		}
 	}
