@@ -128,7 +128,7 @@ func BenchmarkEnvelopePairDynamoDBChange(b *testing.B) {
 // bodies into: the notification's fields, then its Message by hand.
 type snsByHand struct {
 	Type, MessageID, TopicArn, Subject, Message, Timestamp string
-	MessageAttributes                                    map[string]SNSMessageAttribute
+	MessageAttributes                                      map[string]SNSMessageAttribute
 }
 
 // BenchmarkEnvelopePairSNSByHand: the SNS envelope beside the plain path
