@@ -123,7 +123,7 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 	kb := &kafkaBatch[T]{ctx: ctx, cfg: h.cfg, recs: recs, parts: parts, arn: ev.ARN, meta: meta, items: items,
 		scratch: make([]KafkaRecord[T], workers), arenas: make([]eventscan.Arena, workers)}
 	report, err := runBatch(ctx, &h.handler, kb, payload, items,
-		batchRun{source: sevents.SourceKafka, policy: engine.PerPartition, workers: h.cfg.concurrency, resource: kafkaTopicOf(parts), kafka: true})
+		batchRun{source: sevents.SourceKafka, policy: engine.PerPartition, workers: h.cfg.concurrency, resource: eventscan.KafkaTopic(parts), kafka: true})
 	if err != nil {
 		return nil, err
 	}
@@ -216,16 +216,4 @@ func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord, a *eventscan.Aren
 		return fmt.Errorf("kafka value is not valid base64: %w", err)
 	}
 	return decodeValue(c, v, &r.Value)
-}
-
-// kafkaTopicOf returns the topic of the first "<topic>-<partition>".
-func kafkaTopicOf(parts []string) string {
-	if len(parts) == 0 {
-		return ""
-	}
-	p := parts[0]
-	if i := strings.LastIndexByte(p, '-'); i > 0 {
-		return p[:i]
-	}
-	return p
 }

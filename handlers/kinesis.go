@@ -172,7 +172,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
 	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers)}
-	r := batchRun{source: sevents.SourceKinesis, policy: policy, workers: workers, resource: kinesisShardOf(recs)}
+	r := batchRun{source: sevents.SourceKinesis, policy: policy, workers: workers, resource: eventscan.KinesisShard(recs)}
 	if ev.users != nil {
 		r.records = len(ev.parents)
 	}
@@ -246,14 +246,4 @@ func (b *kinesisBatch[T]) span(i int) int {
 		return i
 	}
 	return int(b.ev.users[i].Parent)
-}
-
-// kinesisShardOf is the shard of a batch, for DimensionResource (from its
-// first record, without allocating, as the other sources' resources).
-func kinesisShardOf(recs []events.KinesisEventRecord) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	id, _, _ := strings.Cut(recs[0].EventID, ":")
-	return id
 }

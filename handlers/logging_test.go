@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/lambdalog"
 )
 
 func envOf(vars map[string]string) Option {
@@ -184,5 +185,13 @@ func TestUserOnRetryStillCalled(t *testing.T) {
 	}
 	if len(seen) != 1 || seen[0] != 1 || rep.Records[0].Attempts != 2 {
 		t.Fatalf("user hook saw %v; attempts %d", seen, rep.Records[0].Attempts)
+	}
+}
+
+// TestLogEnvSpelledOnce keeps the public names of Lambda's logging
+// variables equal to those the default logger reads.
+func TestLogEnvSpelledOnce(t *testing.T) {
+	if EnvLogFormat != lambdalog.EnvFormat || EnvLogLevel != lambdalog.EnvLevel {
+		t.Fatalf("handlers spells %q and %q, lambdalog %q and %q", EnvLogFormat, EnvLogLevel, lambdalog.EnvFormat, lambdalog.EnvLevel)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/lambdalog"
 )
 
 // EnvReportBatchItemFailures names the environment variable that tells the
@@ -327,7 +328,7 @@ func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, er
 		}
 	}
 	if c.logger == nil {
-		l, err := defaultLogger(c.lookupEnv, c.logOut)
+		l, err := lambdalog.New(c.lookupEnv, c.logOut)
 		if err != nil {
 			c.errs = append(c.errs, err)
 		}

@@ -56,17 +56,8 @@ var sqsMessages slicepool.Pool[events.SQSMessage]
 func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId"] }
 
 // SentTime is when SQS received the message (SentTimestamp).
-func (r SQSRecord[T]) SentTime() time.Time { return msAttr(r.Raw.Attributes["SentTimestamp"]) }
-
-func msAttr(s string) time.Time {
-	if ms, ok := eventscan.Digits(s); ok {
-		return time.UnixMilli(ms)
-	}
-	ms, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
+func (r SQSRecord[T]) SentTime() time.Time {
+	return eventscan.UnixMilli(r.Raw.Attributes["SentTimestamp"])
 }
 
 // SQSHandler is the Lambda handler for an SQS event source mapping. It
@@ -136,7 +127,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 		if src := recs[i].EventSource; src != sourceSQS && src != "" {
 			return nil, h.x.mismatch(src)
 		}
-		items[i] = engine.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: msAttr(recs[i].Attributes["SentTimestamp"])}
+		items[i] = engine.Item{ID: recs[i].MessageId, Key: recs[i].MessageId, Arrival: eventscan.UnixMilli(recs[i].Attributes["SentTimestamp"])}
 		if fifo {
 			items[i].Key = recs[i].Attributes["MessageGroupId"]
 		}
@@ -158,7 +149,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	// the heap once more.
 	b := &sqsBatch[T]{recs: recs, errs: decErrs, items: items, codec: h.cfg.codec,
 		scratch: make([]T, max(workers, 1)), skip: skippable[T]()}
-	report, err := runBatch(ctx, &h.handler, b, payload, items, batchRun{source: source, policy: policy, workers: workers, resource: sqsQueueOf(recs)})
+	report, err := runBatch(ctx, &h.handler, b, payload, items, batchRun{source: source, policy: policy, workers: workers, resource: eventscan.SQSQueue(recs)})
 	if err != nil {
 		return nil, err
 	}
@@ -214,17 +205,8 @@ func (b *sqsBatch[T]) describe(i int, e *dlq.Envelope) {
 	r := &b.recs[i]
 	e.Source, e.SourceARN, e.EventID = sevents.SourceSQS, r.EventSourceARN, r.MessageId
 	e.MessageGroup, e.SequenceNumber = r.Attributes["MessageGroupId"], r.Attributes["SequenceNumber"]
-	if t := msAttr(r.Attributes["SentTimestamp"]); !t.IsZero() {
+	if t := eventscan.UnixMilli(r.Attributes["SentTimestamp"]); !t.IsZero() {
 		e.ArrivalTime = t.UTC()
 	}
 	e.Attempts, _ = strconv.Atoi(r.Attributes["ApproximateReceiveCount"])
-}
-
-// sqsQueueOf returns the queue of arn:aws:sqs:REGION:ACCOUNT:NAME.
-func sqsQueueOf(recs []events.SQSMessage) string {
-	if len(recs) == 0 {
-		return ""
-	}
-	arn := recs[0].EventSourceARN
-	return arn[strings.LastIndexByte(arn, ':')+1:]
 }
