@@ -14,7 +14,13 @@ import (
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/idemlink"
 )
+
+// idem is package idempotency's batch machinery (idemlink: not part of
+// idempotency's API), set by idempotency's init before this package's
+// variables are.
+var idem = idemlink.Get[idempotency.Store, idempotency.Option, *idempotency.Cache]()
 
 // EnvFunctionName names the environment variable whose value (the Lambda
 // function's name) prefixes every idempotency key, so functions sharing a
@@ -60,7 +66,7 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // In-process retries (WithRetry) run inside one claim. Before a batch runs,
 // every key is looked up at once (a request per hundred records on
 // DynamoDB), so a replayed batch skips its completed records without a claim
-// each; then every new key is claimed at once (idempotency.Batch: up to
+// each; then every new key is claimed at once (up to
 // idempotency.DefaultInFlight requests in flight; let the store's HTTP
 // client keep that many connections), so the claims of a batch cost about
 // one round trip. On SQS standard a record's complete is sent without
@@ -142,7 +148,7 @@ func WithOnDuplicate[R any](f func(ctx context.Context, r R, result []byte) erro
 }
 
 // idemLayer runs each record's chain inside idempotency.Do. Before the batch
-// runs, its hook looks every key up at once (idempotency.Lookup: the
+// runs, its hook looks every key up at once (idem.Lookup: the
 // handler's cache, then one BatchGetItem per 100 keys on DynamoDB) into a
 // cache the claims consult, so a replayed batch costs a request per hundred
 // records instead of one per record.
@@ -169,8 +175,8 @@ type idemBatchKey struct{}
 type idemBatch struct {
 	opts   []idempotency.Option
 	shared map[string]bool
-	ahead  *idempotency.Batch // the claims taken ahead, or nil
-	lanes  []string           // item index -> its ordered lane, when the policy keys lanes
+	ahead  idemlink.Batch[idempotency.Option] // the claims taken ahead, or nil
+	lanes  []string                           // item index -> its ordered lane, when the policy keys lanes
 
 	mu  sync.Mutex
 	ran map[int]string // item index -> key, of the records that ran under ahead
@@ -182,7 +188,7 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 	var r R
 	l := &idemLayer[R]{
 		key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
-		cache: idempotency.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
+		cache: idem.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
 	}
 	if k, ok := envelopeKeyFor(defaultKey); ok {
 		l.key, l.valueKey = k, true // an envelope's key is in the decoded value (envelopes.go)
@@ -249,12 +255,12 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		return ctx // one claim answers as cheaply as one read
 	}
 	keys := make([]string, 0, len(b.items))
-	var ahead []idempotency.Ahead
+	var ahead []idemlink.Ahead
 	for i := range b.items {
 		if !l.valueKey && l.payload == nil {
 			k := l.recordKey(b.shell(i)) // the default key: no need to decode the value
 			keys = append(keys, k)
-			ahead = append(ahead, idempotency.Ahead{Key: k})
+			ahead = append(ahead, idemlink.Ahead{Key: k})
 			continue
 		}
 		r, err := b.record(i)
@@ -263,7 +269,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		}
 		k := l.recordKey(r)
 		keys = append(keys, k)
-		a := idempotency.Ahead{Key: k}
+		a := idemlink.Ahead{Key: k}
 		if l.payload != nil {
 			a.Payload, a.HasPayload = l.payload(r), true
 		}
@@ -272,16 +278,16 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if l.valueKey {
 		st.shared = sharedKeys(keys)
 		if st.shared != nil { // a key two records share is claimed by each, as it comes
-			ahead = slices.DeleteFunc(ahead, func(a idempotency.Ahead) bool { return st.shared[a.Key] })
+			ahead = slices.DeleteFunc(ahead, func(a idemlink.Ahead) bool { return st.shared[a.Key] })
 		}
 	}
-	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
+	if _, err := idem.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
 			slog.String("source", string(b.source)), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
 	}
 	// Claim every new key at once (Lookup put the completed ones in the
 	// cache, which NewBatch skips): each record then finds its claim in.
-	if a, err := idempotency.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
+	if a, err := idem.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
 		if b.policy != engine.Independent {
 			// A record's effect starts once at most the depth of its lane's
 			// earlier completes are still in flight.
