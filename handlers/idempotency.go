@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
@@ -165,6 +165,14 @@ type idemLayer[R any] struct {
 	prefix   string
 	now      func() time.Time
 	logger   *slog.Logger
+
+	// runAhead is the function every record run under the claims taken
+	// ahead gives DoLane: one for the layer, not a closure a record, since
+	// a function passed through idemlink's interface escapes (a closure
+	// would cost a record three allocations). It finds its record in the
+	// batch's runs.
+	runAhead func(context.Context) ([]byte, error)
+	spare    atomic.Pointer[[]idemRun[R]] // a batch's runs, kept for the next
 }
 
 // idemBatchKey carries one invocation's idemBatch to the records.
@@ -172,14 +180,22 @@ type idemBatchKey struct{}
 
 // idemBatch is what one invocation's records share: Do's options (with the
 // batch's cache) and the keys that more than one record of the batch has.
-type idemBatch struct {
+type idemBatch[R any] struct {
 	opts   []idempotency.Option
 	shared map[string]bool
 	ahead  idemlink.Batch[idempotency.Option] // the claims taken ahead, or nil
 	lanes  []string                           // item index -> its ordered lane, when the policy keys lanes
+	runs   *[]idemRun[R]                      // item index -> its run, when ahead is set
+}
 
-	mu  sync.Mutex
-	ran map[int]string // item index -> key, of the records that ran under ahead
+// idemRun is item i of a batch run under the claims taken ahead: the
+// record runAhead runs, whether it ran, and its key once it ran and
+// DoLane returned (after fails it if its complete failed). Only the worker
+// running item i touches it, until after reads it.
+type idemRun[R any] struct {
+	r   R
+	ran bool
+	key string
 }
 
 // idempotent builds the idempotency layer; defaultKey is the source's
@@ -190,6 +206,7 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 		key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
 		cache: idem.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
 	}
+	l.runAhead = l.runRecord
 	if k, ok := envelopeKeyFor(defaultKey); ok {
 		l.key, l.valueKey = k, true // an envelope's key is in the decoded value (envelopes.go)
 	}
@@ -249,7 +266,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if cache == nil {
 		cache = idempotency.NewCache(len(b.items))
 	}
-	st := &idemBatch{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
+	st := &idemBatch[R]{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
 	ctx = context.WithValue(ctx, idemBatchKey{}, st)
 	if len(b.items) < 2 {
 		return ctx // one claim answers as cheaply as one read
@@ -300,8 +317,25 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			}
 		}
 		st.ahead = a
+		runs := l.spare.Swap(nil)
+		if runs == nil {
+			runs = new([]idemRun[R])
+		}
+		if cap(*runs) < len(b.items) {
+			*runs = make([]idemRun[R], len(b.items))
+		}
+		*runs = (*runs)[:len(b.items)]
+		st.runs = runs
 	}
 	return ctx
+}
+
+// runRecord is runAhead: it runs the record of the item under ctx.
+func (l *idemLayer[R]) runRecord(ctx context.Context) ([]byte, error) {
+	i, _ := engine.Index(ctx)
+	run := &(*ctx.Value(idemBatchKey{}).(*idemBatch[R]).runs)[i]
+	run.ran = true
+	return nil, l.next.Handle(ctx, run.r)
 }
 
 // after waits for the completes and releases the records sent while the
@@ -310,21 +344,23 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 // idempotency.Do fails it, so the answer never reports a record done
 // whose completion is not durable.
 func (l *idemLayer[R]) after(ctx context.Context, _ *hookBatch[R], res *engine.Result) {
-	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch[R])
 	if st == nil || st.ahead == nil {
 		return
 	}
 	failed := st.ahead.Finish()
-	if len(failed) == 0 {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for i, k := range st.ran {
-		if err := failed[k]; err != nil {
-			res.Fail(i, err)
+	runs := *st.runs
+	if len(failed) != 0 {
+		for i := range runs {
+			if k := runs[i].key; k != "" {
+				if err := failed[k]; err != nil {
+					res.Fail(i, err)
+				}
+			}
 		}
 	}
+	clear(runs) // no record kept past its batch
+	l.spare.Store(st.runs)
 }
 
 // Handle runs r's chain at most once per key.
@@ -339,7 +375,7 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 			ErrNoIdempotencyKey))
 	}
 	opts := l.opts
-	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch[R])
 	if st != nil {
 		opts = st.opts
 	}
@@ -364,14 +400,12 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 		}
 		// A key two records share was not claimed ahead: DoLane runs it
 		// with idempotency.Do, after its lane's completes.
-		result, err = st.ahead.DoLane(ctx, lane, k, fn, own...)
+		run := &(*st.runs)[i]
+		run.r, run.ran = r, false
+		result, err = st.ahead.DoLane(ctx, lane, k, l.runAhead, own...)
+		ran = run.ran
 		if ran && err == nil {
-			st.mu.Lock()
-			if st.ran == nil {
-				st.ran = map[int]string{}
-			}
-			st.ran[i] = k
-			st.mu.Unlock()
+			run.key = k
 		}
 	} else {
 		result, err = idempotency.Do(ctx, l.store, k, fn, opts...)

@@ -25,7 +25,10 @@ type Ahead struct {
 
 // Batch is what package handlers uses of a batch whose claims were taken
 // ahead; O is idempotency.Option. See package idempotency's claimBatch for
-// the semantics.
+// the semantics. What is passed to a method of an interface escapes to the
+// heap: a caller that gives DoLane a closure a record pays an allocation
+// for it and for each variable it captures, so handlers gives it one
+// function for all its records, which finds its record from the context.
 type Batch[O any] interface {
 	// DoLane runs fn at most once for key, under the claim taken ahead
 	// for it, as a record of lane (an ordering key; "" for the whole
