@@ -7,14 +7,20 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
+	"github.com/sluicehq/sluice/internal/idemlink"
 )
+
+// idem is package idempotency's batch machinery (idemlink: not part of
+// idempotency's API), set by idempotency's init before this package's
+// variables are.
+var idem = idemlink.Get[idempotency.Store, idempotency.Option, *idempotency.Cache]()
 
 // EnvFunctionName names the environment variable whose value (the Lambda
 // function's name) prefixes every idempotency key, so functions sharing a
@@ -60,7 +66,7 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // In-process retries (WithRetry) run inside one claim. Before a batch runs,
 // every key is looked up at once (a request per hundred records on
 // DynamoDB), so a replayed batch skips its completed records without a claim
-// each; then every new key is claimed at once (idempotency.Batch: up to
+// each; then every new key is claimed at once (up to
 // idempotency.DefaultInFlight requests in flight; let the store's HTTP
 // client keep that many connections), so the claims of a batch cost about
 // one round trip. On SQS standard a record's complete is sent without
@@ -142,7 +148,7 @@ func WithOnDuplicate[R any](f func(ctx context.Context, r R, result []byte) erro
 }
 
 // idemLayer runs each record's chain inside idempotency.Do. Before the batch
-// runs, its hook looks every key up at once (idempotency.Lookup: the
+// runs, its hook looks every key up at once (idem.Lookup: the
 // handler's cache, then one BatchGetItem per 100 keys on DynamoDB) into a
 // cache the claims consult, so a replayed batch costs a request per hundred
 // records instead of one per record.
@@ -159,6 +165,14 @@ type idemLayer[R any] struct {
 	prefix   string
 	now      func() time.Time
 	logger   *slog.Logger
+
+	// runAhead is the function every record run under the claims taken
+	// ahead gives DoLane: one for the layer, not a closure a record, since
+	// a function passed through idemlink's interface escapes (a closure
+	// would cost a record three allocations). It finds its record in the
+	// batch's runs.
+	runAhead func(context.Context) ([]byte, error)
+	spare    atomic.Pointer[[]idemRun[R]] // a batch's runs, kept for the next
 }
 
 // idemBatchKey carries one invocation's idemBatch to the records.
@@ -166,14 +180,22 @@ type idemBatchKey struct{}
 
 // idemBatch is what one invocation's records share: Do's options (with the
 // batch's cache) and the keys that more than one record of the batch has.
-type idemBatch struct {
+type idemBatch[R any] struct {
 	opts   []idempotency.Option
 	shared map[string]bool
-	ahead  *idempotency.Batch // the claims taken ahead, or nil
-	lanes  []string           // item index -> its ordered lane, when the policy keys lanes
+	ahead  idemlink.Batch[idempotency.Option] // the claims taken ahead, or nil
+	lanes  []string                           // item index -> its ordered lane, when the policy keys lanes
+	runs   *[]idemRun[R]                      // item index -> its run, when ahead is set
+}
 
-	mu  sync.Mutex
-	ran map[int]string // item index -> key, of the records that ran under ahead
+// idemRun is item i of a batch run under the claims taken ahead: the
+// record runAhead runs, whether it ran, and its key once it ran and
+// DoLane returned (after fails it if its complete failed). Only the worker
+// running item i touches it, until after reads it.
+type idemRun[R any] struct {
+	r   R
+	ran bool
+	key string
 }
 
 // idempotent builds the idempotency layer; defaultKey is the source's
@@ -182,8 +204,9 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 	var r R
 	l := &idemLayer[R]{
 		key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
-		cache: idempotency.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
+		cache: idem.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
 	}
+	l.runAhead = l.runRecord
 	if k, ok := envelopeKeyFor(defaultKey); ok {
 		l.key, l.valueKey = k, true // an envelope's key is in the decoded value (envelopes.go)
 	}
@@ -243,18 +266,18 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if cache == nil {
 		cache = idempotency.NewCache(len(b.items))
 	}
-	st := &idemBatch{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
+	st := &idemBatch[R]{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
 	ctx = context.WithValue(ctx, idemBatchKey{}, st)
 	if len(b.items) < 2 {
 		return ctx // one claim answers as cheaply as one read
 	}
 	keys := make([]string, 0, len(b.items))
-	var ahead []idempotency.Ahead
+	var ahead []idemlink.Ahead
 	for i := range b.items {
 		if !l.valueKey && l.payload == nil {
 			k := l.recordKey(b.shell(i)) // the default key: no need to decode the value
 			keys = append(keys, k)
-			ahead = append(ahead, idempotency.Ahead{Key: k})
+			ahead = append(ahead, idemlink.Ahead{Key: k})
 			continue
 		}
 		r, err := b.record(i)
@@ -263,7 +286,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		}
 		k := l.recordKey(r)
 		keys = append(keys, k)
-		a := idempotency.Ahead{Key: k}
+		a := idemlink.Ahead{Key: k}
 		if l.payload != nil {
 			a.Payload, a.HasPayload = l.payload(r), true
 		}
@@ -272,16 +295,16 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if l.valueKey {
 		st.shared = sharedKeys(keys)
 		if st.shared != nil { // a key two records share is claimed by each, as it comes
-			ahead = slices.DeleteFunc(ahead, func(a idempotency.Ahead) bool { return st.shared[a.Key] })
+			ahead = slices.DeleteFunc(ahead, func(a idemlink.Ahead) bool { return st.shared[a.Key] })
 		}
 	}
-	if _, err := idempotency.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
+	if _, err := idem.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
 		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
 			slog.String("source", string(b.source)), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
 	}
 	// Claim every new key at once (Lookup put the completed ones in the
 	// cache, which NewBatch skips): each record then finds its claim in.
-	if a, err := idempotency.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
+	if a, err := idem.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
 		if b.policy != engine.Independent {
 			// A record's effect starts once at most the depth of its lane's
 			// earlier completes are still in flight.
@@ -294,8 +317,25 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			}
 		}
 		st.ahead = a
+		runs := l.spare.Swap(nil)
+		if runs == nil {
+			runs = new([]idemRun[R])
+		}
+		if cap(*runs) < len(b.items) {
+			*runs = make([]idemRun[R], len(b.items))
+		}
+		*runs = (*runs)[:len(b.items)]
+		st.runs = runs
 	}
 	return ctx
+}
+
+// runRecord is runAhead: it runs the record of the item under ctx.
+func (l *idemLayer[R]) runRecord(ctx context.Context) ([]byte, error) {
+	i, _ := engine.Index(ctx)
+	run := &(*ctx.Value(idemBatchKey{}).(*idemBatch[R]).runs)[i]
+	run.ran = true
+	return nil, l.next.Handle(ctx, run.r)
 }
 
 // after waits for the completes and releases the records sent while the
@@ -304,21 +344,23 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 // idempotency.Do fails it, so the answer never reports a record done
 // whose completion is not durable.
 func (l *idemLayer[R]) after(ctx context.Context, _ *hookBatch[R], res *engine.Result) {
-	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch[R])
 	if st == nil || st.ahead == nil {
 		return
 	}
 	failed := st.ahead.Finish()
-	if len(failed) == 0 {
-		return
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for i, k := range st.ran {
-		if err := failed[k]; err != nil {
-			res.Fail(i, err)
+	runs := *st.runs
+	if len(failed) != 0 {
+		for i := range runs {
+			if k := runs[i].key; k != "" {
+				if err := failed[k]; err != nil {
+					res.Fail(i, err)
+				}
+			}
 		}
 	}
+	clear(runs) // no record kept past its batch
+	l.spare.Store(st.runs)
 }
 
 // Handle runs r's chain at most once per key.
@@ -333,7 +375,7 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 			ErrNoIdempotencyKey))
 	}
 	opts := l.opts
-	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch)
+	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch[R])
 	if st != nil {
 		opts = st.opts
 	}
@@ -358,14 +400,12 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 		}
 		// A key two records share was not claimed ahead: DoLane runs it
 		// with idempotency.Do, after its lane's completes.
-		result, err = st.ahead.DoLane(ctx, lane, k, fn, own...)
+		run := &(*st.runs)[i]
+		run.r, run.ran = r, false
+		result, err = st.ahead.DoLane(ctx, lane, k, l.runAhead, own...)
+		ran = run.ran
 		if ran && err == nil {
-			st.mu.Lock()
-			if st.ran == nil {
-				st.ran = map[int]string{}
-			}
-			st.ran[i] = k
-			st.mu.Unlock()
+			run.key = k
 		}
 	} else {
 		result, err = idempotency.Do(ctx, l.store, k, fn, opts...)

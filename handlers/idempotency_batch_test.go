@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,4 +213,57 @@ func sqsBodies(t *testing.T, bodies ...string) []byte {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// TestIdempotencyConcurrentBatches: invocations of one handler at once,
+// of batches of different sizes, each run every record of their own
+// batch once, under its own claim: a batch's records, kept for the
+// layer's one function (runAhead) and reused by the next batch, never mix.
+func TestIdempotencyConcurrentBatches(t *testing.T) {
+	store := idempotency.NewMemoryStore()
+	var mu sync.Mutex
+	ran := map[string]int{}
+	h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error {
+		mu.Lock()
+		ran[r.Value.ID]++
+		mu.Unlock()
+		return nil
+	}, WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(fnEnv), WithoutRetry(), WithIdempotency(store),
+		WithIdempotencyKey(func(r SQSRecord[msg]) string { return r.Value.ID }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{2, 7, 30, 60}
+	const rounds = 5
+	var wg sync.WaitGroup
+	for g, n := range sizes {
+		wg.Go(func() {
+			for round := range rounds {
+				bodies := make([]string, n)
+				for j := range bodies {
+					bodies[j] = string(payload(fmt.Sprintf("g%d-r%d-%d", g, round, j), "ok"))
+				}
+				raw, _ := sqsEventOf(t, bodies...)
+				out, err := h.Invoke(context.Background(), raw)
+				if err != nil || len(failures(t, out)) != 0 {
+					t.Errorf("batch %d round %d: %s, %v", g, round, out, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := 0
+	for g, n := range sizes {
+		for round := range rounds {
+			for j := range n {
+				want++
+				if id := fmt.Sprintf("g%d-r%d-%d", g, round, j); ran[id] != 1 {
+					t.Errorf("%s ran %d times, want 1", id, ran[id])
+				}
+			}
+		}
+	}
+	if len(ran) != want {
+		t.Fatalf("%d records ran, want %d", len(ran), want)
+	}
 }

@@ -6,20 +6,43 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/idemlink"
 )
 
-// DefaultInFlight bounds the store requests a Batch has in flight at once
-// (claims, completes, releases and renewals together), and the claims it
-// holds for records that have not started. The HTTP client of the store's
-// SDK must allow that many connections to the store's host, or the
-// requests queue for a connection: the AWS SDK for Go v2 opens any number
-// (MaxConnsPerHost 0) but keeps only 10 idle per host
-// (MaxIdleConnsPerHost), so set MaxIdleConnsPerHost to DefaultInFlight on
-// the client's transport to reuse them across batches.
+// init hands package handlers the batch machinery (a claimBatch, lookup,
+// cacheOf) through internal/idemlink, so it is not part of this
+// package's API.
+func init() {
+	idemlink.Set(idemlink.Funcs[Store, Option, *Cache]{
+		NewBatch: func(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (idemlink.Batch[Option], error) {
+			b, err := newClaimBatch(ctx, store, keys, opts...)
+			if err != nil {
+				return nil, err // not a nil *claimBatch in a non-nil interface
+			}
+			return b, nil
+		},
+		Lookup:  lookup,
+		CacheOf: cacheOf,
+	})
+}
+
+// DefaultInFlight bounds the store requests in flight at once (claims,
+// completes, releases and renewals together) for a batch whose claims
+// are taken ahead (package handlers' WithIdempotency claims every new key
+// of a batch at once), and the claims held for records that have not
+// started. The HTTP client of the store's SDK must allow that many
+// connections to the store's host, or the requests queue for a
+// connection: the AWS SDK for Go v2 opens any number (MaxConnsPerHost 0)
+// but keeps only 10 idle per host (MaxIdleConnsPerHost), so set
+// MaxIdleConnsPerHost to DefaultInFlight on the client's transport to
+// reuse them across batches.
 const DefaultInFlight = 128
 
-// DefaultOrderedDepth is how many completes of an ordered lane a Batch
-// lets go unwritten while the lane's next records run (WithOrderedDepth).
+// DefaultOrderedDepth is how many completes of an ordered lane (the
+// records of a message group, a shard or a partition, in a batch whose
+// claims package handlers takes ahead) go unwritten while the lane's next
+// records run (WithOrderedDepth).
 // A lane's completes are written in the lane's order: the first at once,
 // and every one that comes while a write is in flight waits for it and
 // goes in the next write, all of them in one request on a store that is a
@@ -54,15 +77,7 @@ const DefaultOrderedDepth = 8
 // count it as an attempt).
 var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered lane ran but its completion was not stored; this record did not run")
 
-// Ahead is one key a Batch claims ahead, with the payload its record
-// hashes (WithPayload), if any.
-type Ahead struct {
-	Key        string
-	Payload    []byte
-	HasPayload bool
-}
-
-// Batch takes the claims of a batch's keys ahead, all at once, and runs
+// claimBatch takes the claims of a batch's keys ahead, all at once, and runs
 // each record's function under its claim when the record comes (Do), so
 // the claim round trips of a whole batch overlap instead of one per
 // record; it sends each complete (or release) as soon as the function
@@ -80,9 +95,10 @@ type Ahead struct {
 // lane stopped at a failure, the deadline came): a crash instead leaves
 // them to lapse within one lease, as any claim.
 //
-// A Batch is for renewed leases (the default): with WithLease it claims
-// nothing ahead and Do is the package's Do.
-type Batch struct {
+// A claimBatch is for renewed leases (the default): with WithLease it
+// claims nothing ahead and Do is the package's Do. It is package
+// handlers' (through internal/idemlink), not part of this package's API.
+type claimBatch struct {
 	store   Store
 	cfg     config
 	ordered bool            // records of a lane wait for its completes beyond depth (Ordered)
@@ -144,10 +160,10 @@ type entry struct {
 	lane     *lane // its ordered lane, or nil
 }
 
-// NewBatch claims keys ahead (an empty or repeated key is left out), at
+// newClaimBatch claims keys ahead (an empty or repeated key is left out), at
 // most DefaultInFlight at once, in the order given. opts are Do's (a
 // per-key WithPayload is in keys). Call Finish when the batch is done.
-func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*Batch, error) {
+func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (*claimBatch, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
@@ -155,7 +171,7 @@ func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	b := &Batch{
+	b := &claimBatch{
 		store: store, cfg: cfg, ctx: ctx, depth: cfg.depth,
 		sem: make(chan struct{}, DefaultInFlight), held: make(chan struct{}, DefaultInFlight),
 		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
@@ -191,7 +207,7 @@ func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*
 
 // issue sends the claims in order, holding at most DefaultInFlight
 // claims of records that have not started.
-func (b *Batch) issue() {
+func (b *claimBatch) issue() {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, e := range b.order {
@@ -235,7 +251,7 @@ func (b *Batch) issue() {
 
 // keep renews the held claims whose lease has less than two thirds left,
 // every sixth of the lease, until Finish.
-func (b *Batch) keep() {
+func (b *claimBatch) keep() {
 	every := b.cfg.lease / 6
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -295,18 +311,18 @@ func (b *Batch) keep() {
 // when Finish returns (see Finish). A second record with the same key
 // waits for the first's outcome, then is a duplicate of it (or runs, when
 // the first failed and gave the claim back).
-func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+func (b *claimBatch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
 	return b.DoLane(ctx, "", key, fn, opts...)
 }
 
 // DoLane is Do for a record of lane (an ordering key: a message group, a
 // Kafka partition, a partition key; "" for a lane that is the whole
-// batch). On an ordered Batch the records of one lane must come one at a
+// batch). On an ordered claimBatch the records of one lane must come one at a
 // time, in order: each waits, before its function runs, until at most the
 // batch's depth (WithOrderedDepth) of its lane's completes are unwritten,
 // and fails with ErrLaneStopped, without running, once a complete of its
 // lane has failed.
-func (b *Batch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
 	var l *lane
 	if b.ordered {
 		l = b.laneOf(laneKey)
@@ -417,10 +433,10 @@ func (b *Batch) DoLane(ctx context.Context, laneKey, key string, fn func(context
 // record of its lane (the ordered policies report from the first failure
 // on); the later records that already ran completed, so the retry finds
 // them duplicates. Call it before any Do.
-func (b *Batch) Ordered() { b.ordered = true }
+func (b *claimBatch) Ordered() { b.ordered = true }
 
 // laneOf returns the state of the ordered lane named key.
-func (b *Batch) laneOf(key string) *lane {
+func (b *claimBatch) laneOf(key string) *lane {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.lanes[key]
@@ -436,7 +452,7 @@ func (b *Batch) laneOf(key string) *lane {
 
 // gate waits until at most the batch's depth of l's completes are
 // unwritten, or fails once one of them failed.
-func (b *Batch) gate(ctx context.Context, l *lane, key string) error {
+func (b *claimBatch) gate(ctx context.Context, l *lane, key string) error {
 	for {
 		b.mu.Lock()
 		err, n, wake := l.err, l.unwritten, l.wake
@@ -463,7 +479,7 @@ func stopped(key string, err error) error {
 }
 
 // hashOf is the payload hash of a record's own options, or its entry's.
-func (b *Batch) hashOf(opts []Option, e *entry) string {
+func (b *claimBatch) hashOf(opts []Option, e *entry) string {
 	cfg := b.cfg
 	for _, o := range opts {
 		o(&cfg)
@@ -476,7 +492,7 @@ func (b *Batch) hashOf(opts []Option, e *entry) string {
 
 // legacyOf is the hash of a record's payload as earlier versions stored
 // it (the bytes as they are), or "".
-func (b *Batch) legacyOf(opts []Option) string {
+func (b *claimBatch) legacyOf(opts []Option) string {
 	cfg := b.cfg
 	for _, o := range opts {
 		o(&cfg)
@@ -487,7 +503,7 @@ func (b *Batch) legacyOf(opts []Option) string {
 	return rawHash(cfg.payload)
 }
 
-func (b *Batch) optsOf() []Option {
+func (b *claimBatch) optsOf() []Option {
 	cfg := b.cfg
 	return []Option{func(c *config) { *c = cfg }}
 }
@@ -495,7 +511,7 @@ func (b *Batch) optsOf() []Option {
 // settle sends e's complete (ok) or release in the background; Finish
 // waits for it. A complete that fails is reported by Finish. The complete
 // of a record of an ordered lane joins its lane's group (writeLane).
-func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
+func (b *claimBatch) settle(e *entry, result []byte, ok bool, lost error) {
 	b.mu.Lock()
 	if e.state == settled {
 		b.mu.Unlock()
@@ -542,7 +558,7 @@ func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 // are always a prefix of the lane, and what a kill leaves to run again is
 // the lane's last records (at most the batch's depth and the one
 // running), in order.
-func (b *Batch) writeLane(l *lane, group []completion) {
+func (b *claimBatch) writeLane(l *lane, group []completion) {
 	defer b.calls.Done()
 	for {
 		b.sem <- struct{}{}
@@ -582,7 +598,7 @@ func (b *Batch) writeLane(l *lane, group []completion) {
 // complete fails fail, as when every complete was written alone (a
 // CompleteAll is all-or-nothing: one key whose owner lost it, or one
 // result the store refuses, would fail the whole group).
-func (b *Batch) writeGroup(group []completion, expires time.Time) []error {
+func (b *claimBatch) writeGroup(group []completion, expires time.Time) []error {
 	errs := make([]error, len(group))
 	if gc, ok := b.store.(GroupCompleter); ok && len(group) > 1 {
 		cs := make([]Completion, len(group))
@@ -602,7 +618,7 @@ func (b *Batch) writeGroup(group []completion, expires time.Time) []error {
 // completed records the outcome of g's complete, written with expires
 // (err: the store's answer): its failure for Finish, which it returns, or
 // its completion in the cache.
-func (b *Batch) completed(g completion, expires time.Time, err error) error {
+func (b *claimBatch) completed(g completion, expires time.Time, err error) error {
 	if err != nil || g.lost != nil {
 		err = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", g.c.Key, errors.Join(err, g.lost))
 		b.mu.Lock()
@@ -625,7 +641,7 @@ func (b *Batch) completed(g completion, expires time.Time, err error) error {
 // returned (their functions succeeded but their results are not stored:
 // fail those records, so they are delivered again). It must be called
 // once, after every record returned.
-func (b *Batch) Finish() map[string]error {
+func (b *claimBatch) Finish() map[string]error {
 	b.stopOnce.Do(func() { close(b.stop) })
 	b.keeper.Wait()
 	b.mu.Lock()

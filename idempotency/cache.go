@@ -9,7 +9,8 @@ import (
 // Cache keeps completed records in process memory, so that a warm Lambda
 // container skips a key it completed (or found completed) without asking
 // the store. Pass it to Do with WithCache; package handlers also fills it
-// from the batch-level lookup (Lookup). Only completed records enter it,
+// from its batch-level lookup (a Getter's read of a batch's keys before
+// the batch runs). Only completed records enter it,
 // each until its own expiry; the oldest entry is dropped when it is full.
 // A Cache is safe for concurrent use.
 //
@@ -76,7 +77,8 @@ func (c *Cache) put(r *Record) {
 }
 
 // Getter is a Store that can also read many records at once (DynamoDB's
-// BatchGetItem). It is optional: Lookup uses it when the store has it.
+// BatchGetItem). It is optional: package handlers' WithIdempotency uses
+// it, when the store has it, to read a batch's keys before the batch runs.
 type Getter interface {
 	// Get returns the records stored for keys, by key; a key without a
 	// record is absent. A store may read an earlier state (an eventually
@@ -84,7 +86,7 @@ type Getter interface {
 	Get(ctx context.Context, keys []string) (map[string]*Record, error)
 }
 
-// Lookup finds which of keys have completed, before their records run: it
+// lookup finds which of keys have completed, before their records run: it
 // reads them from cache, then asks the store for the rest in as few
 // requests as it allows (one BatchGetItem per 100 keys on DynamoDB), and
 // puts every completed, unexpired record it finds into cache. Do with
@@ -92,10 +94,11 @@ type Getter interface {
 // replayed batch costs a request per hundred records instead of one per
 // record. It returns how many distinct keys are completed.
 //
-// Lookup is an optimisation and fails soft: a store without Getter, or a
+// lookup is an optimisation and fails soft: a store without Getter, or a
 // failed read, only means the claims find out instead. The error is
-// returned for logging.
-func Lookup(ctx context.Context, store Store, cache *Cache, keys []string, now time.Time) (int, error) {
+// returned for logging. It is package handlers' (through
+// internal/idemlink), not part of this package's API.
+func lookup(ctx context.Context, store Store, cache *Cache, keys []string, now time.Time) (int, error) {
 	completed := 0
 	var ask []string
 	seen := make(map[string]bool, len(keys))
@@ -124,9 +127,9 @@ func Lookup(ctx context.Context, store Store, cache *Cache, keys []string, now t
 	return completed, err
 }
 
-// CacheOf returns the cache opts set with WithCache, or nil, so a caller
-// that takes a user's options (package handlers) can fill the same cache.
-func CacheOf(opts ...Option) *Cache {
+// cacheOf returns the cache opts set with WithCache, or nil, so package
+// handlers, which takes a user's options, can fill the same cache.
+func cacheOf(opts ...Option) *Cache {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)

@@ -52,7 +52,7 @@ type config struct {
 	sleep    func(ctx context.Context, d time.Duration) error
 	newOwner func() string
 	cache    *Cache
-	depth    int // completes unwritten per ordered lane (Batch.Ordered)
+	depth    int // completes unwritten per ordered lane (claimBatch.Ordered)
 }
 
 func defaultConfig() config {
@@ -131,12 +131,14 @@ func WithPayload(payload []byte) Option {
 // WithCache lets Do answer a key completed in cache without a store request,
 // and puts every record Do completes, or finds completed, into cache. Keep
 // one Cache per process (e.g. a package variable) so a warm Lambda
-// container remembers its keys; see Cache and Lookup.
+// container remembers its keys; see Cache. Package handlers'
+// WithIdempotency fills the same cache from its batch-level lookup.
 func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
-// WithOrderedDepth sets how many completes of an ordered lane
-// (Batch.Ordered) a Batch lets go unwritten while the lane's next records
-// run (default DefaultOrderedDepth), which bounds both a group's size and
+// WithOrderedDepth sets how many completes of an ordered lane (a message
+// group, a shard or a partition of a batch whose claims package handlers
+// takes ahead) go unwritten while the lane's next records run (default
+// DefaultOrderedDepth), which bounds both a group's size and
 // the records a kill can leave to run again per lane (n and the one
 // running). 0 waits for each record's complete before the next record's
 // function starts; 1 writes one complete at a time. The package's Do,

@@ -68,20 +68,22 @@
 //
 // # Batches, caches and results
 //
-// Lookup reads which of a batch's keys already completed in as few requests
-// as the store allows (a store that implements Getter; DynamoDB's
-// BatchGetItem, 100 keys a request) into a Cache; Do with WithCache then
-// answers those keys without a store request. A Cache kept for the life of
-// a process also lets a warm Lambda container skip keys it completed. A
-// function stores a result with SetResult (or by returning it from fn); a
-// duplicate gets it back.
+// Package handlers (WithIdempotency) reads which of a batch's keys already
+// completed in as few requests as the store allows (a store that
+// implements Getter; DynamoDB's BatchGetItem, 100 keys a request) into a
+// Cache, and claims the batch's new keys at once, before the records run.
+// Do with WithCache answers the keys in its cache without a store
+// request; a Cache kept for the life of a process also lets a warm Lambda
+// container skip keys it completed. A function stores a result with
+// SetResult (or by returning it from fn); a duplicate gets it back.
 //
 // # Stores
 //
 // Store is four conditional writes: Claim, Complete, Extend and Release
 // (and, optionally, Getter's batch read and GroupCompleter's
 // all-or-nothing complete of several keys, which an ordered lane of a
-// Batch writes its waiting completes with). This
+// batch whose claims package handlers takes ahead writes its waiting
+// completes with). This
 // package has an in-memory store; package dynamodbstore keeps records in
 // DynamoDB (and documents the table layout). Every store passes the suite in
 // package storetest. Time is passed to the store in each call (from

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/batch"
+	"github.com/sluicehq/sluice/internal/idemlink"
 )
 
 // WithSleep replaces the sleeps of waits and lease renewals, so tests drive
@@ -15,3 +16,20 @@ func WithSleep(f func(ctx context.Context, d time.Duration) error) Option {
 
 // WithPoll replaces the back-off between looks at a key in progress.
 func WithPoll(b batch.Backoff) Option { return func(c *config) { c.poll = b } }
+
+// The batch machinery package handlers reaches through internal/idemlink,
+// under the names the tests use.
+type (
+	Batch = claimBatch
+	Ahead = idemlink.Ahead
+)
+
+// NewBatch is newClaimBatch.
+func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*Batch, error) {
+	return newClaimBatch(ctx, store, keys, opts...)
+}
+
+// Lookup is lookup.
+func Lookup(ctx context.Context, store Store, cache *Cache, keys []string, now time.Time) (int, error) {
+	return lookup(ctx, store, cache, keys, now)
+}

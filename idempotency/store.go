@@ -129,12 +129,13 @@ type Completion struct {
 }
 
 // GroupCompleter is a Store that writes the completes of several keys in
-// one request. A Batch on an ordered lane uses it when the store has it:
+// one request. An ordered lane of a batch whose claims package handlers
+// takes ahead uses it when the store has it:
 // while one complete of a lane is in flight, the completes of the records
 // that finish meanwhile wait, and are then written together, so a lane
 // costs a request per group instead of one per record, and the groups are
 // written one after another, in the lane's order. When a CompleteAll
-// fails (after the store retries), the Batch writes that group again one
+// fails (after the store retries), that group is written again one
 // Complete after another, so only the records whose own complete fails
 // fail.
 //

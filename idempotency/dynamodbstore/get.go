@@ -14,8 +14,8 @@ import (
 )
 
 // BatchGetter is the part of *dynamodb.Client that Get uses. A Client
-// without it makes Get an error, and idempotency.Lookup then leaves the
-// work to the claims.
+// without it makes Get an error, and the handlers' batch-level lookup
+// then leaves the work to the claims.
 type BatchGetter interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }

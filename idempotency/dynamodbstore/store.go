@@ -24,11 +24,11 @@
 // a claim's owner makes while its function runs (only a record that runs
 // longer than a third of the lease makes one), is an UpdateItem of
 // in_progress_expiration conditional on #owner = :owner AND #status =
-// :inprogress. Get (idempotency.Getter,
-// which idempotency.Lookup uses before a batch runs) is one eventually
-// consistent BatchGetItem per 100 keys. CompleteAll
-// (idempotency.GroupCompleter, which an ordered lane of idempotency.Batch
-// uses for the completes that wait while one is in flight) is one
+// :inprogress. Get (idempotency.Getter, which package handlers uses to
+// read a batch's keys before the batch runs) is one eventually consistent
+// BatchGetItem per 100 keys. CompleteAll (idempotency.GroupCompleter,
+// which an ordered lane of the handlers' claims taken ahead uses for the
+// completes that wait while one is in flight) is one
 // TransactWriteItems of those Updates per 100 keys, all or none; a
 // transaction costs two write units per item where an UpdateItem costs
 // one.

@@ -41,15 +41,15 @@
 //     and then completes them all, or none (on a single server; a cluster
 //     client completes them one after another, in order).
 //
-// Get (idempotency.Getter, which idempotency.Lookup uses before a batch
-// runs) is one pipeline of HMGET, one round trip for the whole batch (on a
+// Get (idempotency.Getter, which package handlers uses to read a batch's
+// keys before the batch runs) is one pipeline of HMGET, one round trip for the whole batch (on a
 // cluster, one per node, in parallel).
 //
 // # Costs and durability
 //
 // One round trip per operation: a new key costs two (claim, complete), a
-// duplicate one, a replayed batch one for all its keys. idempotency.Batch
-// (the handlers' claims ahead) keeps up to idempotency.DefaultInFlight
+// duplicate one, a replayed batch one for all its keys. The handlers'
+// claims of a batch taken ahead keep up to idempotency.DefaultInFlight
 // requests in flight, each on a connection of its own: give the client a
 // pool that large (redis.Options.PoolSize; go-redis opens 10 per CPU by
 // default), or a batch's claims wait for a connection, a round trip per

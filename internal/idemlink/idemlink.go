@@ -1,0 +1,78 @@
+// Package idemlink hands package handlers the batch machinery of package
+// idempotency (the claims of a batch taken ahead, the batch-level lookup)
+// without making it part of idempotency's API: a user calls
+// idempotency.Do, or handlers.WithIdempotency, never this.
+//
+// idempotency imports this package and sets its functions once, in its
+// init (Set); handlers, which imports idempotency and so is initialised
+// after it, takes them once (Get). This package imports neither, so the
+// imports stay acyclic: the types that belong to idempotency (its Store,
+// Option and *Cache) are type parameters here.
+package idemlink
+
+import (
+	"context"
+	"time"
+)
+
+// Ahead is one key a batch claims ahead, with the payload its record
+// hashes (idempotency.WithPayload), if any.
+type Ahead struct {
+	Key        string
+	Payload    []byte
+	HasPayload bool
+}
+
+// Batch is what package handlers uses of a batch whose claims were taken
+// ahead; O is idempotency.Option. See package idempotency's claimBatch for
+// the semantics. What is passed to a method of an interface escapes to the
+// heap: a caller that gives DoLane a closure a record pays an allocation
+// for it and for each variable it captures, so handlers gives it one
+// function for all its records, which finds its record from the context.
+type Batch[O any] interface {
+	// DoLane runs fn at most once for key, under the claim taken ahead
+	// for it, as a record of lane (an ordering key; "" for the whole
+	// batch).
+	DoLane(ctx context.Context, lane, key string, fn func(context.Context) ([]byte, error), opts ...O) ([]byte, error)
+	// Ordered makes the batch's lanes ordered. Call it before any DoLane.
+	Ordered()
+	// Finish waits for the completes and releases in flight and returns
+	// the keys whose complete failed.
+	Finish() map[string]error
+}
+
+// Funcs are package idempotency's batch functions; S is
+// idempotency.Store, O idempotency.Option and C *idempotency.Cache.
+type Funcs[S, O, C any] struct {
+	// NewBatch claims keys ahead, with Do's options.
+	NewBatch func(ctx context.Context, store S, keys []Ahead, opts ...O) (Batch[O], error)
+	// Lookup reads which of keys completed into cache, and returns how
+	// many did.
+	Lookup func(ctx context.Context, store S, cache C, keys []string, now time.Time) (int, error)
+	// CacheOf returns the cache opts set (idempotency.WithCache), or nil.
+	CacheOf func(opts ...O) C
+}
+
+// funcs is the Funcs that package idempotency set, or nil: written once,
+// during its initialisation, and only read after.
+var funcs any
+
+// Set records package idempotency's functions. It panics when called
+// twice: they are set once, by idempotency's init.
+func Set[S, O, C any](f Funcs[S, O, C]) {
+	if funcs != nil {
+		panic("idemlink: Set called twice")
+	}
+	funcs = f
+}
+
+// Get returns the functions Set recorded. It panics when none were set,
+// or with other types: a program that imports package idempotency has
+// them set before any package that imports it runs.
+func Get[S, O, C any]() Funcs[S, O, C] {
+	f, ok := funcs.(Funcs[S, O, C])
+	if !ok {
+		panic("idemlink: package idempotency's functions are not set (or not of these types)")
+	}
+	return f
+}
