@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 // The envelope pairs: each envelope beside its plain path, the same
@@ -79,7 +81,7 @@ func pairKinesis[T any](b *testing.B, fn func(KinesisRecord[T])) invoker {
 // BenchmarkEnvelopePairSNS: BenchmarkSQS1k beside BenchmarkSQS1kSNS.
 func BenchmarkEnvelopePairSNS(b *testing.B) {
 	sns := rewrapSQS(b, func(i int, body string) string {
-		return snsNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
+		return awsevents.SNSNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
 	})
 	benchPair(b, 1000,
 		pairSQS(b, func(r SQSRecord[benchOrder]) { benchSink += r.Value.Amount }), sqsFixture(b, 1000),
@@ -90,7 +92,7 @@ func BenchmarkEnvelopePairSNS(b *testing.B) {
 // BenchmarkSQS1kEventBridge.
 func BenchmarkEnvelopePairEventBridgeSQS(b *testing.B) {
 	eb := rewrapSQS(b, func(i int, body string) string {
-		return eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body)
+		return awsevents.EventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body)
 	})
 	benchPair(b, 1000,
 		pairSQS(b, func(r SQSRecord[benchOrder]) { benchSink += r.Value.Amount }), sqsFixture(b, 1000),
@@ -101,7 +103,7 @@ func BenchmarkEnvelopePairEventBridgeSQS(b *testing.B) {
 // BenchmarkKinesis10kEventBridge.
 func BenchmarkEnvelopePairEventBridgeKinesis(b *testing.B) {
 	eb := rewrapKinesis(b, func(i int, d []byte) []byte {
-		return []byte(eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), string(d)))
+		return []byte(awsevents.EventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), string(d)))
 	})
 	benchPair(b, 10000,
 		pairKinesis(b, func(r KinesisRecord[benchOrder]) { benchSink += r.Value.Amount }), kinesisFixture(b, 10000),
@@ -138,7 +140,7 @@ type snsByHand struct {
 // of less than half the bytes.
 func BenchmarkEnvelopePairSNSByHand(b *testing.B) {
 	sns := rewrapSQS(b, func(i int, body string) string {
-		return snsNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
+		return awsevents.SNSNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
 	})
 	codec := JSON()
 	benchPair(b, 1000,

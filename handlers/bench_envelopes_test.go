@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 // The envelopes' benchmarks: the same orders as BenchmarkSQS1k,
@@ -56,7 +57,7 @@ func benchSQS[T any](b *testing.B, raw []byte, fn func(SQSRecord[T])) {
 // subscribes to (raw message delivery off).
 func BenchmarkSQS1kSNS(b *testing.B) {
 	raw := rewrapSQS(b, func(i int, body string) string {
-		return snsNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
+		return awsevents.SNSNotification(fmt.Sprintf("%08x-d533-4a47-aef9-fcf5cf758c76", i), body)
 	})
 	benchSQS(b, raw, func(r SQSRecord[SNSMessage[benchOrder]]) { benchSink += r.Value.Message.Amount })
 }
@@ -65,7 +66,7 @@ func BenchmarkSQS1kSNS(b *testing.B) {
 // that a rule sends to the queue.
 func BenchmarkSQS1kEventBridge(b *testing.B) {
 	raw := rewrapSQS(b, func(i int, body string) string {
-		return eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body)
+		return awsevents.EventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), body)
 	})
 	benchSQS(b, raw, func(r SQSRecord[EventBridgeEvent[benchOrder]]) { benchSink += r.Value.Detail.Amount })
 }
@@ -123,7 +124,7 @@ func rewrapKinesis(tb testing.TB, wrap func(i int, data []byte) []byte) []byte {
 // event that a rule sends to the stream.
 func BenchmarkKinesis10kEventBridge(b *testing.B) {
 	raw := rewrapKinesis(b, func(i int, d []byte) []byte {
-		return []byte(eventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), string(d)))
+		return []byte(awsevents.EventBridgeEvent(fmt.Sprintf("%08x-b491-4cf7-a9f1-bf3703467718", i), string(d)))
 	})
 	benchKinesis(b, raw, 10000, func(r KinesisRecord[EventBridgeEvent[benchOrder]]) { benchSink += r.Value.Detail.Amount })
 }

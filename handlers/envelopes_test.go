@@ -12,53 +12,10 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 // The payloads below are shaped exactly as the AWS services write them.
-
-// snsNotification is an SNS notification as SNS delivers it to a
-// subscribed SQS queue with raw message delivery off: the document of
-// https://docs.aws.amazon.com/sns/latest/dg/sns-sqs-as-subscriber.html
-// (Fanout to Amazon SQS queues), with the MessageAttributes of
-// https://docs.aws.amazon.com/sns/latest/dg/sns-large-payload-raw-message-delivery.html
-// and message as Message.
-func snsNotification(id, message string) string {
-	m, _ := json.Marshal(message)
-	return `{
-  "Type" : "Notification",
-  "MessageId" : "` + id + `",
-  "TopicArn" : "arn:aws:sns:us-west-2:123456789012:MyTopic",
-  "Subject" : "Testing publish to subscribed queues",
-  "Message" : ` + string(m) + `,
-  "Timestamp" : "2012-03-29T05:12:16.901Z",
-  "SignatureVersion" : "1",
-  "Signature" : "EXAMPLEnTrFPa3...",
-  "SigningCertURL" : "https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem",
-  "UnsubscribeURL" : "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:MyTopic:c7fe3a54-ab0e-4ec2-88e0-db410a0f2bee",
-  "MessageAttributes" : {
-    "myKey1" : {"Type":"String","Value":"myValue1"},
-    "myKey2" : {"Type":"String","Value":"myValue2"}
-  }
-}`
-}
-
-// eventBridgeEvent is an event as EventBridge delivers it to a target: the
-// structure of
-// https://docs.aws.amazon.com/eventbridge/latest/ref/overiew-event-structure.html
-// (the EC2 example), with detail as its detail.
-func eventBridgeEvent(id, detail string) string {
-	return `{
-  "version": "0",
-  "id": "` + id + `",
-  "detail-type": "EC2 Instance State-change Notification",
-  "source": "aws.ec2",
-  "account": "111122223333",
-  "time": "2017-12-22T18:43:48Z",
-  "region": "us-west-1",
-  "resources": ["arn:aws:ec2:us-west-1:123456789012:instance/i-1234567890abcdef0"],
-  "detail": ` + detail + `
-}`
-}
 
 // s3Record is one record of an S3 event notification, version 2.1 of
 // https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-content-structure.html;
@@ -160,8 +117,8 @@ func invoke(t *testing.T, h interface {
 }
 
 func TestSNSMessageInSQS(t *testing.T) {
-	ev, ids := sqsEventOf(t, snsNotification("63a3f6b6-d533-4a47-aef9-fcf5cf758c76", `{"id":"o-1","action":"ok"}`),
-		snsNotification("8b1d1a51-0001-4a47-aef9-fcf5cf758c76", `{"id":"o-2","action":"fail"}`))
+	ev, ids := sqsEventOf(t, awsevents.SNSNotification("63a3f6b6-d533-4a47-aef9-fcf5cf758c76", `{"id":"o-1","action":"ok"}`),
+		awsevents.SNSNotification("8b1d1a51-0001-4a47-aef9-fcf5cf758c76", `{"id":"o-2","action":"fail"}`))
 	var got []SNSMessage[msg]
 	h := must(NewSQS(func(ctx context.Context, r SQSRecord[SNSMessage[msg]]) error {
 		got = append(got, r.Value)
@@ -204,7 +161,7 @@ func equalJSON(a, b any) bool {
 // A body that is not an SNS notification (raw message delivery on, or
 // another producer) fails alone, with an error that says what to do.
 func TestSNSMessageNotANotification(t *testing.T) {
-	ev, ids := sqsEventOf(t, `{"id":"o-1","action":"ok"}`, snsNotification("a", `"x"`), `{"Type":"SubscriptionConfirmation","MessageId":"b","Message":"m"}`)
+	ev, ids := sqsEventOf(t, `{"id":"o-1","action":"ok"}`, awsevents.SNSNotification("a", `"x"`), `{"Type":"SubscriptionConfirmation","MessageId":"b","Message":"m"}`)
 	var errs []error
 	h := must(NewSQS(func(ctx context.Context, r SQSRecord[SNSMessage[string]]) error { return nil },
 		opts(WithConcurrency(1), WithOnBatch(func(_ context.Context, r BatchReport) {
@@ -224,8 +181,8 @@ func TestSNSMessageNotANotification(t *testing.T) {
 func TestSNSMessageIdempotencyKey(t *testing.T) {
 	// SNS delivers one notification twice (at-least-once): two SQS
 	// messages, one SNS MessageId. The function runs once.
-	n := snsNotification("63a3f6b6-d533-4a47-aef9-fcf5cf758c76", `{"id":"o-1","action":"ok"}`)
-	ev, _ := sqsEventOf(t, n, n, snsNotification("other", `{"id":"o-2","action":"ok"}`))
+	n := awsevents.SNSNotification("63a3f6b6-d533-4a47-aef9-fcf5cf758c76", `{"id":"o-1","action":"ok"}`)
+	ev, _ := sqsEventOf(t, n, n, awsevents.SNSNotification("other", `{"id":"o-2","action":"ok"}`))
 	var runs []string
 	var mu sync.Mutex
 	var dups int
@@ -246,7 +203,7 @@ func TestSNSMessageIdempotencyKey(t *testing.T) {
 // A plain-text SNS message (the documentation's "Hello world!") into a
 // string.
 func TestSNSMessageString(t *testing.T) {
-	ev, _ := sqsEventOf(t, snsNotification("a", "Hello world!"))
+	ev, _ := sqsEventOf(t, awsevents.SNSNotification("a", "Hello world!"))
 	var got string
 	h := must(NewSQS(func(ctx context.Context, r SQSRecord[SNSMessage[string]]) error { got = r.Value.Message; return nil }, quiet()...))
 	if f := invoke(t, h, ev); len(f) != 0 || got != "Hello world!" {
@@ -275,7 +232,7 @@ func TestEventBridgeEventInSQSAndKinesis(t *testing.T) {
 		}
 	}
 	t.Run("sqs", func(t *testing.T) {
-		ev, ids := sqsEventOf(t, eventBridgeEvent(want.ID, detail), eventBridgeEvent("x", `"not an object"`), `{"detail":{}}`)
+		ev, ids := sqsEventOf(t, awsevents.EventBridgeEvent(want.ID, detail), awsevents.EventBridgeEvent("x", `"not an object"`), `{"detail":{}}`)
 		var got []EventBridgeEvent[instanceState]
 		h := must(NewSQS(func(ctx context.Context, r SQSRecord[EventBridgeEvent[instanceState]]) error {
 			got = append(got, r.Value)
@@ -290,7 +247,7 @@ func TestEventBridgeEventInSQSAndKinesis(t *testing.T) {
 		check(t, got[0])
 	})
 	t.Run("kinesis", func(t *testing.T) {
-		ev, _ := kinesisEventOf(t, eventBridgeEvent(want.ID, detail))
+		ev, _ := kinesisEventOf(t, awsevents.EventBridgeEvent(want.ID, detail))
 		var got []EventBridgeEvent[instanceState]
 		h := must(NewKinesis(func(ctx context.Context, r KinesisRecord[EventBridgeEvent[instanceState]]) error {
 			got = append(got, r.Value)
@@ -303,7 +260,7 @@ func TestEventBridgeEventInSQSAndKinesis(t *testing.T) {
 	})
 	t.Run("idempotency key", func(t *testing.T) {
 		// An event delivered twice to a Kinesis stream (two records, one id).
-		ev, _ := kinesisEventOf(t, eventBridgeEvent(want.ID, detail), eventBridgeEvent(want.ID, detail))
+		ev, _ := kinesisEventOf(t, awsevents.EventBridgeEvent(want.ID, detail), awsevents.EventBridgeEvent(want.ID, detail))
 		runs := 0
 		h := must(NewKinesis(func(ctx context.Context, r KinesisRecord[EventBridgeEvent[instanceState]]) error {
 			runs++
@@ -351,7 +308,7 @@ func TestS3NotificationInSQS(t *testing.T) {
 // S3 notifications published to an SNS topic that an SQS queue subscribes
 // to: the test event is skipped through the SNS envelope too.
 func TestS3NotificationThroughSNS(t *testing.T) {
-	ev, ids := sqsEventOf(t, snsNotification("t", s3TestEvent), snsNotification("n", s3Notification(s3Record("k", "01"))))
+	ev, ids := sqsEventOf(t, awsevents.SNSNotification("t", s3TestEvent), awsevents.SNSNotification("n", s3Notification(s3Record("k", "01"))))
 	var got []SNSMessage[S3Notification]
 	h := must(NewSQS(func(ctx context.Context, r SQSRecord[SNSMessage[S3Notification]]) error {
 		got = append(got, r.Value)

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,32 +11,12 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 type kvOrder struct {
 	ID    string `json:"id"`
 	Total int    `json:"total"`
-}
-
-// schemaEvent is a Kafka event with one record per value, each with the
-// schema metadata an event source mapping with a schema registry adds.
-func schemaEvent(key string, keyMeta string, values []string, valueMeta string) []byte {
-	var recs []string
-	for i, v := range values {
-		r := fmt.Sprintf(`{"topic":"orders","partition":0,"offset":%d,"timestamp":1545084650987,"timestampType":"CREATE_TIME","headers":[]`, i)
-		if key != "" {
-			r += `,"key":"` + base64.StdEncoding.EncodeToString([]byte(key)) + `"`
-		}
-		r += `,"value":"` + base64.StdEncoding.EncodeToString([]byte(v)) + `"`
-		if keyMeta != "" {
-			r += `,"keySchemaMetadata":` + keyMeta
-		}
-		if valueMeta != "" {
-			r += `,"valueSchemaMetadata":` + valueMeta
-		}
-		recs = append(recs, r+"}")
-	}
-	return []byte(`{"eventSource":"aws:kafka","eventSourceArn":"arn:aws:kafka:us-east-1:123456789012:cluster/c/abc","bootstrapServers":"b-1:9092","records":{"orders-0":[` + strings.Join(recs, ",") + `]}}`)
 }
 
 // refuse is a codec that must not be called.
@@ -92,7 +71,7 @@ func TestKafkaValidatedByTheMapping(t *testing.T) {
 		{"SOURCE format, detected", binValues, []Option{WithKafkaValue(binaryCodec)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, resp, _ := runKafka(t, schemaEvent("k", "", tc.values, meta), tc.opts...)
+			got, resp, _ := runKafka(t, awsevents.KafkaSchemaEvent("k", "", tc.values, meta), tc.opts...)
 			if resp != `{"batchItemFailures":[]}` || len(got) != 2 {
 				t.Fatalf("response %s, %d records", resp, len(got))
 			}
@@ -103,14 +82,14 @@ func TestKafkaValidatedByTheMapping(t *testing.T) {
 		})
 	}
 	t.Run("JSON Schema values are JSON in SOURCE format too", func(t *testing.T) {
-		got, resp, _ := runKafka(t, schemaEvent("", "", jsonValues, `{"dataFormat":"JSON","schemaId":"7"}`),
+		got, resp, _ := runKafka(t, awsevents.KafkaSchemaEvent("", "", jsonValues, `{"dataFormat":"JSON","schemaId":"7"}`),
 			WithKafkaValue(refuse), WithKafkaEventRecordFormat(KafkaRecordFormatSource))
 		if resp != `{"batchItemFailures":[]}` || got[0].Value != (kvOrder{"o-1", 5}) {
 			t.Fatalf("%s %+v", resp, got)
 		}
 	})
 	t.Run("a SOURCE value that does not decode names its schema and offset", func(t *testing.T) {
-		_, resp, rep := runKafka(t, schemaEvent("", "", []string{"bin:o-1:5", "garbage"}, meta), WithKafkaValue(binaryCodec))
+		_, resp, rep := runKafka(t, awsevents.KafkaSchemaEvent("", "", []string{"bin:o-1:5", "garbage"}, meta), WithKafkaValue(binaryCodec))
 		if resp != `{"batchItemFailures":[{"itemIdentifier":{"partition":"orders-0","offset":1}}]}` {
 			t.Fatalf("response %s", resp)
 		}
@@ -131,7 +110,7 @@ func TestKafkaKeyCodec(t *testing.T) {
 		*v.(*string) = strings.ToUpper(string(data))
 		return nil
 	})
-	got, resp, _ := runKafka(t, schemaEvent("cust-1", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
+	got, resp, _ := runKafka(t, awsevents.KafkaSchemaEvent("cust-1", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
 	if resp != `{"batchItemFailures":[]}` {
 		t.Fatal(resp)
 	}
@@ -143,20 +122,20 @@ func TestKafkaKeyCodec(t *testing.T) {
 	}
 
 	// A key the mapping validated in JSON format is JSON.
-	got, _, _ = runKafka(t, schemaEvent(`{"customer":"c-9"}`, `{"dataFormat":"AVRO","schemaId":"3"}`, []string{`{"id":"o-1"}`}, ""),
+	got, _, _ = runKafka(t, awsevents.KafkaSchemaEvent(`{"customer":"c-9"}`, `{"dataFormat":"AVRO","schemaId":"3"}`, []string{`{"id":"o-1"}`}, ""),
 		WithKafkaKey[map[string]string](refuse), WithKafkaEventRecordFormat(KafkaRecordFormatJSON))
 	if k, _ := KafkaKey[map[string]string](got[0]); k["customer"] != "c-9" || got[0].KeySchema.SchemaID != "3" {
 		t.Fatalf("JSON key %v", k)
 	}
 
 	// A key that does not decode fails its record.
-	_, resp, rep := runKafka(t, schemaEvent("bad", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
+	_, resp, rep := runKafka(t, awsevents.KafkaSchemaEvent("bad", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
 	var kde *KafkaDecodeError
 	if !strings.Contains(resp, `"offset":0`) || !errors.As(rep.Records[0].Err, &kde) || kde.Part != "key" {
 		t.Fatalf("%s %v", resp, rep.Records[0].Err)
 	}
 	// A record without a key has no decoded key.
-	got, _, _ = runKafka(t, schemaEvent("", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
+	got, _, _ = runKafka(t, awsevents.KafkaSchemaEvent("", "", []string{`{"id":"o-1"}`}, ""), WithKafkaKey[string](upper))
 	if got[0].DecodedKey != nil {
 		t.Fatalf("decoded key %v", got[0].DecodedKey)
 	}
@@ -169,7 +148,7 @@ func (transientErr) Transient() bool { return true }
 
 func TestKafkaTransientDecodeFailureIsNotPermanent(t *testing.T) {
 	down := KafkaCodecFunc(func(context.Context, []byte, *sevents.KafkaSchemaMetadata, any) error { return transientErr{} })
-	_, resp, rep := runKafka(t, schemaEvent("", "", []string{"x"}, ""), WithKafkaValue(down))
+	_, resp, rep := runKafka(t, awsevents.KafkaSchemaEvent("", "", []string{"x"}, ""), WithKafkaValue(down))
 	err := rep.Records[0].Err
 	var de *batch.DecodeError
 	if !strings.Contains(resp, `"offset":0`) || errors.As(err, &de) || batch.Classify(err) != batch.ClassTransient {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/internal/eventscan"
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 // FuzzEnvelopes decodes bytes as each envelope, with the default codec
@@ -17,9 +18,9 @@ import (
 // agree on error-or-not and on the value.
 func FuzzEnvelopes(f *testing.F) {
 	for _, s := range []string{
-		snsNotification("a", `{"id":"o-1","action":"ok"}`), snsNotification("b", "Hello world!"), snsNotification("c", s3TestEvent),
+		awsevents.SNSNotification("a", `{"id":"o-1","action":"ok"}`), awsevents.SNSNotification("b", "Hello world!"), awsevents.SNSNotification("c", s3TestEvent),
 		`{"Type":"Notification","Message":"{\"id\":1}"}`, `{"Type":"Notification","MessageAttributes":null,"Timestamp":"x"}`,
-		eventBridgeEvent("e", `{"id":"1","action":"fail"}`), eventBridgeEvent("f", `[1]`), `{"detail-type":"t","source":"s","detail":null}`,
+		awsevents.EventBridgeEvent("e", `{"id":"1","action":"fail"}`), awsevents.EventBridgeEvent("f", `[1]`), `{"detail-type":"t","source":"s","detail":null}`,
 		s3Notification(s3Record("a+b%2Fc", "01"), s3Record("%zz", "02")), s3TestEvent, `{"Records":[{"s3":{"bucket":{"name":""}}}]}`,
 		ddbChange("1", "MODIFY", `{"Artist":{"S":"a"},"Plays":{"N":"1e3"}}`, `{"Plays":{"N":"-0"}}`), ddbChange("2", "INSERT", `{"Plays":{"S":"x"}}`, ""),
 		ddbChange("3", "INSERT", `{"Artist":{"NULL":true},"SongTitle":{"L":[]}}`, "null"), `{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1e300}}`,

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
 const benchOrderJSON = `{"orderId":"ord-s-00000001","customerId":"cust-012345","amount":12.5,"currency":"EUR","items":[{"sku":"SKU-000001","qty":1,"price":1},{"sku":"SKU-000002","qty":2,"price":2},{"sku":"SKU-000003","qty":3,"price":3}],"createdAt":"2025-11-03T09:30:00.000Z"}`
 
 // The readers beside the general decoders, on one envelope of an order.
 func BenchmarkReadSNS(b *testing.B) {
-	in := []byte(snsNotification("00000001-d533-4a47-aef9-fcf5cf758c76", benchOrderJSON))
+	in := []byte(awsevents.SNSNotification("00000001-d533-4a47-aef9-fcf5cf758c76", benchOrderJSON))
 	b.Run("reader", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -30,7 +32,7 @@ func BenchmarkReadSNS(b *testing.B) {
 }
 
 func BenchmarkReadEventBridge(b *testing.B) {
-	in := []byte(eventBridgeEvent("00000001-b491-4cf7-a9f1-bf3703467718", benchOrderJSON))
+	in := []byte(awsevents.EventBridgeEvent("00000001-b491-4cf7-a9f1-bf3703467718", benchOrderJSON))
 	b.Run("reader", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -61,7 +63,7 @@ func BenchmarkReadEventBridge(b *testing.B) {
 // BenchmarkReadSNSPair alternates the reader and the general decoder
 // in each iteration and reports their ratio (reader-x).
 func BenchmarkReadSNSPair(b *testing.B) {
-	in := []byte(snsNotification("00000001-d533-4a47-aef9-fcf5cf758c76", benchOrderJSON))
+	in := []byte(awsevents.SNSNotification("00000001-d533-4a47-aef9-fcf5cf758c76", benchOrderJSON))
 	b.ReportAllocs()
 	var tr, tg time.Duration
 	for b.Loop() {
@@ -82,7 +84,7 @@ func BenchmarkReadSNSPair(b *testing.B) {
 // BenchmarkReadEventBridgePair is BenchmarkReadSNSPair for EventBridge
 // (the general decoder leaves the detail raw, as the reader does).
 func BenchmarkReadEventBridgePair(b *testing.B) {
-	in := []byte(eventBridgeEvent("00000001-b491-4cf7-a9f1-bf3703467718", benchOrderJSON))
+	in := []byte(awsevents.EventBridgeEvent("00000001-b491-4cf7-a9f1-bf3703467718", benchOrderJSON))
 	b.ReportAllocs()
 	var tr, tg time.Duration
 	for b.Loop() {

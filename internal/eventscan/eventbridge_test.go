@@ -6,21 +6,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
-)
 
-func eventBridgeEvent(id, detail string) string {
-	return `{
-  "version": "0",
-  "id": "` + id + `",
-  "detail-type": "EC2 Instance State-change Notification",
-  "source": "aws.ec2",
-  "account": "111122223333",
-  "time": "2017-12-22T18:43:48Z",
-  "region": "us-west-1",
-  "resources": ["arn:aws:ec2:us-west-1:123456789012:instance/i-1234567890abcdef0"],
-  "detail": ` + detail + `
-}`
-}
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
+)
 
 // refEventBridge is the reference: encoding/json into the same fields.
 func refEventBridge(data []byte) (EventBridge, error) {
@@ -46,8 +34,8 @@ func sameEventBridge(a, b EventBridge) bool {
 }
 
 var eventBridgeSeeds = []string{
-	eventBridgeEvent("e-1", `{"orderId":"o-1","amount":12.5}`),
-	eventBridgeEvent("e-2", `"text"`), eventBridgeEvent("e-3", `null`), eventBridgeEvent("e-4", `{"a":1},"x":2`), eventBridgeEvent("e-5", `{"a":`),
+	awsevents.EventBridgeEvent("e-1", `{"orderId":"o-1","amount":12.5}`),
+	awsevents.EventBridgeEvent("e-2", `"text"`), awsevents.EventBridgeEvent("e-3", `null`), awsevents.EventBridgeEvent("e-4", `{"a":1},"x":2`), awsevents.EventBridgeEvent("e-5", `{"a":`),
 	`{"detail":{"a":[1,2,{"b":null}]},"id":"x","source":"s","detail-type":"t"}`,
 	`{"id":"x","resources":[],"time":null}`, `{"resources":null}`, `{"resources":[null]}`, `{"resources":["a","b\u0041"]}`, `{"resources":"a"}`,
 	`{"time":"2017-12-22T18:43:48.5Z"}`, `{"time":"2017-12-22T18:43:48+01:00"}`, `{"time":""}`, `{"time":1}`,
@@ -91,7 +79,7 @@ func FuzzEventBridge(f *testing.F) {
 }
 
 func TestReadEventBridgeShape(t *testing.T) {
-	in := []byte(eventBridgeEvent("e-1", `{"a":"b"}`))
+	in := []byte(awsevents.EventBridgeEvent("e-1", `{"a":"b"}`))
 	for _, check := range []bool{true, false} {
 		e, ok := ReadEventBridge(in, check)
 		if !ok {

@@ -1,35 +1,12 @@
 package eventscan
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
-
-// schemaEvent is a Kafka event with one record per value, each with the
-// schema metadata an event source mapping with a schema registry adds.
-func schemaEvent(key string, keyMeta string, values []string, valueMeta string) []byte {
-	var recs []string
-	for i, v := range values {
-		r := fmt.Sprintf(`{"topic":"orders","partition":0,"offset":%d,"timestamp":1545084650987,"timestampType":"CREATE_TIME","headers":[]`, i)
-		if key != "" {
-			r += `,"key":"` + base64.StdEncoding.EncodeToString([]byte(key)) + `"`
-		}
-		r += `,"value":"` + base64.StdEncoding.EncodeToString([]byte(v)) + `"`
-		if keyMeta != "" {
-			r += `,"keySchemaMetadata":` + keyMeta
-		}
-		if valueMeta != "" {
-			r += `,"valueSchemaMetadata":` + valueMeta
-		}
-		recs = append(recs, r+"}")
-	}
-	return []byte(`{"eventSource":"aws:kafka","eventSourceArn":"arn:aws:kafka:us-east-1:123456789012:cluster/c/abc","bootstrapServers":"b-1:9092","records":{"orders-0":[` + strings.Join(recs, ",") + `]}}`)
-}
 
 func TestKafkaSchemaMetadataPass(t *testing.T) {
 	meta := `{"dataFormat":"AVRO","schemaId":"7"}`
@@ -39,9 +16,9 @@ func TestKafkaSchemaMetadataPass(t *testing.T) {
 		n       int
 		want    int // records with value metadata, -1 for nil
 	}{
-		{"no metadata", schemaEvent("", "", []string{"{}", "{}"}, ""), 2, -1},
-		{"every record", schemaEvent("", "", []string{"{}", "{}"}, meta), 2, 2},
-		{"count differs", schemaEvent("", "", []string{"{}", "{}"}, meta), 3, -1},
+		{"no metadata", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, ""), 2, -1},
+		{"every record", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, meta), 2, 2},
+		{"count differs", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, meta), 3, -1},
 		{"not JSON", []byte(`{"records":{"a-0":[{"valueSchemaMetadata":`), 1, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

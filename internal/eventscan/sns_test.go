@@ -7,28 +7,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
-)
 
-// snsNotification is a notification as SNS writes it into an SQS body.
-func snsNotification(id, message string) string {
-	m, _ := json.Marshal(message)
-	return `{
-  "Type" : "Notification",
-  "MessageId" : "` + id + `",
-  "TopicArn" : "arn:aws:sns:us-west-2:123456789012:MyTopic",
-  "Subject" : "Testing publish to subscribed queues",
-  "Message" : ` + string(m) + `,
-  "Timestamp" : "2012-03-29T05:12:16.901Z",
-  "SignatureVersion" : "1",
-  "Signature" : "EXAMPLEnTrFPa3...",
-  "SigningCertURL" : "https://sns.us-west-2.amazonaws.com/SimpleNotificationService-f3ecfb7224c7233fe7bb5f59f96de52f.pem",
-  "UnsubscribeURL" : "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-west-2:123456789012:MyTopic:c7fe3a54-ab0e-4ec2-88e0-db410a0f2bee",
-  "MessageAttributes" : {
-    "myKey1" : {"Type":"String","Value":"myValue1"},
-    "myKey2" : {"Type":"String","Value":"myValue2"}
-  }
-}`
-}
+	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
+)
 
 // refSNS is the reference: encoding/json into the same fields.
 func refSNS(data []byte) (SNS, error) {
@@ -63,9 +44,9 @@ func sameSNS(a, b SNS) bool {
 }
 
 var snsSeeds = []string{
-	snsNotification("m-1", `{"orderId":"o-1","amount":12.5,"note":"caf\u00e9 \"x\"\n"}`),
-	snsNotification("m-2", "plain text"),
-	snsNotification("m-3", ""),
+	awsevents.SNSNotification("m-1", `{"orderId":"o-1","amount":12.5,"note":"caf\u00e9 \"x\"\n"}`),
+	awsevents.SNSNotification("m-2", "plain text"),
+	awsevents.SNSNotification("m-3", ""),
 	`{"Type":"Notification","MessageId":"a","Message":"x"}`,
 	`{"Message":"x","Type":"Notification"}`,
 	`{"Type":null,"MessageAttributes":null}`,
@@ -105,7 +86,7 @@ func FuzzSNS(f *testing.F) {
 }
 
 func TestReadSNSShape(t *testing.T) {
-	in := []byte(snsNotification("m-1", `{"a":"b"}`))
+	in := []byte(awsevents.SNSNotification("m-1", `{"a":"b"}`))
 	n, ok := ReadSNS(in)
 	if !ok {
 		t.Fatal("ReadSNS gave up on the notification SNS writes")
