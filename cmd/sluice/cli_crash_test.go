@@ -99,3 +99,29 @@ func TestRunCrashKillsTheProcess(t *testing.T) {
 		}
 	})
 }
+
+// Crash faults drawn at random may kill nothing in a short run: the
+// summary says so, so that checks which held are not read as having held
+// through a kill. A run whose faults killed something does not say it.
+func TestRunSaysWhenNoKillLanded(t *testing.T) {
+	bin := conformance(t)
+	dir := t.TempDir()
+	records := write(t, dir, "records.jsonl", `{"body":{"id":"m0","action":"ok"}}`+"\n")
+	mapping := write(t, dir, "mapping.json", `{"EventSource":"sqs","BatchSize":5,"FunctionResponseTypes":["ReportBatchItemFailures"]}`)
+	for _, tc := range []struct {
+		faults string
+		want   bool
+	}{
+		{"crash=0.000001", true},
+		{"timeout=0.000001", true},
+		{"crash=1", false},
+		{"duplicate=1", false}, // no kill was asked for
+	} {
+		args := []string{"run", "--mapping", mapping, "--records", records, "--handler", bin, "--quiet", "--max-invocations", "3",
+			"--faults", tc.faults, "--env", "SLUICE_SOURCE=sqs"}
+		_, out, errs := runCLI(t, args...)
+		if got := strings.Contains(out, "process killed 0 times: crash or timeout faults were asked for, but none landed in"); got != tc.want {
+			t.Errorf("--faults %s: says no kill landed %v, want %v:\n%s\n%s", tc.faults, got, tc.want, out, errs)
+		}
+	}
+}

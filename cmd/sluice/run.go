@@ -298,7 +298,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	summary(stdout, rep, time.Since(start), opts.Quarantine != nil)
+	summary(stdout, rep, time.Since(start), opts.Quarantine != nil, fl.CrashRate > 0 || fl.TimeoutRate > 0)
 	if !rep.Held() {
 		return 1
 	}
@@ -331,6 +331,13 @@ func mappingFromTemplate(path, name string, env []string, stderr io.Writer) (*lo
 		fmt.Fprintf(stderr, "sluice run: %s: %s\n", path, n)
 	}
 	return tm, nil
+}
+
+// noKillLanded is the summary's line for a run whose crash or timeout
+// faults, drawn at random, killed nothing: its checks held without a kill
+// to test them, which the reader must not take for a run that survived one.
+func noKillLanded(invocations int) string {
+	return fmt.Sprintf("  process killed 0 times: crash or timeout faults were asked for, but none landed in %d invocations, so no check here was tested against a kill (another --seed, or more records, gives them more chances)", invocations)
 }
 
 func parseFaults(s string) (localtest.Faults, error) {
@@ -377,7 +384,7 @@ func runProgress(t localtest.Totals) string {
 
 // summary prints what the run did and its verdict; quarantine says the
 // function's dead letters were read (so "quarantined N" is known).
-func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine bool) {
+func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine, killsAsked bool) {
 	t := rep.Totals
 	m := rep.Mapping
 	sqs := m.EventSource == events.SourceSQS || m.EventSource == events.SourceSQSFIFO
@@ -403,6 +410,9 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine 
 	}
 	fmt.Fprintln(tw)
 	tw.Flush()
+	if len(rep.Kills) == 0 && killsAsked {
+		fmt.Fprintln(w, noKillLanded(rep.Totals.Invocations))
+	}
 	if len(rep.Kills) > 0 {
 		points := map[invocation.KillPoint]int{}
 		for _, k := range rep.Kills {
