@@ -3,8 +3,10 @@ package localtest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest/internal/cfn"
 	"github.com/sluicehq/sluice/localtest/internal/sam"
 )
@@ -109,6 +111,14 @@ func ReadTemplateMapping(data []byte, name string, opts TemplateOptions) (*Templ
 		FunctionTimeout: cm.FunctionTimeout, FunctionMemory: cm.FunctionMemory, Architectures: cm.Architectures,
 		Environment: cm.Environment, Unresolved: cm.Unresolved, Event: res.Event, EventType: res.EventType,
 		Function: codeOf(res.Function), Notes: append(res.Notes, cm.Notes...)}
+	if want, ok := eventSources[res.EventType]; ok && (!slices.Contains(want, m.EventSource) || m.SelfManaged != (res.EventType == "SelfManagedKafka")) {
+		what := string(m.EventSource)
+		if what == "" {
+			what = "no source"
+		}
+		return nil, fmt.Errorf("template: resource %s, Events.%s: an event of type %s whose source is a %s: name a source of its type",
+			tm.FunctionLogicalID, res.Event, res.EventType, what)
+	}
 	if ts := cm.StartingPositionTimestamp; ts != 0 {
 		tm.StartingPositionTimestamp = time.UnixMilli(int64(ts * 1000)).UTC()
 	}
@@ -149,4 +159,17 @@ func ReadTemplateFunction(data []byte, name string, opts TemplateOptions) (*Temp
 	fn, _ := cm.Fields["FunctionName"].(string)
 	return &TemplateFunction{Function: codeOf(res.Function), FunctionName: fn, Timeout: cm.FunctionTimeout, Memory: cm.FunctionMemory,
 		Architectures: cm.Architectures, Environment: cm.Environment, Unresolved: cm.Unresolved, Notes: res.Notes}, nil
+}
+
+// ParseParameterOverrides reads --parameter-overrides values as sam takes
+// them: "KEY=VALUE KEY2=VALUE2", "ParameterKey=KEY,ParameterValue=VALUE
+// ...", or file://FILE (a JSON or YAML mapping); a later one wins.
+func ParseParameterOverrides(values []string) (map[string]string, error) {
+	return sam.ParseOverrides(values)
+}
+
+// eventSources are the sources each SAM pull event type reads.
+var eventSources = map[string][]events.Source{
+	"Kinesis": {events.SourceKinesis}, "DynamoDB": {events.SourceDynamoDB}, "SQS": {events.SourceSQS, events.SourceSQSFIFO},
+	"MSK": {events.SourceKafka}, "SelfManagedKafka": {events.SourceKafka},
 }

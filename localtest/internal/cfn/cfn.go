@@ -200,9 +200,17 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 	if literal("FunctionResponseTypes", &responseTypes) {
 		m["FunctionResponseTypes"] = responseTypes
 	}
-	var scaling *ScalingConfig
+	var scaling map[string]json.RawMessage
 	if literal("ScalingConfig", &scaling) {
-		m["ScalingConfig"] = scaling
+		sc := &ScalingConfig{}
+		if raw, ok := scaling["MaximumConcurrency"]; ok {
+			if n, ok := intValue(raw); ok {
+				sc.MaximumConcurrency = &n
+			} else {
+				bad("ScalingConfig.MaximumConcurrency", "%s", unresolvable(raw))
+			}
+		}
+		m["ScalingConfig"] = sc
 	}
 	if raw, ok := r.Properties["FilterCriteria"]; ok {
 		if hasToken(raw) {

@@ -281,19 +281,23 @@ type at struct {
 	resource string
 	prop     string
 	path     []string // the template path, for the line
+	inCall   bool     // inside an intrinsic's arguments: the property is the call's
 }
 
 func (a at) child(key string) at {
 	p := a.prop
-	if p != "" {
-		p += "."
+	if !a.inCall {
+		if p != "" {
+			p += "."
+		}
+		p += key
 	}
-	return at{resource: a.resource, prop: p + key, path: append(a.path[:len(a.path):len(a.path)], key)}
+	return at{resource: a.resource, prop: p, path: append(a.path[:len(a.path):len(a.path)], key), inCall: a.inCall}
 }
 
 // into is a for the arguments of a call: the same property, a deeper line.
 func (a at) into(fn string) at {
-	return at{resource: a.resource, prop: a.prop, path: append(a.path[:len(a.path):len(a.path)], fn)}
+	return at{resource: a.resource, prop: a.prop, path: append(a.path[:len(a.path):len(a.path)], fn), inCall: true}
 }
 
 func (r *resolver) errAt(a at, format string, args ...any) *Error {
@@ -686,6 +690,17 @@ func (r *resolver) sub(arg any, a at) (any, error) {
 		}
 	default:
 		return nil, r.errAt(a, "Fn::Sub takes a string, or [string, {variables}]")
+	}
+	// "${Queue.Arn}" alone is that attribute: a reference, not text.
+	if m := subVar.FindStringSubmatch(tmpl); m != nil && m[0] == tmpl && !strings.HasPrefix(m[1], "!") {
+		name := strings.TrimSpace(m[1])
+		if _, isVar := vars[name]; !isVar {
+			if res, attr, dotted := strings.Cut(name, "."); dotted && r.isResource(res) {
+				return map[string]any{"Fn::GetAtt": []any{res, attr}}, nil
+			} else if !dotted && r.isResource(name) {
+				return map[string]any{"Ref": name}, nil
+			}
+		}
 	}
 	token := false
 	tokenVars := map[string]any{}

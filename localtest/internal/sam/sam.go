@@ -265,8 +265,11 @@ func ReadMapping(data []byte, name string, opts Options) (*Result, error) {
 		if !alnum(c.event) {
 			return nil, t.r.errAt(base, "SAM refuses it: the event's name is part of the mapping's logical ID, which must be alphanumeric")
 		}
-		raw, probs := translateEvent(c.fn, c.event, def)
-		if len(probs) > 0 {
+		// SAM checks the event as written, then CloudFormation resolves
+		// what SAM generated: the checks see the intrinsics, the mapping
+		// gets their values. Resolving the event's own properties names
+		// each by the template's name for it (Stream, not EventSourceArn).
+		if _, probs := translateEvent(c.fn, c.event, def); len(probs) > 0 {
 			var msgs []string
 			for _, p := range probs {
 				e := t.r.errAt(base.child("Properties").child(p.prop), "%s", p.msg)
@@ -274,10 +277,11 @@ func ReadMapping(data []byte, name string, opts Options) (*Result, error) {
 			}
 			return nil, errors.New(strings.Join(msgs, "\n"))
 		}
-		esm, err = t.resolveProps(raw, base.child("Properties"))
+		resolved, err := t.resolveProps(props(def), base.child("Properties"))
 		if err != nil {
 			return nil, err
 		}
+		esm, _ = translateEvent(c.fn, c.event, map[string]any{"Type": c.typ, "Properties": resolved})
 		if fa, ok := props(fn)["AutoPublishAlias"]; ok {
 			t.notes = append(t.notes, fmt.Sprintf("the mapping invokes the alias %s of %s (AutoPublishAlias); locally, the function itself", scalarString(fa), c.fn))
 		}
