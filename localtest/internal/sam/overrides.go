@@ -12,7 +12,7 @@ import (
 // The forms sam takes --parameter-overrides in (aws-sam-cli
 // samcli/cli/types.py, CfnParameterOverridesType): space-separated
 // "ParameterKey=K,ParameterValue=V" pairs, or "K=V" pairs, a value quoted
-// with "" or ” when it holds spaces; or file://FILE, a JSON or YAML
+// in double or single quotes when it holds spaces; or file://FILE, a JSON or YAML
 // mapping of names to values. The key pattern is sam's, with ':' added so
 // a pseudo parameter (AWS::Region) can be given.
 const (
