@@ -104,7 +104,7 @@ func translateEvent(fn, name string, event map[string]any) (map[string]any, []pr
 			bad(k, "SAM refuses it: property %s not defined for resource of type %s (its properties: %s)", k, typ, strings.Join(eventProperties(typ), ", "))
 			continue
 		}
-		if v := props[k]; intrinsicName(v) == "" && !kindOK(kind, v) {
+		if v := props[k]; v != nil && intrinsicName(v) == "" && !kindOK(kind, v) {
 			bad(k, "SAM refuses it: %s must be %s, not %s", k, kind, compact(v))
 		}
 	}
@@ -193,6 +193,12 @@ func checkSelfManagedKafka(props map[string]any) []problem {
 	var probs []problem
 	bad := func(prop, format string, a ...any) {
 		probs = append(probs, problem{prop: prop, msg: "SAM refuses it: " + fmt.Sprintf(format, a...)})
+	}
+	// validate_secrets_manager_kms_key_id: a string, not an intrinsic.
+	if v, ok := props["SecretsManagerKmsKeyId"]; ok && truthy(v) {
+		if _, isStr := v.(string); !isStr {
+			bad("SecretsManagerKmsKeyId", "Property 'SecretsManagerKmsKeyId' should be a string (not %s)", compact(v))
+		}
 	}
 	if !truthy(props["KafkaBootstrapServers"]) {
 		bad("KafkaBootstrapServers", "No KafkaBootstrapServers provided for self managed kafka as an event source")

@@ -262,6 +262,9 @@ func ReadMapping(data []byte, name string, opts Options) (*Result, error) {
 			}
 		}
 		base := at{resource: c.fn, prop: "Events." + c.event, path: []string{"Resources", c.fn, "Properties", "Events", c.event}}
+		if _, ok := props(fn)["TenancyConfig"]; ok {
+			return nil, t.r.errAt(base, "SAM refuses it: Event source '%s' is not supported for functions enabled with tenancy configuration (TenancyConfig): only Api and HttpApi event sources are", c.typ)
+		}
 		if !alnum(c.event) {
 			return nil, t.r.errAt(base, "SAM refuses it: the event's name is part of the mapping's logical ID, which must be alphanumeric")
 		}

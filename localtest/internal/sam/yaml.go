@@ -2,6 +2,7 @@ package sam
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -14,7 +15,13 @@ import (
 type document struct {
 	root  map[string]any
 	lines map[string]int
+	nodes int // values read, aliases expanded: bounded against alias bombs
 }
+
+// maxNodes bounds the values a template expands to (a template of
+// CloudFormation's 1 MB limit holds far fewer; nested aliases could
+// otherwise expand exponentially).
+const maxNodes = 1 << 18
 
 // line is the line of the value at path ("" when unknown: a value made here).
 func (d *document) line(path ...string) int {
@@ -59,7 +66,12 @@ func parse(data []byte) (*document, error) {
 
 func (d *document) value(n *yaml.Node, path []string) (any, error) {
 	where := func() string { return fmt.Sprintf("template line %d", n.Line) }
-	d.lines[strings.Join(path, "/")] = n.Line
+	if d.nodes++; d.nodes > maxNodes {
+		return nil, fmt.Errorf("%s: the template expands to more than %d values (nested aliases?)", where(), maxNodes)
+	}
+	if _, seen := d.lines[strings.Join(path, "/")]; !seen || n.Kind != yaml.AliasNode {
+		d.lines[strings.Join(path, "/")] = n.Line
+	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -123,8 +135,11 @@ func (d *document) value(n *yaml.Node, path []string) (any, error) {
 				return nil, fmt.Errorf("%s: %w", where(), err)
 			}
 		}
-		// Timestamps stay the text the template wrote (CloudFormation has
-		// no time type).
+		// Timestamps, and numbers JSON cannot hold (.nan, .inf), stay the
+		// text the template wrote: CloudFormation has neither.
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			v = n.Value
+		}
 		if n.Tag == "!!timestamp" || n.Tag == "!!binary" {
 			v = n.Value
 		}
