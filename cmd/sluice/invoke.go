@@ -200,6 +200,7 @@ func describeEvent(ev *invocation.Event) string {
 
 // invokeUsage is what "sluice invoke -h" prints before the flags.
 const invokeUsage = `Usage: sluice invoke --event FILE --handler TARGET [flags]
+       sluice invoke --event FILE --template template.yaml --function NAME [flags]
 
 Sends one event, exactly as in FILE, to the function, prints the function's
 response on standard output and the function's own output on standard error,
