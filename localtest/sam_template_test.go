@@ -406,6 +406,8 @@ func TestSAMRefusals(t *testing.T) {
 			[]string{`resource Changes: a AWS::Serverless::Function in a template without "Transform: AWS::Serverless-2016-10-31"`}},
 		{"unknown tag", edit(samDynamoDB, "BatchSize: 10", "BatchSize: !Number 10"), "Changes", nil,
 			[]string{"template line 25: the tag !Number is not an intrinsic function CloudFormation knows"}},
+		{"tenancy", edit(samDynamoDB, "      Timeout: 20\n", "      Timeout: 20\n      TenancyConfig: {TenantIsolationMode: PER_TENANT}\n"), "Changes", nil,
+			[]string{"resource Changes, Events.Feed: SAM refuses it: Event source 'DynamoDB' is not supported for functions enabled with tenancy configuration"}},
 		{"unknown name", samSQS, "Jobs", nil,
 			[]string{`no event source mapping is "Jobs"; name one as FUNCTION.EVENT`, "Worker.Jobs (SQS, mapping WorkerJobs, function named jobs-worker)"}},
 	}
