@@ -205,6 +205,9 @@ Resources:
       Handler: bootstrap
       Runtime: provided.al2023
       Timeout: 20
+      Environment:
+        Variables:
+          TABLE: !Ref Table
       Events:
         Feed:
           Type: DynamoDB
@@ -225,6 +228,10 @@ func TestSAMDynamoDB(t *testing.T) {
 		TableName: "changes"}
 	if !reflect.DeepEqual(tm.Mapping, want) {
 		t.Errorf("mapping\n%+v\nwant\n%+v", *tm.Mapping, *want)
+	}
+	// The table's Ref is its TableName, which the template sets.
+	if tm.Environment["TABLE"] != "changes" || len(tm.Unresolved) != 0 {
+		t.Errorf("environment %v, unresolved %v", tm.Environment, tm.Unresolved)
 	}
 	if tm.FunctionTimeout != 20*time.Second || tm.FunctionMemory != 0 || tm.Architectures != nil {
 		t.Errorf("timeout %v, memory %d, architectures %v", tm.FunctionTimeout, tm.FunctionMemory, tm.Architectures)
@@ -405,7 +412,7 @@ func TestSAMRefusals(t *testing.T) {
 		{"no transform", edit(samDynamoDB, "Transform: AWS::Serverless-2016-10-31\n", ""), "Changes", nil,
 			[]string{`resource Changes: a AWS::Serverless::Function in a template without "Transform: AWS::Serverless-2016-10-31"`}},
 		{"unknown tag", edit(samDynamoDB, "BatchSize: 10", "BatchSize: !Number 10"), "Changes", nil,
-			[]string{"template line 25: the tag !Number is not an intrinsic function CloudFormation knows"}},
+			[]string{"template line 28: the tag !Number is not an intrinsic function CloudFormation knows"}},
 		{"tenancy", edit(samDynamoDB, "      Timeout: 20\n", "      Timeout: 20\n      TenancyConfig: {TenantIsolationMode: PER_TENANT}\n"), "Changes", nil,
 			[]string{"resource Changes, Events.Feed: SAM refuses it: Event source 'DynamoDB' is not supported for functions enabled with tenancy configuration"}},
 		{"unknown name", samSQS, "Jobs", nil,

@@ -55,6 +55,7 @@ type resolver struct {
 	generated  map[string]string // logical IDs SAM generates (a function's role), by what they are
 	pseudoUsed map[string]bool
 	overrides  map[string]string
+	refBusy    map[string]bool
 }
 
 // Error is a template Sluice cannot read as it would deploy: where, what
@@ -86,7 +87,8 @@ func (e *Error) Error() string {
 
 func newResolver(doc *document, overrides map[string]string) (*resolver, error) {
 	r := &resolver{doc: doc, params: map[string]any{}, paramErrs: map[string]string{}, condCache: map[string]bool{},
-		condBusy: map[string]bool{}, generated: map[string]string{}, pseudoUsed: map[string]bool{}, overrides: overrides}
+		condBusy: map[string]bool{}, generated: map[string]string{}, pseudoUsed: map[string]bool{}, overrides: overrides,
+		refBusy: map[string]bool{}}
 	r.resources, _ = doc.root["Resources"].(map[string]any)
 	r.conditions, _ = doc.root["Conditions"].(map[string]any)
 	r.mappings, _ = doc.root["Mappings"].(map[string]any)
@@ -656,9 +658,45 @@ func (r *resolver) ref(name string, a at) (any, error) {
 		return []any{}, nil
 	}
 	if r.isResource(name) {
+		if v, ok := r.refName(name, a); ok {
+			return v, nil
+		}
 		return map[string]any{"Ref": name}, nil
 	}
 	return nil, r.errAt(a, "Ref %s: the template has no parameter or resource %s%s", name, name, r.didYouMean(name))
+}
+
+// refNames are the resources whose Ref is a name the template may set
+// itself (CloudFormation's return values for Ref): then the Ref is that
+// name, known before any deploy. A function's is left a reference: the
+// mapping's FunctionName names the function, not a string.
+var refNames = map[string]string{
+	"AWS::DynamoDB::Table":         "TableName",
+	"AWS::Kinesis::Stream":         "Name",
+	"AWS::S3::Bucket":              "BucketName",
+}
+
+// refName is the Ref of resource id when its name is a literal of the
+// template (after its own intrinsics).
+func (r *resolver) refName(id string, a at) (any, bool) {
+	res, _ := r.resources[id].(map[string]any)
+	prop, ok := refNames[typeOf(res)]
+	if !ok || r.refBusy[id] {
+		return nil, false
+	}
+	p, _ := res["Properties"].(map[string]any)
+	raw, ok := p[prop]
+	if !ok {
+		return nil, false
+	}
+	r.refBusy[id] = true
+	defer delete(r.refBusy, id)
+	v, err := r.resolve(raw, at{resource: id, prop: prop, path: []string{"Resources", id, "Properties", prop}})
+	s, isStr := v.(string)
+	if err != nil || !isStr || s == "" {
+		return nil, false
+	}
+	return s, true
 }
 
 var subVar = regexp.MustCompile(`\$\{([^}]*)\}`)
