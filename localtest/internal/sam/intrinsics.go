@@ -671,9 +671,9 @@ func (r *resolver) ref(name string, a at) (any, error) {
 // name, known before any deploy. A function's is left a reference: the
 // mapping's FunctionName names the function, not a string.
 var refNames = map[string]string{
-	"AWS::DynamoDB::Table":         "TableName",
-	"AWS::Kinesis::Stream":         "Name",
-	"AWS::S3::Bucket":              "BucketName",
+	"AWS::DynamoDB::Table": "TableName",
+	"AWS::Kinesis::Stream": "Name",
+	"AWS::S3::Bucket":      "BucketName",
 }
 
 // refName is the Ref of resource id when its name is a literal of the
