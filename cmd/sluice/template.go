@@ -183,6 +183,10 @@ func templateEndpoint(ctx context.Context, m *localtest.Mapping, endpoint string
 	if strings.HasPrefix(endpoint, "kafka://") {
 		return fmt.Errorf("--endpoint %s: a %s mapping reads an AWS API endpoint (http://127.0.0.1:4566, or aws), not a Kafka cluster", endpoint, m.EventSource)
 	}
+	if m.StartingPosition == "AT_TIMESTAMP" {
+		return fmt.Errorf("--endpoint %s: the mapping starts AT_TIMESTAMP, which sluice run does not read from a real stream yet: "+
+			"run it emulated (without --endpoint), or from a mapping file with StartingPosition TRIM_HORIZON or LATEST", endpoint)
+	}
 	cfg, err := awsConfig(ctx, m)
 	if err != nil {
 		return err
