@@ -95,18 +95,22 @@ func TestMappingFromTemplateErrors(t *testing.T) {
 			"LedgerMappingE6813A6C (function LedgerFunction155C71ED)"}},
 		{"no mapping", `{"Resources":{}}`, "x", []string{"no AWS::Lambda::EventSourceMapping"}},
 		{"token batch size", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": {"Ref": "Size"},`, 1), "sluice-orders",
-			[]string{`BatchSize: {"Ref":"Size"} is a token CloudFormation resolves at deploy`}},
+			[]string{`resource OrdersMappingD4FD638A, BatchSize: Ref Size: the template has no parameter or resource Size`}},
+		{"parameter without default", strings.Replace(strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": {"Ref": "Size"},`, 1),
+			`"Parameters": {`, `"Parameters": {"Size": {"Type": "Number"},`, 1), "sluice-orders",
+			[]string{`BatchSize: the parameter Size has no Default: pass --parameter-overrides Size=VALUE`}},
 		{"imported source", strings.Replace(data, `"EventSourceArn": {
      "Fn::GetAtt": [
       "Stream`, `"EventSourceArn": {"Fn::ImportValue": "orders-arn"}, "X": {
      "Fn::GetAtt": [
-      "Stream`, 1), "sluice-orders", []string{"EventSourceArn:", "imported from another stack (Fn::ImportValue)", "X: sluice run does not know this property"}},
-		{"kafka share group", `{"Resources": {"M": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {"FunctionName": "f",
+      "Stream`, 1), "sluice-orders", []string{"resource OrdersMappingD4FD638A, EventSourceArn: Fn::ImportValue \"orders-arn\": the value another stack exports is known only once both are deployed",
+			"make it a parameter and pass --parameter-overrides NAME=VALUE"}},
+		{"kafka share group", `{"Parameters": {"G": {"Type": "String", "Default": "g"}}, "Resources": {"M": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {"FunctionName": "f",
 			"Topics": ["jobs"], "SelfManagedEventSource": {"Endpoints": {"KafkaBootstrapServers": ["b:9092"]}},
 			"SelfManagedKafkaEventSourceConfig": {"ConsumerGroupId": {"Ref": "G"}, "ConsumptionMode": "Queue"}}}}}`, "M",
 			[]string{"ConsumptionMode: Queue (a Kafka share group) is not emulated"}},
-		{"unknown property", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": 4, "KmsKeyArn": "arn:aws:kms:x",`, 1), "sluice-orders",
-			[]string{"KmsKeyArn: sluice run does not know this property"}},
+		{"unknown property", strings.Replace(data, `"BatchSize": 4,`, `"BatchSize": 4, "DocumentDBEventSourceConfig": {},`, 1), "sluice-orders",
+			[]string{"DocumentDBEventSourceConfig: sluice run does not know this property"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

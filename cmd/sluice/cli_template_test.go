@@ -20,12 +20,12 @@ var templatePath = filepath.Join("..", "..", "localtest", "testdata", "cdk", "sl
 
 // TestRunTemplateNeedsDeployTimeValues: a variable CloudFormation names
 // at deploy stops the run, naming the variable and the flag that sets it,
-// before any function starts.
+// before any function starts: a usage error (exit 2).
 func TestRunTemplateNeedsDeployTimeValues(t *testing.T) {
 	code, _, errs := runCLI(t, "run", "--template", templatePath, "--mapping", "sluice-orders", "--records", "unused.jsonl",
 		"--handler", "unused-bootstrap", "--env", "SLUICE_DLQ_URL=http://127.0.0.1:1/q")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1\n%s", code, errs)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, errs)
 	}
 	for _, want := range []string{"reads variables known only once deployed",
 		"SLUICE_ATTEMPTS_TABLE: a Ref to the AWS::DynamoDB::Table", "pass --env SLUICE_ATTEMPTS_TABLE=VALUE",
@@ -38,7 +38,7 @@ func TestRunTemplateNeedsDeployTimeValues(t *testing.T) {
 		t.Errorf("--env SLUICE_DLQ_URL was given but is reported missing:\n%s", errs)
 	}
 	code, _, errs = runCLI(t, "run", "--template", templatePath, "--mapping", "Nope", "--handler", "unused-bootstrap")
-	if code != 1 || !strings.Contains(errs, `no event source mapping is "Nope"`) || !strings.Contains(errs, "named sluice-orders") {
+	if code != 2 || !strings.Contains(errs, `no event source mapping is "Nope"`) || !strings.Contains(errs, "named sluice-orders") {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 }

@@ -35,17 +35,23 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	timeout := fs.Duration("timeout", invocation.DefaultFunctionTimeout, "the function's timeout")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable)")
+	tf := addTemplateFlags(fs, "invoke the function --function names with its timeout, memory and environment, "+
+		"as sam local invoke does; without --handler, from sam build's .aws-sam/build/FUNCTION/bootstrap")
+	templateFunction := fs.String("function", "", "with --template, the function: its logical ID or FunctionName")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	var fromTemplate *templateInvoke
 	usageError := func(msg string) int {
 		fmt.Fprintf(stderr, "sluice invoke: %s\n\n", msg)
 		fs.Usage()
 		return 2
 	}
 	switch {
-	case *eventPath == "" || *handler == "":
+	case *eventPath == "" || (*handler == "" && *tf.path == ""):
 		return usageError("--event and --handler are required")
+	case *templateFunction != "" && *tf.path == "":
+		return usageError("--function goes with --template")
 	case fs.NArg() > 0:
 		return usageError(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	case *timeout <= 0:
@@ -59,6 +65,18 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "sluice invoke: %v\n", err)
 		return 1
+	}
+	timeoutSet := false
+	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	if *tf.path != "" {
+		var err error
+		if fromTemplate, err = invokeFromTemplate(tf, *templateFunction, *handler, env, stderr); err != nil {
+			return usageError(err.Error())
+		}
+		*handler = fromTemplate.handler
+		if !timeoutSet {
+			*timeout = fromTemplate.timeout
+		}
 	}
 
 	var data []byte
@@ -80,6 +98,9 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 
 	functionNameSet := false
 	fs.Visit(func(f *flag.Flag) { functionNameSet = functionNameSet || f.Name == "function-name" })
+	if fromTemplate != nil && !functionNameSet {
+		*functionName, functionNameSet = fromTemplate.name, true
+	}
 	target, isAPI, err := resolveInvokeTarget(*handler, *functionName, functionNameSet, *invokeEndpoint, "")
 	if err != nil {
 		return fail(err)
@@ -91,6 +112,9 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fenv := os.Environ()
 		if functionNameSet {
 			fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+*functionName)
+		}
+		if fromTemplate != nil {
+			fenv = append(fenv, fromTemplate.env...)
 		}
 		inv, err = invoke.RuntimeAPI(*handler, append(fenv, env...))
 	}
@@ -176,6 +200,7 @@ func describeEvent(ev *invocation.Event) string {
 
 // invokeUsage is what "sluice invoke -h" prints before the flags.
 const invokeUsage = `Usage: sluice invoke --event FILE --handler TARGET [flags]
+       sluice invoke --event FILE --template template.yaml --function NAME [flags]
 
 Sends one event, exactly as in FILE, to the function, prints the function's
 response on standard output and the function's own output on standard error,

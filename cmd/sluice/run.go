@@ -39,9 +39,14 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := commandFlags("sluice run", "", stderr)
 	mappingPath := fs.String("mapping", "", "mapping.json: EventSource and CreateEventSourceMapping settings by their AWS names; "+
-		"with --template, the mapping in the template: its logical ID, or its function's logical ID or name (required)")
-	templatePath := fs.String("template", "", "a synthesized CloudFormation template (cdk.out/STACK.template.json): run the mapping --mapping names "+
-		"with the settings, function timeout and environment that deploy")
+		"with --template, the mapping in the template: a SAM function's event as FUNCTION.EVENT, the function when it has one, "+
+		"or the mapping's logical ID (required)")
+	tf := addTemplateFlags(fs, "run the mapping --mapping names with the settings, function timeout, memory and environment that deploy; "+
+		"without --handler, the function runs from sam build's .aws-sam/build/FUNCTION/bootstrap")
+	templatePath := tf.path
+	endpoint := fs.String("endpoint", "", "with --template, read the stream, table or queue the mapping names from this server instead of "+
+		"emulating it: an AWS API endpoint (kinesalite, DynamoDB Local, fauxqs, LocalStack; aws for AWS itself) or kafka://host:port; "+
+		"the source is found by the name the template gives it")
 	recordsPath := fs.String("records", "", "records.jsonl (one record per line) or a Lambda event file such as sam local generate-event writes (required unless the mapping names an endpoint)")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
@@ -82,8 +87,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	usage := usageErrors("sluice run", stderr)
-	if *mappingPath == "" || *handler == "" {
+	if *mappingPath == "" || (*handler == "" && *templatePath == "") {
 		return usage("--mapping and --handler are required")
+	}
+	if *endpoint != "" && *templatePath == "" {
+		return usage("--endpoint goes with --template: a mapping file names its own Endpoint")
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))
@@ -121,10 +129,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	case len(expects) > 0 && *recordsPath == "":
 		return usage("--expect goes with --records: a record from a real source has no line to name")
 	}
-	functionNameSet, timeoutSet := false, false
+	functionNameSet, timeoutSet, handlerSet := false, false, false
 	fs.Visit(func(f *flag.Flag) {
 		functionNameSet = functionNameSet || f.Name == "function-name"
 		timeoutSet = timeoutSet || f.Name == "timeout"
+		handlerSet = handlerSet || f.Name == "handler"
 	})
 
 	fail := func(err error) int {
@@ -134,18 +143,32 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	var mapping *localtest.Mapping
 	var templateEnv []string
 	if *templatePath != "" {
-		tm, err := mappingFromTemplate(*templatePath, *mappingPath, env, stderr)
+		// A template that cannot be read as it deploys is a usage error.
+		tm, err := mappingFromTemplate(tf, *mappingPath, env, stderr)
 		if err != nil {
-			return fail(err)
+			return usage("%v", err)
 		}
 		mapping = tm.Mapping
 		if !timeoutSet && tm.FunctionTimeout > 0 {
 			*timeout = tm.FunctionTimeout
 		}
-		for _, k := range slices.Sorted(maps.Keys(tm.Environment)) {
-			templateEnv = append(templateEnv, k+"="+tm.Environment[k])
-		}
+		templateEnv = functionEnv(tm.Environment, tm.FunctionMemory)
 		*mappingPath = *templatePath + " (" + tm.LogicalID + ")"
+		if *handler == "" {
+			if *handler, err = builtBootstrap(*templatePath, tm.Function); err != nil {
+				return usage("%v", err)
+			}
+		}
+		if !strings.Contains(*handler, "://") && !strings.HasPrefix(*handler, "aws:") {
+			if err := checkArchitecture(*handler, tm.Architectures, !handlerSet, stderr, "sluice run"); err != nil {
+				return usage("%v", err)
+			}
+		}
+		if *endpoint != "" {
+			if err := templateEndpoint(context.Background(), mapping, *endpoint); err != nil {
+				return fail(err)
+			}
+		}
 	} else {
 		raw, err := os.ReadFile(*mappingPath)
 		if err != nil {
@@ -306,24 +329,19 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 // mappingFromTemplate reads the mapping name designates from the template
-// at path. A variable of the function's environment that CloudFormation
-// resolves only at deploy must be given with --env.
-func mappingFromTemplate(path, name string, env []string, stderr io.Writer) (*localtest.TemplateMapping, error) {
-	raw, err := os.ReadFile(path)
+// --template names. A variable of the function's environment that
+// CloudFormation resolves only at deploy must be given with --env.
+func mappingFromTemplate(tf *templateFlags, name string, env []string, stderr io.Writer) (*localtest.TemplateMapping, error) {
+	path := *tf.path
+	raw, opts, err := tf.read()
 	if err != nil {
 		return nil, err
 	}
-	tm, err := localtest.MappingFromTemplate(raw, name)
+	tm, err := localtest.ReadTemplateMapping(raw, name, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var missing []string
-	for _, k := range slices.Sorted(maps.Keys(tm.Unresolved)) {
-		if envValue(env, k) == "" {
-			missing = append(missing, fmt.Sprintf("%s: %s; pass --env %s=VALUE", k, tm.Unresolved[k], k))
-		}
-	}
-	if len(missing) > 0 {
+	if missing := missingVariables(tm.Unresolved, env); len(missing) > 0 {
 		return nil, fmt.Errorf("%s: the function %s reads variables known only once deployed:\n  %s",
 			path, tm.FunctionLogicalID, strings.Join(missing, "\n  "))
 	}

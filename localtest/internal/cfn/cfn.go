@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,13 @@ type Mapping struct {
 	Environment       map[string]string
 	Unresolved        map[string]string
 	Notes             []string
+	// FunctionMemory is the function's MemorySize in MB (0: Lambda's
+	// default, 128); Architectures its Architectures (none: x86_64).
+	FunctionMemory int
+	Architectures  []string
+	// StartingPositionTimestamp is the mapping's, in seconds since the
+	// epoch (AT_TIMESTAMP); zero when it has none.
+	StartingPositionTimestamp float64
 }
 
 // ScalingConfig is the mapping file's ScalingConfig, named as the runner
@@ -58,7 +66,7 @@ func templateProperty(k string) bool {
 		"FunctionResponseTypes", "StartingPosition", "DestinationConfig", "ScalingConfig", "FilterCriteria",
 		"TumblingWindowInSeconds", "Topics", "ProvisionedPollerConfig", "SelfManagedEventSource",
 		"Enabled", "SourceAccessConfigurations", "AmazonManagedKafkaEventSourceConfig",
-		"SelfManagedKafkaEventSourceConfig", "Tags", "LoggingConfig", "MetricsConfig":
+		"SelfManagedKafkaEventSourceConfig", "Tags", "LoggingConfig", "MetricsConfig", "StartingPositionTimestamp", "KmsKeyArn":
 		return true
 	}
 	return false
@@ -137,8 +145,8 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 		if !ok {
 			return
 		}
-		var v int
-		if err := json.Unmarshal(raw, &v); err != nil {
+		v, ok := intValue(raw)
+		if !ok {
 			bad(name, "%s", unresolvable(raw))
 			return
 		}
@@ -151,12 +159,23 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 	intProp("MaximumRecordAgeInSeconds")
 	intProp("TumblingWindowInSeconds")
 	if raw, ok := r.Properties["BisectBatchOnFunctionError"]; ok {
-		var v bool
-		if err := json.Unmarshal(raw, &v); err != nil {
+		if v, ok := boolValue(raw); !ok {
 			bad("BisectBatchOnFunctionError", "%s", unresolvable(raw))
 		} else {
 			m["BisectBatchOnFunctionError"] = v
 		}
+	}
+	if raw, ok := r.Properties["StartingPositionTimestamp"]; ok {
+		var ts float64
+		if err := json.Unmarshal(raw, &ts); err != nil {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				bad("StartingPositionTimestamp", "%s", unresolvable(raw))
+			} else if ts, err = strconv.ParseFloat(s, 64); err != nil {
+				bad("StartingPositionTimestamp", "%q is not a number of seconds since the epoch", s)
+			}
+		}
+		tm.StartingPositionTimestamp = ts
 	}
 	if raw, ok := r.Properties["StartingPosition"]; ok {
 		if s, ok := literalString(raw); ok {
@@ -181,9 +200,17 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 	if literal("FunctionResponseTypes", &responseTypes) {
 		m["FunctionResponseTypes"] = responseTypes
 	}
-	var scaling *ScalingConfig
+	var scaling map[string]json.RawMessage
 	if literal("ScalingConfig", &scaling) {
-		m["ScalingConfig"] = scaling
+		sc := &ScalingConfig{}
+		if raw, ok := scaling["MaximumConcurrency"]; ok {
+			if n, ok := intValue(raw); ok {
+				sc.MaximumConcurrency = &n
+			} else {
+				bad("ScalingConfig.MaximumConcurrency", "%s", unresolvable(raw))
+			}
+		}
+		m["ScalingConfig"] = sc
 	}
 	if raw, ok := r.Properties["FilterCriteria"]; ok {
 		if hasToken(raw) {
@@ -238,7 +265,13 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 		} else {
 			what := strings.Trim(string(dc.OnFailure.Destination), `"`)
 			local := "file://onfailure.jsonl"
-			if ref, attr, ok := getAtt(dc.OnFailure.Destination); ok && attr == "Arn" {
+			ref, attr, ok := getAtt(dc.OnFailure.Destination)
+			if r, isRef := refOf(dc.OnFailure.Destination); isRef && t.Resources[r].Type == "AWS::SNS::Topic" {
+				ref, attr, ok = r, "Arn", true // a topic's Ref is its ARN
+			} else if ok && attr == "TopicArn" && t.Resources[ref].Type == "AWS::SNS::Topic" {
+				attr = "Arn"
+			}
+			if ok && attr == "Arn" {
 				what = ref
 				local = "file://" + ref + ".onfailure.jsonl"
 				if res, ok := t.Resources[ref]; ok && res.Type == "AWS::S3::Bucket" {
@@ -301,13 +334,7 @@ func sourceFromTemplate(t *cfnTemplate, raw json.RawMessage, m map[string]any, b
 		bad("EventSourceArn", "%s", unresolvable(raw))
 		return
 	}
-	intOf := func(prop string) (int, bool) {
-		var v int
-		if json.Unmarshal(res.Properties[prop], &v) == nil {
-			return v, true
-		}
-		return 0, false
-	}
+	intOf := func(prop string) (int, bool) { return intValue(res.Properties[prop]) }
 	switch {
 	case res.Type == "AWS::Kinesis::Stream" && attr == "Arn":
 		m["EventSource"], m["StreamName"] = events.SourceKinesis, ref
@@ -324,8 +351,7 @@ func sourceFromTemplate(t *cfnTemplate, raw json.RawMessage, m map[string]any, b
 		}
 	case res.Type == "AWS::SQS::Queue" && attr == "Arn":
 		m["EventSource"], m["QueueName"] = events.SourceSQS, ref
-		var fifo bool
-		if json.Unmarshal(res.Properties["FifoQueue"], &fifo) == nil && fifo {
+		if fifo, _ := boolValue(res.Properties["FifoQueue"]); fifo {
 			m["EventSource"] = events.SourceSQSFIFO
 		}
 		if n, ok := literalString(res.Properties["QueueName"]); ok {
@@ -342,8 +368,11 @@ func sourceFromTemplate(t *cfnTemplate, raw json.RawMessage, m map[string]any, b
 			var rp struct {
 				MaxReceiveCount json.RawMessage `json:"maxReceiveCount"`
 			}
-			var n int
-			if json.Unmarshal(raw, &rp) != nil || json.Unmarshal(rp.MaxReceiveCount, &n) != nil {
+			n, isInt := 0, false
+			if json.Unmarshal(raw, &rp) == nil {
+				n, isInt = intValue(rp.MaxReceiveCount)
+			}
+			if !isInt {
 				bad("EventSourceArn", "queue %s: RedrivePolicy.maxReceiveCount %s", ref, unresolvable(rp.MaxReceiveCount))
 			} else {
 				m["RedrivePolicy"] = map[string]int{"maxReceiveCount": n}
@@ -361,11 +390,22 @@ func readFunction(t *cfnTemplate, tm *Mapping, f cfnResource, bad func(string, s
 		tm.Fields["FunctionName"] = s
 	}
 	if raw, ok := f.Properties["Timeout"]; ok {
-		var s int
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if s, ok := intValue(raw); !ok {
 			bad("function "+tm.FunctionLogicalID+" Timeout", "%s", unresolvable(raw))
 		} else {
 			tm.FunctionTimeout = time.Duration(s) * time.Second
+		}
+	}
+	if raw, ok := f.Properties["MemorySize"]; ok {
+		if n, ok := intValue(raw); !ok {
+			bad("function "+tm.FunctionLogicalID+" MemorySize", "%s", unresolvable(raw))
+		} else {
+			tm.FunctionMemory = n
+		}
+	}
+	if raw, ok := f.Properties["Architectures"]; ok {
+		if err := json.Unmarshal(raw, &tm.Architectures); err != nil || hasToken(raw) {
+			bad("function "+tm.FunctionLogicalID+" Architectures", "%s", unresolvable(raw))
 		}
 	}
 	var env struct {
@@ -409,6 +449,48 @@ func unresolvable(raw json.RawMessage) string {
 	return fmt.Sprintf("%s is not a value sluice run understands here", s)
 }
 
+// intValue reads a whole number as CloudFormation takes it for an
+// Integer property: a number, or a string of digits (a parameter's value
+// is a string).
+func intValue(raw json.RawMessage) (int, bool) {
+	var v int
+	if raw == nil {
+		return 0, false
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		return v, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return 0, false
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	return v, err == nil
+}
+
+// boolValue reads a Boolean property: true or false, or the strings
+// "true" and "false".
+func boolValue(raw json.RawMessage) (bool, bool) {
+	var v bool
+	if raw == nil {
+		return false, false
+	}
+	if json.Unmarshal(raw, &v) == nil {
+		return v, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return false, false
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
 func hasToken(raw json.RawMessage) bool {
 	s := string(raw)
 	return strings.Contains(s, `"Ref"`) || strings.Contains(s, `"Fn::`)
@@ -449,4 +531,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ReadFunction reads the AWS::Lambda::Function id of a template: its
+// name, timeout, memory, architectures and environment, in a Mapping
+// whose Fields hold only FunctionName (as sluice invoke needs them).
+func ReadFunction(data []byte, id string) (*Mapping, error) {
+	var t cfnTemplate
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	f, ok := t.Resources[id]
+	if !ok || f.Type != "AWS::Lambda::Function" {
+		return nil, fmt.Errorf("template: %s is not an AWS::Lambda::Function of the template", id)
+	}
+	tm := &Mapping{Fields: map[string]any{"FunctionName": id}, FunctionLogicalID: id, Environment: map[string]string{}, Unresolved: map[string]string{}}
+	var errs []string
+	readFunction(&t, tm, f, func(prop, format string, a ...any) {
+		errs = append(errs, fmt.Sprintf("%s: %s", prop, fmt.Sprintf(format, a...)))
+	})
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("template: function %s:\n  %s", id, strings.Join(errs, "\n  "))
+	}
+	return tm, nil
 }
