@@ -55,7 +55,7 @@ func templateProperty(k string) bool {
 	switch k {
 	case "EventSourceArn", "FunctionName", "BatchSize", "MaximumBatchingWindowInSeconds",
 		"ParallelizationFactor", "BisectBatchOnFunctionError", "MaximumRetryAttempts", "MaximumRecordAgeInSeconds",
-		"FunctionResponseTypes", "StartingPosition", "DestinationConfig", "ScalingConfig", "FilterCriteria",
+		"FunctionResponseTypes", "StartingPosition", "StartingPositionTimestamp", "DestinationConfig", "ScalingConfig", "FilterCriteria",
 		"TumblingWindowInSeconds", "Topics", "ProvisionedPollerConfig", "SelfManagedEventSource",
 		"Enabled", "SourceAccessConfigurations", "AmazonManagedKafkaEventSourceConfig",
 		"SelfManagedKafkaEventSourceConfig", "Tags", "LoggingConfig", "MetricsConfig":
@@ -163,6 +163,14 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 			m["StartingPosition"] = s
 		} else {
 			bad("StartingPosition", "%s", unresolvable(raw))
+		}
+	}
+	if raw, ok := r.Properties["StartingPositionTimestamp"]; ok {
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			bad("StartingPositionTimestamp", "%s", unresolvable(raw))
+		} else {
+			m["StartingPositionTimestamp"] = v
 		}
 	}
 	literal := func(name string, dst any) bool {
