@@ -14,8 +14,9 @@ import (
 // A function consuming an SQS queue, as a CDK app declares it: the
 // construct makes three queues (the source, its redrive queue and the
 // quarantine queue the handler's dead letters go to), the function with its
-// role and log group, alarms, and the event source mapping with partial
-// batch responses on. The template is synthesized without AWS credentials.
+// role and log group, alarms, the event source mapping with partial batch
+// responses on, and two dashboards: the consumer's, and the stack's that
+// sums its consumers. The template is synthesized without AWS credentials.
 // (testdata/fn holds a stand-in arm64 bootstrap; a real app builds its
 // handler there, GOOS=linux GOARCH=arm64.)
 func ExampleNewQueueConsumer() {
@@ -45,6 +46,7 @@ func ExampleNewQueueConsumer() {
 	// Output:
 	// mapping: 10 [ReportBatchItemFailures]
 	// AWS::CloudWatch::Alarm 5
+	// AWS::CloudWatch::Dashboard 2
 	// AWS::IAM::Policy 1
 	// AWS::IAM::Role 1
 	// AWS::Lambda::EventSourceMapping 1
