@@ -77,8 +77,8 @@ func envelopeIDs(t *testing.T, envs []*dlq.Envelope) []string {
 	var ids []string
 	for _, e := range envs {
 		var r struct {
-			Kinesis struct{ Data []byte }
-			Value   []byte
+			Kinesis  struct{ Data []byte }
+			Value    []byte
 			DynamoDB struct {
 				NewImage struct{ ID struct{ S string } }
 			} `json:"dynamodb"`
