@@ -41,7 +41,7 @@ type BucketSource struct {
 	api            S3API
 	bucket, prefix string
 	token          *string // the next listing page
-	listed, done   bool
+	done           bool
 	keys           []string // listed, not yet handed out
 }
 

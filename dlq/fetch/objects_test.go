@@ -273,16 +273,15 @@ func TestBucketSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := onFailure(nil, false)
-	rec.KinesisBatchInfo = &sevents.StreamBatchInfo{ShardID: "shardId-000000000000", StartSequenceNumber: "1", EndSequenceNumber: "9",
+	rec.KinesisBatchInfo = &sevents.StreamBatchInfo{ShardID: "shardId-000000000000",
 		StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/orders", BatchSize: 1}
 	kb := &sevents.KinesisBuilder{FirstSequence: 5}
 	kb.Add("p", []byte(`{"id":"a"}`))
 	ev, _ := sevents.MarshalEvent(kb.Event())
 	rec.Payload = string(ev)
-	good, _ := json.Marshal(rec)
 	seq := kb.Last().Kinesis.SequenceNumber
 	rec.KinesisBatchInfo.StartSequenceNumber, rec.KinesisBatchInfo.EndSequenceNumber = seq, seq
-	good, _ = json.Marshal(rec)
+	good, _ := json.Marshal(rec)
 	put := func(key string, body []byte) {
 		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: &key, Body: bytes.NewReader(body)}); err != nil {
 			t.Fatal(err)
