@@ -42,8 +42,7 @@ type board struct {
 	mappingMetrics bool
 	onFailure      onFailureDestination
 	shadow         *ShadowConsumer
-	queue          awssqs.IQueue // an SQS source
-	redrive        awssqs.IQueue // its redrive queue
+	redrive        awssqs.IQueue // an SQS source's redrive queue
 }
 
 var (

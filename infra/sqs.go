@@ -216,7 +216,7 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 	if c.Redrive != nil {
 		redrive = c.Redrive
 	}
-	c.dashboard(props.Dashboard, board{mappingMetrics: metrics, queue: c.Queue, redrive: redrive})
+	c.dashboard(props.Dashboard, board{mappingMetrics: metrics, redrive: redrive})
 	return c
 }
 
