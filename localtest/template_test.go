@@ -141,6 +141,9 @@ func TestMappingFromTemplateAtTimestamp(t *testing.T) {
 	if err := tm.Mapping.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(strings.Join(tm.Notes, "\n"), "deployed disabled (Enabled false)") {
+		t.Errorf("notes %q: a disabled mapping runs, and says so", tm.Notes)
+	}
 	_, err = localtest.MappingFromTemplate([]byte(strings.Replace(tmpl, "1700000000", `{"Ref": "From"}`, 1)), "M")
 	if err == nil || !strings.Contains(err.Error(), `StartingPositionTimestamp: {"Ref":"From"} is a token`) {
 		t.Fatalf("error %v", err)

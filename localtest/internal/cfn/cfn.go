@@ -165,6 +165,10 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 			bad("StartingPosition", "%s", unresolvable(raw))
 		}
 	}
+	var enabled bool
+	if raw, ok := r.Properties["Enabled"]; ok && json.Unmarshal(raw, &enabled) == nil && !enabled {
+		tm.Notes = append(tm.Notes, "the mapping is deployed disabled (Enabled false): AWS polls nothing until it is enabled; this run delivers the records anyway")
+	}
 	if raw, ok := r.Properties["StartingPositionTimestamp"]; ok {
 		var v float64
 		if err := json.Unmarshal(raw, &v); err != nil {
