@@ -774,6 +774,16 @@ func TestValidationReasons(t *testing.T) {
 		{Mapping{EventSource: sevents.SourceKafka, StartingPosition: "LATEST", Mode: "burst"}, "Mode"},
 		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", FunctionResponseTypes: []string{"Partial"}}, "ReportBatchItemFailures"},
 		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", MaximumBatchingWindowInSeconds: ptr(301)}, "MaximumBatchingWindowInSeconds"},
+		{Mapping{EventSource: sevents.SourceKinesis, StartingPosition: "LATEST", StartingPositionTimestamp: ptr(1.7e9)},
+			"StartingPositionTimestamp: goes with StartingPosition AT_TIMESTAMP only"},
+		{Mapping{EventSource: sevents.SourceKafka, StartingPosition: "AT_SEQUENCE_NUMBER"}, "use TRIM_HORIZON, LATEST or AT_TIMESTAMP"},
+	}
+	// Lambda starts Kinesis, MSK and self-managed Kafka mappings at a time.
+	for _, src := range []sevents.Source{sevents.SourceKinesis, sevents.SourceKafka} {
+		m := Mapping{EventSource: src, StartingPosition: "AT_TIMESTAMP", StartingPositionTimestamp: ptr(1.7e9)}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%s at a timestamp: %v", src, err)
+		}
 	}
 	for _, tt := range tests {
 		err := tt.m.Validate()
