@@ -47,3 +47,42 @@ func BenchmarkRunInProcess(b *testing.B) {
 		})
 	}
 }
+
+// kplBenchRecords is n Kinesis records, one in ten a KPL aggregate of ten
+// user records, each with an id in its data.
+func kplBenchRecords(n int) (recs []InputRecord, users int) {
+	recs = make([]InputRecord, n)
+	for i := range recs {
+		if i%10 != 0 {
+			recs[i] = InputRecord{PartitionKey: fmt.Sprint("pk", i%16), Data: json.RawMessage(fmt.Sprintf(`{"id":"r%d","action":"ok"}`, i))}
+			users++
+			continue
+		}
+		agg := make([]UserRecord, 10)
+		for k := range agg {
+			agg[k] = UserRecord{PartitionKey: fmt.Sprint("pk", (i+k)%16), Data: json.RawMessage(fmt.Sprintf(`{"id":"r%d-%d","action":"ok"}`, i, k))}
+		}
+		recs[i] = InputRecord{Aggregate: agg}
+		users += len(agg)
+	}
+	return recs, users
+}
+
+// BenchmarkRunKPL is the runner's own cost on 100,000 Kinesis records, one
+// in ten a KPL aggregate of ten user records (190,000 records of the run),
+// to an in-process handler that does nothing. kinesis-records/s counts
+// the Kinesis records the mapping delivered.
+func BenchmarkRunKPL(b *testing.B) {
+	const n = 100000
+	recs, _ := kplBenchRecords(n)
+	m := &Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(100)}
+	noop := InProcess(fn(func(context.Context, []byte) ([]byte, error) { return nil, nil }))
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: noop})
+		if err != nil || rep.Totals.Invocations == 0 {
+			b.Fatalf("%v %+v", err, rep)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "kinesis-records/s")
+}
