@@ -86,8 +86,17 @@ func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload [
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
 	step := h.chain.step
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
-	return h.cfg.outcome(ctx, r.source, r.resource, items, res)
+	id := func(i int) string { return items[i].ID }
+	if n, ok := b.(recordNamer); ok {
+		id = n.recordID
+	}
+	return h.cfg.outcome(ctx, r.source, r.resource, items, res, id)
 }
+
+// A recordNamer is a batchOf whose items are not all named by their batch
+// item identifier: recordID is item i's own id (a KPL user record's
+// "<sequenceNumber>:<subSequenceNumber>").
+type recordNamer interface{ recordID(i int) string }
 
 // engineItems keeps the engine's items of one invocation for the next.
 var engineItems slicepool.Pool[engine.Item]
