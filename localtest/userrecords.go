@@ -37,16 +37,24 @@ func userRefs(parent inputRef, users []kpl.Record, expects []string) []inputRef 
 }
 
 // deaggregated gives ref, a Kinesis record read from a real stream, its
-// user records when its data is a KPL aggregate the handlers would
-// deaggregate. An aggregate that does not parse stays one record: the
-// handlers fail it whole, under its sequence number.
+// user records when its data is a KPL aggregate, as the handlers
+// deaggregate it: data that is not an aggregate (no magic, a checksum that
+// does not match) and an aggregate that cannot be read stay one record
+// (the handlers fail the latter whole, under its sequence number); a user
+// record that cannot be read (a key index outside its table) is still
+// one, which the handlers fail alone.
 func deaggregated(ref inputRef) inputRef {
 	if !kpl.IsAggregated(ref.payload) {
 		return ref
 	}
-	users, ok, err := kpl.Deaggregate(ref.payload)
+	a, ok, err := kpl.Parse(ref.payload)
 	if !ok || err != nil {
 		return ref
+	}
+	users := make([]kpl.Record, a.Len())
+	for i := range users {
+		pk, _, data, _ := a.Keys(i)
+		users[i] = kpl.Record{PartitionKey: pk, Data: data}
 	}
 	ref.users = userRefs(ref, users, nil)
 	return ref
