@@ -313,9 +313,10 @@ func kafkaID(partition string, offset int64) string {
 
 // inputRef ties a record to its id in the source (item identifier; for
 // Kafka "<topic>-<partition>@<offset>"; for a KPL user record
-// "<sequenceNumber>:<subSequenceNumber>"), its ordering key, the id its
-// payload carries, where it came from, its payload (for matching effects
-// by a payload field), and its expectation.
+// "<sequenceNumber>:<subSequenceNumber>"), its ordering key, where it came
+// from, its payload (for matching effects by a payload field, and the id
+// it carries, read when the record is named unless payloadID is set), and
+// its expectation.
 type inputRef struct {
 	id, key, payloadID string
 	line               int    // records-file line, or 0
@@ -336,7 +337,11 @@ func (r inputRef) name() string { return r.fate("").Name() }
 
 // fate is the RecordFate of the record.
 func (r inputRef) fate(f string) RecordFate {
-	rf := RecordFate{ID: r.id, Line: r.line, Input: r.input, PayloadID: r.payloadID, Key: r.key, Fate: f}
+	pid := r.payloadID
+	if pid == "" {
+		pid = payloadID(r.payload) // read when a record is named, not for every record
+	}
+	rf := RecordFate{ID: r.id, Line: r.line, Input: r.input, PayloadID: pid, Key: r.key, Fate: f}
 	if r.user {
 		sub := r.sub
 		rf.SubSequenceNumber = &sub
@@ -354,7 +359,7 @@ func where(i int, r InputRecord) string {
 
 // newRef is the inputRef of input record i.
 func newRef(i int, r InputRecord, id, key string, payload []byte) inputRef {
-	return inputRef{id: id, key: key, payloadID: payloadID(payload), line: r.Line, input: i + 1, payload: payload, expect: r.Expect,
+	return inputRef{id: id, key: key, line: r.Line, input: i + 1, payload: payload, expect: r.Expect,
 		items: payloadItems(payload)}
 }
 

@@ -531,7 +531,9 @@ func resultOf(resp invocation.Response) string {
 }
 
 func (r *runner) resolve(id, fate string) {
-	r.see(inputRef{id: id})
+	if r.refs == nil { // a real source's records are known as they come
+		r.see(inputRef{id: id})
+	}
 	r.fates[id] = fate
 }
 

@@ -57,7 +57,7 @@ type KafkaSource interface {
 // stands for its user records (deaggregated), as the handlers see it.
 func realRef(source sevents.Source, id, key string, event json.RawMessage) inputRef {
 	p := eventPayload(source, event)
-	ref := inputRef{id: id, key: key, payloadID: payloadID(p), payload: p, items: payloadItems(p)}
+	ref := inputRef{id: id, key: key, payload: p, items: payloadItems(p)}
 	if source == sevents.SourceKinesis {
 		ref = deaggregated(ref)
 	}

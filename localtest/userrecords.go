@@ -30,7 +30,7 @@ func userRefs(parent inputRef, users []kpl.Record, expects []string) []inputRef 
 		if j < len(expects) && expects[j] != "" {
 			e = expects[j]
 		}
-		out[j] = inputRef{id: kpl.SubSequenceKey(parent.id, j), key: u.PartitionKey, payloadID: payloadID(u.Data), line: parent.line,
+		out[j] = inputRef{id: kpl.SubSequenceKey(parent.id, j), key: u.PartitionKey, line: parent.line,
 			input: parent.input, payload: u.Data, expect: e, user: true, sub: j, items: payloadItems(u.Data)}
 	}
 	return out

@@ -68,7 +68,7 @@ func TestPayloadItems(t *testing.T) {
 func TestDeaggregated(t *testing.T) {
 	data := kpl.Encode([]kpl.Record{{PartitionKey: "a", Data: []byte(`{"id":"u0"}`)}, {PartitionKey: "b", Data: []byte(`{"id":"u1"}`)}})
 	ref := deaggregated(inputRef{id: "49", key: "a", payload: data})
-	if len(ref.users) != 2 || ref.users[1].id != "49:1" || ref.users[1].key != "b" || ref.users[1].payloadID != "u1" || ref.users[1].name() != "49:1 (id u1)" {
+	if len(ref.users) != 2 || ref.users[1].id != "49:1" || ref.users[1].key != "b" || ref.users[1].name() != "49:1 (id u1)" {
 		t.Fatalf("%+v", ref.users)
 	}
 	bad := append([]byte(nil), data...)

@@ -350,11 +350,12 @@ func effectOnce(in Input, m matched) Result {
 	window := KillWindow(in.Effects, in.Killed, !in.Unordered, in.WindowPerKey, in.WindowUnordered,
 		func(pos int) string { return in.Records[owner[pos]].Key })
 	allowed := 0
-	check := func(what string, at []int) {
+	check := func(at []int, name func() string) {
 		n := len(at)
 		if n <= 1 {
 			return
 		}
+		what := name()
 		cut := killRepeats(at, window)
 		switch {
 		case cut >= n-1 && in.KillRepeatsOK:
@@ -369,13 +370,14 @@ func effectOnce(in Input, m matched) Result {
 		}
 	}
 	for i, rec := range in.Records {
-		what := fmt.Sprintf("record %s", in.Name(i))
-		if len(members[i]) > 0 {
-			what = fmt.Sprintf("%s %q (records %s)", in.Field, rec.Field, strings.Join(members[i], ", "))
-		}
-		check(what, m.at[i])
+		check(m.at[i], func() string {
+			if len(members[i]) > 0 {
+				return fmt.Sprintf("%s %q (records %s)", in.Field, rec.Field, strings.Join(members[i], ", "))
+			}
+			return "record " + in.Name(i)
+		})
 		for j := range rec.Items {
-			check(fmt.Sprintf("item %d of record %s", j, in.Name(i)), m.items[i][j])
+			check(m.items[i][j], func() string { return fmt.Sprintf("item %d of record %s", j, in.Name(i)) })
 		}
 	}
 	if allowed > 0 && once.Status == Held {
