@@ -415,9 +415,9 @@ func (c *config) engine(source sevents.Source, policy engine.Policy, concurrency
 
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
-// resource is the shard, stream, queue or topic, for metrics; id(i) is
-// item i's record id (RecordOutcome.Record).
-func (c *config) outcome(ctx context.Context, source sevents.Source, resource string, items []engine.Item, res *engine.Result, id func(int) string) ([]int, error) {
+// resource is the shard, stream, queue or topic, for metrics; ids names
+// the items by their record ids (RecordOutcome.Record).
+func (c *config) outcome(ctx context.Context, source sevents.Source, resource string, items []engine.Item, res *engine.Result, ids recordIDs) ([]int, error) {
 	report, err := res.Report, res.Err
 	if err == nil && c.wholeBatch && len(report) > 0 {
 		i := report[0]
@@ -428,19 +428,19 @@ func (c *config) outcome(ctx context.Context, source sevents.Source, resource st
 		report = nil
 	}
 	if c.onBatch != nil {
-		c.onBatch(ctx, batchReport(source, items, res, report, err, id))
+		c.onBatch(ctx, batchReport(source, items, res, report, err, ids))
 	}
-	c.skips.write(ctx, res, id)
+	c.skips.write(ctx, res, ids)
 	if c.metrics != nil {
 		c.metrics.emit(source, resource, items, res)
 	}
 	return report, err
 }
 
-func batchReport(source sevents.Source, items []engine.Item, res *engine.Result, report []int, err error, id func(int) string) BatchReport {
+func batchReport(source sevents.Source, items []engine.Item, res *engine.Result, report []int, err error, ids recordIDs) BatchReport {
 	recs := make([]RecordOutcome, len(items))
 	for i, it := range items {
-		recs[i] = RecordOutcome{ID: it.ID, Record: id(i), Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),
+		recs[i] = RecordOutcome{ID: it.ID, Record: ids.of(i), Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),
 			Duplicate: res.Duplicate(i), Quarantined: res.Park(i) != nil}
 		if s, ok := res.Skipped(i); ok {
 			recs[i].Skipped = s.Reason

@@ -65,10 +65,11 @@ func newSkipLog(c *config) *skipLog {
 }
 
 // write appends a line for each record of the batch that succeeded
-// without running the function; id names item i as the runner does. A
+// without running the function, named by its record id, as the runner
+// names it. A
 // failed write is logged, not failed: the file is the local runner's, and
 // a claim it misses reads as a lost record there, never as a kept one.
-func (l *skipLog) write(ctx context.Context, res *engine.Result, id func(i int) string) {
+func (l *skipLog) write(ctx context.Context, res *engine.Result, ids recordIDs) {
 	if l == nil || res.Skips == nil {
 		return
 	}
@@ -83,7 +84,7 @@ func (l *skipLog) write(ctx context.Context, res *engine.Result, id func(i int) 
 			continue
 		}
 		b = append(b, `{"record":`...)
-		b = jsonplan.AppendString(b, id(i))
+		b = jsonplan.AppendString(b, ids.of(i))
 		b = append(b, `,"reason":`...)
 		b = jsonplan.AppendString(b, s.Reason)
 		if s.Key != "" {
