@@ -260,9 +260,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		// What its handlers answer without running it (a duplicate, an
 		// s3:TestEvent), in a file of the run's own, and its idempotency
 		// table, to check those claims.
-		skips, err := os.CreateTemp("", "sluice-skips-*.jsonl")
-		if err != nil {
-			return fail(err)
+		skips, cerr := os.CreateTemp("", "sluice-skips-*.jsonl")
+		if cerr != nil {
+			return fail(cerr)
 		}
 		skips.Close()
 		defer os.Remove(skips.Name())
