@@ -313,3 +313,39 @@ func TestKPLOrderPerUserKey(t *testing.T) {
 type fnHandler func(ctx context.Context, payload []byte) ([]byte, error)
 
 func (f fnHandler) Invoke(ctx context.Context, p []byte) ([]byte, error) { return f(ctx, p) }
+
+// TestKPLAggregateFates: what Lambda does to a Kinesis record (on-failure
+// after its retries, filtered by the mapping) it does to every user record
+// of it; expected on the line, the expectation holds for each.
+func TestKPLAggregateFates(t *testing.T) {
+	var effects effectLog
+	h := must(t)(handlers.NewKinesis(func(_ context.Context, r handlers.KinesisRecord[command]) error {
+		if r.Value.Action == "fail" {
+			return errors.New("asked to fail")
+		}
+		effects.add(localtest.Effect{Record: r.RecordID()})
+		return nil
+	}, quietOpts()...))
+	m := kinesisMapping()
+	retries, one := 0, 1
+	m.MaximumRetryAttempts, m.BatchSize = &retries, &one // the plain record rides in a batch of its own
+	m.FilterCriteria = &localtest.FilterCriteria{Filters: []localtest.Filter{{Pattern: `{"partitionKey":[{"anything-but":"drop"}]}`}}}
+	recs := readRecords(t, `{"aggregate":[{"partitionKey":"a","data":{"id":"o1"}},{"partitionKey":"b","data":{"id":"o2","action":"fail"}}],"expect":"on-failure"}
+{"partitionKey":"drop","aggregate":[{"partitionKey":"c","data":{"id":"o3"}},{"partitionKey":"d","data":{"id":"o4"}}]}
+{"partitionKey":"p","data":{"id":"p1"}}
+`)
+	rep, err := localtest.Run(context.Background(), localtest.Options{Mapping: m, Records: recs, Invoker: localtest.InProcess(h), Effects: effects.read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Held() || rep.Totals.OnFailure != 2 || rep.Totals.Filtered != 2 || rep.Totals.Processed != 1 || rep.Totals.Records != 5 {
+		t.Fatalf("held %v, totals %+v, %+v", rep.Held(), rep.Totals, rep.Invariants)
+	}
+	var names []string
+	for _, u := range rep.Unprocessed {
+		names = append(names, u.Name()+" "+u.Fate)
+	}
+	if !slices.Equal(names, []string{"line 1:0 (id o1) on-failure", "line 1:1 (id o2) on-failure"}) {
+		t.Fatalf("unprocessed %v", names)
+	}
+}
