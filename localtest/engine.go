@@ -15,7 +15,6 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/internal/checks"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/internal/killplan"
 	"github.com/sluicehq/sluice/localtest/onfailure"
@@ -120,6 +119,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if r.opts.MaxInvocations <= 0 {
 		r.opts.MaxInvocations = 100000 + 10*len(r.refs)
 	}
+	r.readCompletedBefore(ctx)
 	switch {
 	case r.stream != nil:
 		err = r.runLanes(ctx, r.streamLanes)
@@ -170,6 +170,11 @@ type runner struct {
 	// row), and whether any init succeeded.
 	called, answered, initFailed, initFailedInRow int
 	initOK                                        bool
+	// completedBefore are the keys the function's idempotency store held
+	// completed before the first invocation (Options.Idempotency), or why
+	// they could not be read.
+	completedBefore    map[string]bool
+	completedBeforeErr error
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 	// recent are the durations and payload sizes of the last invocations
@@ -526,7 +531,9 @@ func resultOf(resp invocation.Response) string {
 }
 
 func (r *runner) resolve(id, fate string) {
-	r.see(inputRef{id: id})
+	if r.refs == nil { // a real source's records are known as they come
+		r.see(inputRef{id: id})
+	}
 	r.fates[id] = fate
 }
 
@@ -585,32 +592,6 @@ func (r *runner) finish(ctx context.Context) error {
 			r.resolve(ref.id, FateLeft)
 		}
 	}
-	unknown := r.readQuarantine(ctx)
-	t := &r.report.Totals
-	t.Records = len(r.fates)
-	for _, f := range r.fates {
-		switch f {
-		case FateProcessed:
-			t.Processed++
-		case FateQuarantined:
-			t.Quarantined++
-		case FateOnFailure:
-			t.OnFailure++
-		case FateDeadLettered:
-			t.DeadLettered++
-		case FateLeft:
-			t.Left++
-		case FateFiltered:
-			t.Filtered++
-		}
-	}
-	r.report.Fates = r.fates
-	for _, ref := range r.records() {
-		if f := r.fates[ref.id]; f != FateProcessed && f != FateFiltered {
-			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, Line: ref.line, Input: ref.input,
-				PayloadID: ref.payloadID, Key: ref.key, Fate: f})
-		}
-	}
 	if r.report.Failure == nil && r.called > 0 {
 		switch {
 		case r.initFailed == r.called:
@@ -621,24 +602,7 @@ func (r *runner) finish(ctx context.Context) error {
 				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
 		}
 	}
-	in := effectsInput{records: r.records(), Input: checks.Input{Fates: r.fates, Have: r.opts.Effects != nil,
-		Field: r.opts.EffectsKey, Unordered: r.s.source == sevents.SourceSQS, Once: r.opts.ExactlyOnce, Unknown: unknown,
-		Killed: map[string]bool{}, KillRepeatsOK: r.opts.AllowKillRepeats}}
-	for _, k := range r.report.Kills {
-		// At the hand-over no record ran; before answering every record had
-		// completed: only a kill mid-batch can cut a record's run short.
-		if k.Point == invocation.KillMidBatch {
-			in.Killed[k.RequestID] = true
-		}
-	}
-	if in.Have {
-		in.effects, in.Err = r.opts.Effects()
-		if in.Err == nil {
-			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
-		}
-	}
-	r.report.Invariants = checkInvariants(in)
-	r.checkFates(unknown)
+	r.checkRun(ctx)
 	// Records that were never tried are not lost, but they were not tested
 	// either: a run that failed or stopped early holds nothing.
 	why := ""

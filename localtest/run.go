@@ -71,6 +71,19 @@ type Options struct {
 	// Without it a quarantined record looks processed, and, with effects,
 	// lost: its effect never happened.
 	Quarantine Quarantine
+	// Skips, when set, returns what the function's handlers said of the
+	// records they answered without running the function (ReadSkips of
+	// the file the function's SLUICE_SKIPS_FILE names): those records end
+	// FateSkipped, and each claim is checked (an s3:TestEvent's body, a
+	// duplicate's idempotency key). Without it such a record looks
+	// processed, and, with effects, lost. An error makes the checks it
+	// changes not evaluated.
+	Skips func() ([]Skip, error)
+	// Idempotency, when set, is the function's idempotency store, read to
+	// check the claim of a record skipped as a duplicate (see
+	// IdempotencyKeys). Without it such a claim cannot be checked unless
+	// the record's business key took effect in the run (EffectsKey).
+	Idempotency IdempotencyKeys
 	// Seed makes fault injection and arrival jitter repeatable.
 	Seed uint64
 	// WallClock runs the emulated source on the wall clock instead of the
