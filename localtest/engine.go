@@ -256,7 +256,7 @@ func (r *runner) setSource() error {
 			return fmt.Errorf("localtest: %s: %w", where(i, rec), err)
 		}
 	}
-	start := r.clock.Now().Add(-backlog)
+	start := r.clock.Now() // the first record arrives as the run starts
 	var err error
 	switch s.source {
 	case sevents.SourceKinesis:
