@@ -37,6 +37,7 @@ type lane struct {
 	// from invoke to invoke within it.
 	window     time.Time
 	windowOpen bool
+	windowFrom int // the window's first record (an index into recs)
 	state      json.RawMessage
 	early      bool // the state outgrew maxWindowState: close the window early
 
@@ -377,7 +378,7 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	payload := kind.envelope(l, batch)
 	if win > 0 {
 		if !l.windowOpen {
-			l.window, l.windowOpen, l.state = window.Start(batch[0].arrival, win), true, nil
+			l.window, l.windowOpen, l.windowFrom, l.state = window.Start(batch[0].arrival, win), true, p.a, nil
 		}
 		payload = windowEvent(payload, l, batch, win, false, false)
 	}
@@ -709,28 +710,74 @@ func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, fi
 }
 
 // finalInvoke closes the open window: an invoke without records, flagged
-// final, carrying the window's state. Lambda retries it until it succeeds.
+// final, carrying the window's state. A failing one is retried within the
+// mapping's limits, as AWS says tumbling windows do ("Tumbling windows
+// fully support the existing retry policies maxRetryAttempts and
+// maxRecordAge", services-kinesis-windows): past MaximumRetryAttempts, or
+// once even the window's newest record is older than
+// MaximumRecordAgeInSeconds, the window is given up (giveUpWindow).
+// Options.WindowFinalUntilSuccess retries it until it succeeds instead.
 // A window whose state outgrew 1 MB is closed early (flagged
 // isWindowTerminatedEarly) and goes on with a fresh state, the reading of
 // aws-lambda-go's documentation of the flag.
 func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win time.Duration) error {
+	lim := window.Limits{MaxRetries: r.s.maxRetries, MaxAge: time.Duration(r.s.maxAge) * time.Second, UntilSuccess: r.opts.WindowFinalUntilSuccess}
+	if r.s.maxAge < 0 {
+		lim.MaxAge = -1
+	}
+	if l.pos > l.windowFrom && window.Expired(lim, l.recs[l.pos-1].arrival, r.clock.Now()) {
+		return r.giveUpWindow(ctx, kind, l, sevents.ConditionRecordAgeExceeded)
+	}
 	payload := windowEvent(kind.envelope(l, nil), l, nil, win, true, l.early)
-	resp, _, err := r.invoke(ctx, payload)
+	resp, reqID, err := r.invoke(ctx, payload)
 	if err != nil {
 		return err
 	}
 	entry := kind.entry(l)
-	entry.IDs, entry.Result, entry.Final, entry.Ms = []string{}, resultOf(resp), true, resp.Duration.Milliseconds()
+	entry.IDs, entry.Result, entry.Final, entry.Retry, entry.Ms = []string{}, resultOf(resp), true, l.retries, resp.Duration.Milliseconds()
 	if _, ok := window.State(resp.Payload); !resp.Failed() && !ok {
 		entry.Result, entry.Error = ResultFunctionError, "the response carries no state (a tumbling window response must)"
 	}
+	l.attempts++
+	l.lastReq, l.lastResp = reqID, resp
 	r.trace(entry, resp)
 	if entry.Result != ResultSuccess {
+		l.retries++
+		r.report.Totals.Retries++
+		if window.Exhausted(lim, l.retries) {
+			r.report.Totals.Retries--
+			return r.giveUpWindow(ctx, kind, l, sevents.ConditionRetryAttemptsExhausted)
+		}
 		return r.clock.Sleep(ctx, r.opts.RetryDelay)
 	}
-	l.windowOpen, l.state = l.early, nil // an early close keeps the window open
-	l.early = false
+	l.retries, l.attempts = 0, 0
+	closeWindow(l)
 	return nil
+}
+
+// giveUpWindow ends a window whose final invocation was given up: the
+// window's records go to the on-failure destination, in one record that
+// names them all, and end on-failure even where their own invocations
+// succeeded, because the result they went into was never written. (AWS
+// does not say what Lambda sends then; this is the runner's reading, the
+// one that never counts a record processed whose result was lost.)
+func (r *runner) giveUpWindow(ctx context.Context, kind laneKind, l *lane, condition string) error {
+	if l.pos > l.windowFrom {
+		if err := r.giveUp(ctx, kind, l, l.windowFrom, l.pos, condition); err != nil {
+			return err
+		}
+	}
+	l.retries, l.attempts = 0, 0
+	closeWindow(l)
+	return nil
+}
+
+// closeWindow ends lane l's open window; an early close (the state outgrew
+// 1 MB) keeps it open with a fresh state.
+func closeWindow(l *lane) {
+	l.windowOpen, l.state = l.early, nil
+	l.early = false
+	l.windowFrom = l.pos
 }
 
 // succeed resolves records [a,k) as processed and moves the lane on.

@@ -32,7 +32,8 @@ type TraceEntry struct {
 	Reported  []string `json:"reported"`
 	Bisect    bool     `json:"bisect"` // this batch is a half of a split
 	// Retry is, for streams and Kafka, the retries consumed so far by the
-	// batch's first record (for a Kafka event of several partitions, the
+	// batch's first record (for a window's final invoke, by that final
+	// invoke; for a Kafka event of several partitions, the
 	// most any of its partitions' first records consumed); for SQS, how often the batch's first message
 	// was received before (ApproximateReceiveCount - 1).
 	Retry int `json:"retry"`

@@ -85,6 +85,16 @@ type Options struct {
 	// batch of several partitions, taken in turn, BatchSize and the 6 MB
 	// limit counting across them.
 	KafkaOnePartitionPerBatch bool
+	// WindowFinalUntilSuccess retries a failing final invocation of a
+	// tumbling window until it succeeds, past MaximumRetryAttempts and
+	// MaximumRecordAgeInSeconds: the literal reading of "If invocation is
+	// unsuccessful, your Lambda function suspends further processing until
+	// a successful invocation" (services-kinesis-windows). Default false:
+	// the final invocation obeys the mapping's retry limits, as the same
+	// page says ("Tumbling windows fully support the existing retry
+	// policies maxRetryAttempts and maxRecordAge"), and a window given up
+	// sends its records to the on-failure destination.
+	WindowFinalUntilSuccess bool
 }
 
 // Faults are injected by the runner around the invoker. Which invocations
