@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -548,10 +549,13 @@ func TestTumblingWindowStateOver1MBClosesEarly(t *testing.T) {
 
 func TestEdge13_ParallelizationFactorKeepsKeyOrder(t *testing.T) {
 	keys := func(i int) string { return fmt.Sprintf("key-%d", i%7) }
+	var mu sync.Mutex // the lanes' batches run at once
 	var effects []Effect
 	h := fn(func(ctx context.Context, p []byte) ([]byte, error) {
 		var ev events.KinesisEvent
 		json.Unmarshal(p, &ev)
+		mu.Lock()
+		defer mu.Unlock()
 		for _, r := range ev.Records {
 			effects = append(effects, Effect{Record: r.Kinesis.SequenceNumber, Key: r.Kinesis.PartitionKey})
 		}
