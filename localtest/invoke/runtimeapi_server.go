@@ -114,7 +114,9 @@ func newSandbox(arn string, lines *lineLog) (*sandbox, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		apiError(w, http.StatusNotFound, "UnknownPath", "no such Runtime API path: "+req.Method+" "+req.URL.Path)
 	})
-	sb.srv = &http.Server{Handler: mux, ErrorLog: discardLog, ReadHeaderTimeout: time.Minute}
+	// No read timeouts: the one client is the function's own process on
+	// loopback, and a GET /next waits as long as no invocation comes.
+	sb.srv = &http.Server{Handler: mux, ErrorLog: discardLog}
 	go sb.srv.Serve(ln)
 	return sb, nil
 }
