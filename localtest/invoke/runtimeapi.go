@@ -112,10 +112,11 @@ type RuntimeAPIInvoker struct {
 	logs   *ringBuffer
 	stream io.Writer // RuntimeAPILogs (a lockedWriter), or nil
 
-	mu     sync.Mutex // guards envs, freed, closed, and each environment's busy and sb
-	envs   []*environment
-	freed  chan struct{} // closed, and replaced, when an environment becomes idle
-	closed bool
+	mu      sync.Mutex // guards envs, freed, waiting, closed, and each environment's busy and sb
+	envs    []*environment
+	freed   chan struct{} // closed, and replaced, when an environment becomes idle while an Invoke waits
+	waiting int           // Invokes waiting on freed
+	closed  bool
 }
 
 // environment is one execution environment: a slot that holds at most one
@@ -334,11 +335,17 @@ func (r *RuntimeAPIInvoker) acquire(ctx context.Context, n int) (*environment, e
 			return e, nil
 		}
 		freed := r.freed
+		r.waiting++
 		r.mu.Unlock()
 		select {
 		case <-freed:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+		}
+		r.mu.Lock()
+		r.waiting--
+		r.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -359,8 +366,10 @@ func (r *RuntimeAPIInvoker) addEnvironment() *environment {
 func (r *RuntimeAPIInvoker) release(e *environment) {
 	r.mu.Lock()
 	e.busy = false
-	close(r.freed)
-	r.freed = make(chan struct{})
+	if r.waiting > 0 {
+		close(r.freed)
+		r.freed = make(chan struct{})
+	}
 	r.mu.Unlock()
 }
 
@@ -413,7 +422,6 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, e *environment, inv invo
 		sb       *sandbox
 		cold     bool
 		deadline time.Time
-		next     *nextRequest // the GET /next that waits
 	)
 	for attempt := 0; ; attempt++ {
 		var err error
@@ -428,7 +436,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, e *environment, inv invo
 			e.timer.Reset(timeout) // a warm process asks at once: it must within the timeout
 		}
 		select {
-		case next = <-sb.idle:
+		case <-sb.idle: // a GET /next waits
 		case <-sb.exited:
 			e.timer.Stop()
 			if !cold && attempt == 0 {
@@ -472,7 +480,7 @@ func (r *RuntimeAPIInvoker) invoke(ctx context.Context, e *environment, inv invo
 	sb.mu.Lock()
 	c.id, c.payload, c.deadline, c.active, c.hold = id, inv.Payload, deadline, true, plan != nil
 	sb.mu.Unlock()
-	next.give <- c // the GET /next answers with it
+	sb.give <- c // the GET /next answers with it
 
 	var killC <-chan time.Time // the moment of an injected mid-batch kill
 	if plan != nil && (plan.Timeout || plan.Point == invocation.KillMidBatch) {

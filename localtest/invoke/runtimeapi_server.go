@@ -39,11 +39,12 @@ type sandbox struct {
 	ln    net.Listener
 	srv   *http.Server
 
-	idle       chan *nextRequest // a GET /next waiting for an invocation offers itself here
-	done       chan result       // the invocation's answer
-	exited     chan struct{}     // closed once the process is reaped
-	initFailed chan struct{}     // closed on POST /runtime/init/error
-	closing    chan struct{}     // closed by shutdown
+	idle       chan struct{} // a GET /next waiting for an invocation offers itself here
+	give       chan *call    // and Invoke hands it the invocation here (buffered: Invoke never waits)
+	done       chan result   // the invocation's answer
+	exited     chan struct{} // closed once the process is reaped
+	initFailed chan struct{} // closed on POST /runtime/init/error
+	closing    chan struct{} // closed by shutdown
 
 	mu       sync.Mutex // guards call, initDoc, initType, initSet
 	call     call       // the one invocation in flight (reused)
@@ -54,12 +55,6 @@ type sandbox struct {
 	stopOnce     sync.Once
 	stopErr      error
 	shutdownOnce sync.Once
-}
-
-// nextRequest is a GET /next that waits for its invocation: Invoke hands
-// it one (or kills the process instead, an injected crash at the hand-over).
-type nextRequest struct {
-	give chan *call // buffered: Invoke never waits on it
 }
 
 type call struct {
@@ -100,7 +95,8 @@ func newSandbox(arn string, lines *lineLog) (*sandbox, error) {
 		arn:        arn,
 		lines:      lines,
 		ln:         ln,
-		idle:       make(chan *nextRequest),
+		idle:       make(chan struct{}),
+		give:       make(chan *call, 1),
 		done:       make(chan result, 1),
 		exited:     make(chan struct{}),
 		initFailed: make(chan struct{}),
@@ -136,14 +132,14 @@ func allow(w http.ResponseWriter, req *http.Request, method string) bool {
 func abort() { panic(http.ErrAbortHandler) }
 
 // serveNext answers GET /next with the invocation, once Invoke hands one
-// over.
+// over (or kills the process instead: an injected crash at the hand-over).
+// The Runtime API has one /next waiting at a time.
 func (sb *sandbox) serveNext(w http.ResponseWriter, req *http.Request) {
 	if !allow(w, req, http.MethodGet) {
 		return
 	}
-	nr := &nextRequest{give: make(chan *call, 1)}
 	select {
-	case sb.idle <- nr:
+	case sb.idle <- struct{}{}:
 	case <-sb.closing:
 		abort()
 	case <-req.Context().Done():
@@ -151,18 +147,20 @@ func (sb *sandbox) serveNext(w http.ResponseWriter, req *http.Request) {
 	}
 	var c *call
 	select {
-	case c = <-nr.give:
+	case c = <-sb.give:
 	case <-sb.closing:
 		abort()
 	}
 	var buf [128]byte
+	// One allocation for the header values (net/http only reads them).
+	v := &[5]string{c.id, strconv.FormatInt(c.deadline.UnixMilli(), 10), sb.arn, string(appendTraceID(buf[:0], c.deadline)), strconv.Itoa(len(c.payload))}
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h[hdrRequestID] = []string{c.id}
-	h[hdrDeadline] = []string{strconv.FormatInt(c.deadline.UnixMilli(), 10)}
-	h[hdrFunctionARN] = []string{sb.arn}
-	h[hdrTraceID] = []string{string(appendTraceID(buf[:0], c.deadline))}
-	h["Content-Length"] = []string{strconv.Itoa(len(c.payload))}
+	h["Content-Type"] = jsonType
+	h[hdrRequestID] = v[0:1:1]
+	h[hdrDeadline] = v[1:2:2]
+	h[hdrFunctionARN] = v[2:3:3]
+	h[hdrTraceID] = v[3:4:4]
+	h["Content-Length"] = v[4:5:5]
 	w.WriteHeader(http.StatusOK)
 	w.Write(c.payload) // if this fails the process is gone or late: Invoke learns it from sb.exited or its timer
 }
@@ -342,13 +340,19 @@ func docErrorType(doc []byte) string {
 	return e.Type
 }
 
+// Header values shared by every answer; net/http only reads them.
+var (
+	jsonType       = []string{"application/json"}
+	acceptedLength = []string{strconv.Itoa(len(acceptedBody))}
+)
+
 // acceptedBody is the body of the 202 answer to a posted response or error.
 var acceptedBody = []byte(`{"status":"OK"}`)
 
 func accepted(w http.ResponseWriter) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(acceptedBody))}
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = acceptedLength
 	w.WriteHeader(http.StatusAccepted)
 	w.Write(acceptedBody)
 }
@@ -357,7 +361,7 @@ func accepted(w http.ResponseWriter) {
 func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	doc := errorDocument(msg, typ)
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
+	h["Content-Type"] = jsonType
 	h["Content-Length"] = []string{strconv.Itoa(len(doc))}
 	w.WriteHeader(status)
 	w.Write(doc)
