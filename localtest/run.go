@@ -114,10 +114,11 @@ type Faults struct {
 	// expected duration: its payload's size at the pace (time per byte) of
 	// the last 8 invocations the function answered, at most the timeout
 	// (none answered yet: at once after the hand-over); one that comes
-	// after the function answered lands before the answer. Lambda sees Runtime.ExitError ("signal:
-	// killed"); the next invocation starts a new process (a new init, the
-	// function's memory gone). Effects done before the kill stay, claims
-	// the function took stay in progress.
+	// after the function answered lands before the answer. Lambda sees
+	// Runtime.ExitError ("signal: killed"); the next invocation in that
+	// execution environment starts a new process (a new init, the
+	// function's memory gone; other environments run on). Effects done
+	// before the kill stay, claims the function took stay in progress.
 	//
 	// Crash and timeout faults need an invoker that can kill the
 	// function's process (a Killer: localtest/invoke.RuntimeAPI); Run
