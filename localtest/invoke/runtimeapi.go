@@ -54,7 +54,12 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 // 127.0.0.1 (GET /2018-06-01/runtime/invocation/next, POST .../{id}/response,
 // .../{id}/error and /runtime/init/error).
 //
-// The server is net/http's, one per process.
+// The server is net/http's, one per process: a maintained server rather
+// than the hand-written HTTP/1.1 loop this package had, which saved a
+// goroutine hand-off and net/http's background read per request (a few
+// tens of microseconds of an invocation's few hundred; see
+// BenchmarkRuntimeAPIInvoke) at the cost of a parser and a server of its
+// own to maintain.
 //
 // Execution environments: as Lambda runs a function under concurrency,
 // the invoker runs several execution environments at once, each its own
@@ -72,14 +77,14 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //     fails before it (exit, /init/error, init timeout) answers with
 //     Response.InitFailed set.
 //   - When an invocation passes its deadline (Invocation.Timeout, default
-//     invocation.DefaultFunctionTimeout, counted from the hand-over to the function,
-//     init excluded) the whole process group is killed and the answer is a
-//     timeout (ErrorType Sandbox.Timedout). The next Invoke starts a fresh
-//     process.
+//     invocation.DefaultFunctionTimeout, counted from the hand-over to the
+//     function, init excluded) the whole process group is killed and the answer is a
+//     timeout (ErrorType Sandbox.Timedout). The environment's next Invoke
+//     starts a fresh process.
 //   - If the process exits before answering (an unrecovered panic,
 //     os.Exit, an init failure) the answer is the function error
 //     Runtime.ExitError, or the type the runtime posted to /init/error, and
-//     the next Invoke starts a fresh process.
+//     the environment's next Invoke starts a fresh process.
 //   - If ctx ends during an invocation the process is killed too (an
 //     invocation cannot be withdrawn) and Invoke returns ctx's error.
 //   - An injected crash (Invocation.Kill, set by localtest.Run for
@@ -89,7 +94,8 @@ var ErrInvokerClosed = errors.New("localtest: invoker is closed")
 //     answer, which is held and never delivered (KillBeforeAnswer; a
 //     mid-batch moment that comes after the answer lands here too). The
 //     answer is Runtime.ExitError ("signal: killed"), with Response.Killed
-//     saying where the kill landed; the next Invoke starts a fresh process.
+//     saying where the kill landed; the environment's next Invoke starts a
+//     fresh process, and the other environments run on.
 //   - An injected timeout (Kill.Timeout) freezes the process group with
 //     SIGSTOP at Kill.After (or when it answers, holding the answer), as a
 //     function stuck in a call, and kills it with SIGKILL when the
