@@ -21,10 +21,9 @@ import (
 
 // The emulated sources hold the input records in memory and assign ids,
 // sequence numbers, offsets and arrival times as the real services would.
-// Arrival times start one hour before the run (a backlog) and are 1 ms
-// apart, in input order.
-
-const backlog = time.Hour
+// The first record arrives as the run starts and the others 1 ms apart, in
+// input order: a record is never older than the run, so
+// MaximumRecordAgeInSeconds counts only the time the run spends on it.
 
 // kinesisShard maps a partition key to one of n shards as Kinesis does: the
 // MD5 of the key as a 128-bit number, in n equal hash-key ranges.

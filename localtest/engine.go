@@ -221,7 +221,12 @@ type KilledInvocation struct {
 	// effects name their invocation (Effect.Request); -1 when unknown.
 	Effects int `json:"effects"`
 	// What says it in words.
-	What  string        `json:"what"`
+	What string `json:"what"`
+	// Env and PID are the execution environment whose process was killed
+	// and that process's id (0 when the invoker does not tell): only that
+	// environment starts a new process; the others run on.
+	Env   int           `json:"env,omitempty"`
+	PID   int           `json:"pid,omitempty"`
 	after time.Duration // AfterMs, unrounded
 }
 
@@ -261,7 +266,7 @@ func (r *runner) setSource() error {
 			return fmt.Errorf("localtest: %s: %w", where(i, rec), err)
 		}
 	}
-	start := r.clock.Now().Add(-backlog)
+	start := r.clock.Now() // the first record arrives as the run starts
 	var err error
 	switch s.source {
 	case sevents.SourceKinesis:
@@ -318,11 +323,14 @@ func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) e
 }
 
 // invoke makes one invocation with the injected faults, and counts it.
-func (r *runner) invoke(ctx context.Context, payload []byte) (invocation.Response, string, error) {
+// env is the execution environment to run it in (see
+// invocation.Invocation.Environment; 0: any).
+func (r *runner) invoke(ctx context.Context, payload []byte, env int) (invocation.Response, string, error) {
 	c, err := r.beginInvoke(payload)
 	if err != nil {
 		return invocation.Response{}, "", err
 	}
+	c.inv.Environment = env
 	r.doInvoke(ctx, c)
 	return r.endInvoke(c)
 }
@@ -369,7 +377,8 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 }
 
 // doInvoke calls the function. It touches no runner state but the invoker
-// and the clock, so several may run at once (SQS MaximumConcurrency).
+// and the clock, so several may run at once (SQS MaximumConcurrency,
+// stream lanes).
 func (r *runner) doInvoke(ctx context.Context, c *pendingInvoke) {
 	if c.injected {
 		return
@@ -405,7 +414,8 @@ func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error
 			r.report.Totals.Crashes++
 		}
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
-			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1)})
+			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1),
+			Env: resp.Environment, PID: resp.PID})
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
 		p := killplan.Pace{D: resp.Duration, Bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {
@@ -493,6 +503,9 @@ func (r *runner) trace(e TraceEntry, resp invocation.Response) {
 	}
 	if e.Reported == nil {
 		e.Reported = []string{}
+	}
+	if e.Env == 0 {
+		e.Env, e.PID = resp.Environment, resp.PID
 	}
 	if resp.Failed() {
 		e.ErrorType, e.ErrorMessage = errorFields(resp)

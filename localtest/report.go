@@ -32,7 +32,8 @@ type TraceEntry struct {
 	Reported  []string `json:"reported"`
 	Bisect    bool     `json:"bisect"` // this batch is a half of a split
 	// Retry is, for streams and Kafka, the retries consumed so far by the
-	// batch's first record (for a Kafka event of several partitions, the
+	// batch's first record (for a window's final invoke, by that final
+	// invoke; for a Kafka event of several partitions, the
 	// most any of its partitions' first records consumed); for SQS, how often the batch's first message
 	// was received before (ApproximateReceiveCount - 1).
 	Retry int `json:"retry"`
@@ -55,7 +56,16 @@ type TraceEntry struct {
 	// the function's process and where ("crashed: the process was killed
 	// mid-batch, 14ms after the hand-over; ...").
 	Killed string `json:"killed,omitempty"`
-	Ms     int64  `json:"ms"` // wall-clock duration of the invocation
+	// Env and PID say where the invocation ran, when the invoker tells
+	// (a bootstrap run behind the Runtime API does): the execution
+	// environment (1, 2, ...; several run at once under
+	// ScalingConfig.MaximumConcurrency, several shards or a
+	// ParallelizationFactor), and the process id of the function there.
+	// A process that was killed, or exited, is replaced in its
+	// environment by a new one (a new PID, a new init).
+	Env int   `json:"env,omitempty"`
+	PID int   `json:"pid,omitempty"`
+	Ms  int64 `json:"ms"` // wall-clock duration of the invocation
 }
 
 // Totals counts what a run did.

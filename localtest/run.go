@@ -98,6 +98,16 @@ type Options struct {
 	// batch of several partitions, taken in turn, BatchSize and the 6 MB
 	// limit counting across them.
 	KafkaOnePartitionPerBatch bool
+	// WindowFinalUntilSuccess retries a failing final invocation of a
+	// tumbling window until it succeeds, past MaximumRetryAttempts and
+	// MaximumRecordAgeInSeconds: the literal reading of "If invocation is
+	// unsuccessful, your Lambda function suspends further processing until
+	// a successful invocation" (services-kinesis-windows). Default false:
+	// the final invocation obeys the mapping's retry limits, as the same
+	// page says ("Tumbling windows fully support the existing retry
+	// policies maxRetryAttempts and maxRecordAge"), and a window given up
+	// sends its records to the on-failure destination.
+	WindowFinalUntilSuccess bool
 }
 
 // Faults are injected by the runner around the invoker. Which invocations
@@ -117,10 +127,11 @@ type Faults struct {
 	// expected duration: its payload's size at the pace (time per byte) of
 	// the last 8 invocations the function answered, at most the timeout
 	// (none answered yet: at once after the hand-over); one that comes
-	// after the function answered lands before the answer. Lambda sees Runtime.ExitError ("signal:
-	// killed"); the next invocation starts a new process (a new init, the
-	// function's memory gone). Effects done before the kill stay, claims
-	// the function took stay in progress.
+	// after the function answered lands before the answer. Lambda sees
+	// Runtime.ExitError ("signal: killed"); the next invocation in that
+	// execution environment starts a new process (a new init, the
+	// function's memory gone; other environments run on). Effects done
+	// before the kill stay, claims the function took stay in progress.
 	//
 	// Crash and timeout faults need an invoker that can kill the
 	// function's process (a Killer: localtest/invoke.RuntimeAPI); Run
