@@ -85,6 +85,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 		seq := rec.Kinesis.SequenceNumber
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, pk, payload)
+		refs[i].lane = laneName(shardID(sh), pk, s.parallelization)
 		if users != nil {
 			expects := make([]string, len(r.Aggregate))
 			for j, u := range r.Aggregate {
@@ -329,6 +330,11 @@ type inputRef struct {
 	user  bool
 	sub   int
 	users []inputRef
+	// lane is the shard (and, with ParallelizationFactor > 1, the shard's
+	// lane) a Kinesis record was read from: Lambda keeps order within it
+	// only, so a KPL user record's ordering key is its own partition key
+	// in its aggregate's lane (userRefs). "" when unknown.
+	lane string
 }
 
 // name is how reports name the record (see RecordFate.Name).

@@ -108,7 +108,7 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				sub[k].recs = append(sub[k].recs, laneRec{id: rec.SequenceNumber, key: rec.PartitionKey, arrival: rec.Arrival, event: rec.Event})
 				r.shardOrder[shard] = append(r.shardOrder[shard], rec.SequenceNumber)
 				if r.refs == nil {
-					r.see(realRef(r.s.source, rec.SequenceNumber, rec.PartitionKey, rec.Event))
+					r.see(realLaneRef(r.s.source, rec.SequenceNumber, rec.PartitionKey, laneName(shard, rec.PartitionKey, pf), rec.Event))
 				}
 			}
 			after = recs[len(recs)-1].SequenceNumber

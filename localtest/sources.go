@@ -56,8 +56,13 @@ type KafkaSource interface {
 // DynamoDB image); a Kinesis record a producer aggregated with the KPL
 // stands for its user records (deaggregated), as the handlers see it.
 func realRef(source sevents.Source, id, key string, event json.RawMessage) inputRef {
+	return realLaneRef(source, id, key, "", event)
+}
+
+// realLaneRef is realRef for a Kinesis record read from lane (laneName).
+func realLaneRef(source sevents.Source, id, key, lane string, event json.RawMessage) inputRef {
 	p := eventPayload(source, event)
-	ref := inputRef{id: id, key: key, payload: p, items: payloadItems(p)}
+	ref := inputRef{id: id, key: key, payload: p, items: payloadItems(p), lane: lane}
 	if source == sevents.SourceKinesis {
 		ref = deaggregated(ref)
 	}

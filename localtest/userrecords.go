@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/sluicehq/sluice/events/kpl"
@@ -30,10 +31,34 @@ func userRefs(parent inputRef, users []kpl.Record, expects []string) []inputRef 
 		if j < len(expects) && expects[j] != "" {
 			e = expects[j]
 		}
-		out[j] = inputRef{id: kpl.SubSequenceKey(parent.id, j), key: u.PartitionKey, line: parent.line,
+		out[j] = inputRef{id: kpl.SubSequenceKey(parent.id, j), key: userKey(u.PartitionKey, parent.lane), line: parent.line,
 			input: parent.input, payload: u.Data, expect: e, user: true, sub: j, items: payloadItems(u.Data)}
 	}
 	return out
+}
+
+// userKey is the ordering key of a KPL user record with partition key pk
+// in an aggregate read from lane. Lambda keeps a shard's records in order
+// (with ParallelizationFactor > 1, those of one lane of the shard, chosen
+// by the Kinesis record's partition key), and a producer's aggregates of
+// one user key may sit in different shards or lanes (the KPL places an
+// aggregate by an explicit hash key, and names it by its first user
+// record's key): a user key's records are in order within the lane they
+// share, and the check compares them there.
+func userKey(pk, lane string) string {
+	if lane == "" {
+		return pk
+	}
+	return pk + " in " + lane
+}
+
+// laneName names the lane of a shard that holds a Kinesis record with
+// partition key pk, as the engine's lanes split a shard (subLane).
+func laneName(shard, pk string, pf int) string {
+	if pf <= 1 {
+		return shard
+	}
+	return fmt.Sprintf("%s lane %d", shard, subLane(pk, pf))
 }
 
 // deaggregated gives ref, a Kinesis record read from a real stream, its

@@ -304,7 +304,7 @@ func TestKPLOrderPerUserKey(t *testing.T) {
 		if reverse != (order.Status == localtest.StatusViolated) {
 			t.Fatalf("reverse %v: %+v", reverse, order)
 		}
-		if reverse && (len(order.Violations) != 1 || !strings.Contains(order.Violations[0], "key a: record line 1:0 (id o1)")) {
+		if reverse && (len(order.Violations) != 1 || !strings.Contains(order.Violations[0], "key a in shardId-000000000000: record line 1:0 (id o1)")) {
 			t.Fatalf("want key a only: %+v", order)
 		}
 	}
