@@ -410,7 +410,7 @@ func FuzzReadRecordsFile(f *testing.F) {
 				t.Fatalf("reported %q is not an item of the event", id)
 			}
 		}
-		if (v.Outcome == invocation.OutcomePartial) != (len(v.Reported) > 0) {
+		if (v.Outcome == invocation.OutcomePartial || v.Outcome == invocation.OutcomeProcessingFailed) != (len(v.Reported) > 0) {
 			t.Fatalf("verdict %+v", v)
 		}
 	})
