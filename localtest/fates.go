@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -52,6 +53,11 @@ func checkExpectations(opts Options) error {
 	for _, f := range opts.Allow {
 		if err := checkFateName(f); err != nil {
 			return fmt.Errorf("localtest: Options.Allow: %w", err)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(opts.ExpectByID)) {
+		if err := checkFateName(opts.ExpectByID[id]); err != nil {
+			return fmt.Errorf("localtest: Options.ExpectByID[%q]: %w", id, err)
 		}
 	}
 	for i, rec := range opts.Records {
@@ -152,12 +158,23 @@ func (r *runner) readQuarantine(ctx context.Context) string {
 func (r *runner) checkFates(unknown string) {
 	recs := r.records()
 	expect := make([]string, len(recs))
+	named := map[string]bool{}
 	for i, ref := range recs {
 		if ref.input > 0 && ref.input <= len(r.opts.Records) {
 			expect[i] = r.opts.Records[ref.input-1].Expect
 		}
+		if f, ok := r.opts.ExpectByID[ref.id]; ok {
+			expect[i], named[ref.id] = f, true
+		}
 	}
 	res, unexpected := checkFates(fatesInput{records: recs, expect: expect, fates: r.fates, allow: r.opts.Allow, unknown: unknown})
+	for _, id := range slices.Sorted(maps.Keys(r.opts.ExpectByID)) {
+		if !named[id] {
+			res.Status = StatusViolated
+			res.Violations = append(res.Violations, fmt.Sprintf("expected %s for id %s, but no record of the run has that id (ids are as the report's fates name records)",
+				r.opts.ExpectByID[id], id))
+		}
+	}
 	r.report.Unexpected = unexpected
 	r.report.Invariants = append(r.report.Invariants, res)
 }
