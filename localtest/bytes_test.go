@@ -350,3 +350,36 @@ func TestRecordsLinesThatHoldNoRecord(t *testing.T) {
 }
 
 func bytesClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+// FuzzKafkaHeaders: any "headers" or "headersBase64" value is read or
+// refused, never a panic; what is read writes back (the list form) and
+// reads again to the same headers.
+func FuzzKafkaHeaders(f *testing.F) {
+	for _, s := range []string{`{"a":"1","b":"2"}`, `[{"z":"1"},{"a":"2"},{"z":"3"}]`, `{"a":"AAH/"}`, `null`, `[]`, `{}`, `[{"a":1}]`, `{"a":"x"} x`} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, b64 bool) {
+		hs, err := decodeHeaders(data, b64)
+		if err != nil {
+			return
+		}
+		out, err := encodeHeaders(hs, b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeHeaders(out, b64)
+		if err != nil {
+			t.Fatalf("%s does not read back: %v", out, err)
+		}
+		if !b64 {
+			// Text goes through JSON strings, which carry UTF-8 only.
+			for i := range hs {
+				hs[i].Value = []byte(strings.ToValidUTF8(string(hs[i].Value), "\uFFFD"))
+			}
+		}
+		if fmt.Sprint(back) != fmt.Sprint(hs) {
+			t.Fatalf("%q read %v, wrote %s, read back %v", data, hs, out, back)
+		}
+	})
+}

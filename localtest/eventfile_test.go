@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	awsevents "github.com/aws/aws-lambda-go/events"
+
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
 )
@@ -388,6 +390,7 @@ func FuzzReadRecordsFile(f *testing.F) {
 			if got := recordsJSON(t, back); got != lines {
 				t.Fatalf("records changed:\n%s\n%s", lines, got)
 			}
+			samePayloads(t, data, back)
 		}
 		ev, err := invocation.ParseEvent(data)
 		if err != nil {
@@ -414,4 +417,49 @@ func FuzzReadRecordsFile(f *testing.F) {
 			t.Fatalf("verdict %+v", v)
 		}
 	})
+}
+
+// samePayloads fails unless recs, read from the event file data, stand for
+// the exact bytes of its Kinesis data and Kafka keys and values.
+func samePayloads(t *testing.T, data []byte, recs []InputRecord) {
+	t.Helper()
+	evs, _, err := invocation.ParseEvents(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, ev := range evs {
+		for _, r := range ev.Records {
+			rec := recs[i]
+			i++
+			switch ev.Source {
+			case events.SourceKinesis:
+				var k awsevents.KinesisEventRecord
+				if err := json.Unmarshal(r.JSON, &k); err != nil {
+					t.Fatal(err)
+				}
+				_, got, err := kinesisData(rec)
+				if err != nil || !bytes.Equal(got, k.Kinesis.Data) && !(len(got) == 0 && len(k.Kinesis.Data) == 0) {
+					t.Fatalf("record %d: % x (%v), the event holds % x", i, got, err, k.Kinesis.Data)
+				}
+			case events.SourceKafka:
+				var k awsevents.KafkaRecord
+				if err := json.Unmarshal(r.JSON, &k); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range []struct {
+					name string
+					raw  json.RawMessage
+					b64  []byte
+					ev   string
+				}{{"key", rec.Key, rec.KeyBase64, k.Key}, {"value", rec.Value, rec.ValueBase64, k.Value}} {
+					got, err := payloadBytes(p.name, p.raw, p.b64)
+					want, _ := base64.StdEncoding.DecodeString(p.ev)
+					if err != nil || !bytes.Equal(got, want) {
+						t.Fatalf("record %d %s: % x (%v), the event holds % x", i, p.name, got, err, want)
+					}
+				}
+			}
+		}
+	}
 }
