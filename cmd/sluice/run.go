@@ -585,7 +585,7 @@ func parseExpects(flags []string) ([]recordExpect, error) {
 		} else if n, fate, ok := strings.Cut(f, "="); ok {
 			v, err := strconv.Atoi(n)
 			if err != nil || v < 1 {
-				return nil, fmt.Errorf("--expect %q: want FATE, N=FATE (N a line or record number from 1) or id:ID=FATE", f)
+				return nil, fmt.Errorf("--expect %q: want FATE, N=FATE (N a line (record) number from 1) or id:ID=FATE", f)
 			}
 			e = recordExpect{n: v, fate: fate}
 		}
