@@ -111,7 +111,9 @@ func (b *KinesisBuilder) Event() events.KinesisEvent {
 
 // DynamoDBBuilder builds events.DynamoDBEvent values for one stream shard.
 // Keys and images are Go values (structs or maps) marshalled with
-// MarshalImage, so `dynamodbav` tags apply.
+// MarshalImage, so `dynamodbav` tags apply, or AttributeValue maps
+// (map[string]events.DynamoDBAttributeValue), taken as they are: binary
+// attributes and sets that plain Go values cannot name.
 type DynamoDBBuilder struct {
 	Region         string // default DefaultRegion
 	StreamARN      string // default a table stream ARN for table "table"
@@ -146,7 +148,7 @@ func (b *DynamoDBBuilder) Expire(keys, oldImage any) error {
 
 func (b *DynamoDBBuilder) add(name string, keys, oldImage, newImage any, ttl bool) error {
 	view := or(b.StreamViewType, "NEW_AND_OLD_IMAGES")
-	k, err := MarshalImage(keys)
+	k, err := builderImage(keys)
 	if err != nil {
 		return fmt.Errorf("events: DynamoDB keys: %w", err)
 	}
@@ -157,12 +159,12 @@ func (b *DynamoDBBuilder) add(name string, keys, oldImage, newImage any, ttl boo
 		StreamViewType:              view,
 	}
 	if oldImage != nil && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES") {
-		if rec.OldImage, err = MarshalImage(oldImage); err != nil {
+		if rec.OldImage, err = builderImage(oldImage); err != nil {
 			return fmt.Errorf("events: DynamoDB old image: %w", err)
 		}
 	}
 	if newImage != nil && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES") {
-		if rec.NewImage, err = MarshalImage(newImage); err != nil {
+		if rec.NewImage, err = builderImage(newImage); err != nil {
 			return fmt.Errorf("events: DynamoDB new image: %w", err)
 		}
 	}
@@ -183,6 +185,15 @@ func (b *DynamoDBBuilder) add(name string, keys, oldImage, newImage any, ttl boo
 	}
 	b.records = append(b.records, e)
 	return nil
+}
+
+// builderImage is v as an image: an AttributeValue map as it is, anything
+// else through MarshalImage.
+func builderImage(v any) (map[string]events.DynamoDBAttributeValue, error) {
+	if m, ok := v.(map[string]events.DynamoDBAttributeValue); ok {
+		return m, nil
+	}
+	return MarshalImage(v)
 }
 
 func approxImageSize(m map[string]events.DynamoDBAttributeValue) int {

@@ -73,6 +73,7 @@ import (
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+	"github.com/sluicehq/sluice/internal/ddbchecksum"
 )
 
 // Source is the kind of handler the options are for: SQS handlers count
@@ -218,7 +219,7 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 		if err != nil {
 			return nil, err
 		}
-		store, err := dynamodbstore.New(dynamodb.NewFromConfig(c), table)
+		store, err := dynamodbstore.New(dynamodb.NewFromConfig(c, ddbchecksum.Option), table)
 		if err != nil {
 			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvIdempotencyTable, table, err)
 		}
@@ -254,7 +255,7 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 		if err != nil {
 			return nil, err
 		}
-		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c), table)
+		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(c, ddbchecksum.Option), table)
 		if err != nil {
 			return nil, fmt.Errorf("fromenv: %s=%s: %w", EnvAttemptsTable, table, err)
 		}

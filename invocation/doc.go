@@ -16,7 +16,10 @@
 //     success, a partial batch response (OutcomePartial with the records
 //     reported), or a failure of the whole batch (OutcomeBatchFailure for
 //     a response Lambda cannot read, OutcomeFunctionError for a function
-//     error), with the reason.
+//     error), with the reason; a Firehose transformation's records
+//     answered ProcessingFailed are OutcomeProcessingFailed, which
+//     Firehose does not retry. AnswerVerdict reads the answer to a
+//     payload that is no event (sluice invoke sends any file).
 //
 // It imports only the event types (package events and aws-lambda-go's) and
 // the partial batch response reader it shares with the runner

@@ -29,7 +29,7 @@ func TestFirehoseVerdict(t *testing.T) {
 		reason   string
 	}{
 		{`{"records":[{"recordId":"r1","result":"Ok","data":""},{"recordId":"r2","result":"Dropped","data":"SGVsbG8="}]}`, OutcomeSuccess, nil, ""},
-		{`{"records":[{"recordId":"r2","result":"ProcessingFailed","data":"SGVsbG8="},{"recordId":"r1","result":"Ok","data":"eA=="}]}`, OutcomePartial, []string{"r2"}, ""},
+		{`{"records":[{"recordId":"r2","result":"ProcessingFailed","data":"SGVsbG8="},{"recordId":"r1","result":"Ok","data":"eA=="}]}`, OutcomeProcessingFailed, []string{"r2"}, ""},
 		{`{"records":[{"recordId":"r1","result":"Ok","data":""}]}`, OutcomeBatchFailure, nil, "does not answer 1 records: r2"},
 		{`{"records":[{"recordId":"r1","result":"OK","data":""},{"recordId":"r2","result":"Ok","data":""}]}`, OutcomeBatchFailure, nil, `result "OK"`},
 		{`{"records":[{"recordId":"r1","result":"Ok"},{"recordId":"r2","result":"Ok","data":""}]}`, OutcomeBatchFailure, nil, "has no data"},
@@ -42,6 +42,11 @@ func TestFirehoseVerdict(t *testing.T) {
 		v := ev.Verdict(Response{Payload: []byte(tc.resp)})
 		if v.Outcome != tc.outcome || !slices.Equal(v.Reported, tc.reported) || !strings.Contains(v.Reason, tc.reason) {
 			t.Errorf("%s: %+v, want %s %v %q", tc.resp, v, tc.outcome, tc.reported, tc.reason)
+		}
+		// ProcessingFailed records are not a partial batch response:
+		// Firehose sends them to its error output and never retries them.
+		if s := v.String(); tc.outcome == OutcomeProcessingFailed && (strings.Contains(s, "partial") || !strings.Contains(s, "without retrying")) {
+			t.Errorf("%s: %q", tc.resp, s)
 		}
 	}
 	for _, bad := range []string{`{"records":[{"data":"eA=="}]}`, `{"records":[{"recordId":"r","data":"%%"}]}`, `{"records":[1]}`} {

@@ -15,6 +15,14 @@ const (
 	OutcomePartial       = "partial"
 	OutcomeBatchFailure  = "batch failure"
 	OutcomeFunctionError = "function error"
+	// OutcomeProcessingFailed is a Firehose transformation's answer that
+	// gives some records the result ProcessingFailed: Firehose counts them
+	// as unsuccessfully processed and delivers them to the destination's
+	// error output (the S3 bucket's processing-failed folder); it does not
+	// send them to the function again, so this is not a partial batch
+	// response ("Handle failure in data transformation", Amazon Data
+	// Firehose Developer Guide).
+	OutcomeProcessingFailed = "processing failed"
 )
 
 // Verdict is how an event source mapping with ReportBatchItemFailures reads
@@ -22,10 +30,12 @@ const (
 type Verdict struct {
 	// Outcome is OutcomeSuccess, OutcomePartial (some items reported
 	// failed), OutcomeBatchFailure (the response is not a valid partial
-	// batch response: the whole batch fails) or OutcomeFunctionError.
+	// batch response: the whole batch fails), OutcomeFunctionError, or,
+	// for a Firehose transformation, OutcomeProcessingFailed.
 	Outcome string
-	// Reported are the identifiers of the items reported failed, in the
-	// event's order (see Event.Items).
+	// Reported are the identifiers of the items reported failed (for
+	// Firehose, answered ProcessingFailed), in the event's order (see
+	// Event.Items).
 	Reported []string
 	// Reason says why the batch failed: the error type and message of a
 	// function error, or what is wrong with the response.
@@ -45,6 +55,13 @@ func (v Verdict) String() string {
 			noun = "item"
 		}
 		return fmt.Sprintf("partial: %d %s reported: %s", len(v.Reported), noun, strings.Join(v.Reported, ", "))
+	case OutcomeProcessingFailed:
+		noun := "records"
+		if len(v.Reported) == 1 {
+			noun = "record"
+		}
+		return fmt.Sprintf("processing failed: %d %s answered ProcessingFailed, which Firehose delivers to the destination's error output "+
+			"(processing-failed) without retrying: %s", len(v.Reported), noun, strings.Join(v.Reported, ", "))
 	case OutcomeSuccess:
 		return OutcomeSuccess
 	}
@@ -78,6 +95,9 @@ func (e *Event) Verdict(resp Response) Verdict {
 	switch v.Kind {
 	case batchresponse.Partial:
 		out := Verdict{Outcome: OutcomePartial}
+		if e.Source == sevents.SourceFirehose {
+			out.Outcome = OutcomeProcessingFailed
+		}
 		for _, i := range v.Reported {
 			out.Reported = append(out.Reported, ids[i])
 		}
@@ -114,4 +134,32 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// AnswerVerdict reads resp to a payload that is not an event of a known
+// source (sluice invoke sends any file as it is): a function error fails;
+// an answer that names batch item failures reports them, as their JSON
+// text when not strings, unchecked since there is no event to check them
+// against; anything else is a success.
+func AnswerVerdict(resp Response) Verdict {
+	if resp.Failed() {
+		return Verdict{Outcome: OutcomeFunctionError, Reason: functionErrorText(resp)}
+	}
+	var doc struct {
+		Failures []struct {
+			ID json.RawMessage `json:"itemIdentifier"`
+		} `json:"batchItemFailures"`
+	}
+	if json.Unmarshal(resp.Payload, &doc) != nil || len(doc.Failures) == 0 {
+		return Verdict{Outcome: OutcomeSuccess}
+	}
+	out := Verdict{Outcome: OutcomePartial}
+	for _, f := range doc.Failures {
+		var id string
+		if json.Unmarshal(f.ID, &id) != nil {
+			id = string(f.ID)
+		}
+		out.Reported = append(out.Reported, id)
+	}
+	return out
 }

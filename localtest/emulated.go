@@ -1,6 +1,7 @@
 package localtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/binary"
@@ -8,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,7 +86,11 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, pk, payload)
 		refs[i].lane = laneName(shardID(sh), pk, s.parallelization)
-		if users != nil {
+		if users == nil {
+			// An aggregate given as its bytes (dataBase64, an event
+			// file's): its user records, as the handlers read them.
+			refs[i] = deaggregated(refs[i])
+		} else {
 			expects := make([]string, len(r.Aggregate))
 			for j, u := range r.Aggregate {
 				expects[j] = u.Expect
@@ -98,16 +102,53 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 }
 
 // plainObject decodes a records.jsonl keys/image object for MarshalImage:
-// numbers stay numbers (attribute N), strings strings (S), and so on.
+// numbers stay numbers with all their digits (attribute N), strings
+// strings (S), and so on.
 func plainObject(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := dec.Decode(&m); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// ddbImages are a DynamoDB records line's keys and images: the plain JSON
+// objects, or the AttributeValue maps of "dynamodb" as they are (an image
+// argument of events.DynamoDBBuilder), and the images as plain values for
+// the record's payload.
+func ddbImages(r InputRecord) (keys, newImg, oldImg any, plainKeys, plainNew, plainOld map[string]any, err error) {
+	if d := r.DynamoDB; d != nil {
+		keys, plainKeys, plainNew, plainOld = d.Keys, plainImage(d.Keys), plainImage(d.NewImage), plainImage(d.OldImage)
+		if d.NewImage != nil {
+			newImg = d.NewImage
+		}
+		if d.OldImage != nil {
+			oldImg = d.OldImage
+		}
+		return
+	}
+	if plainKeys, err = plainObject(r.Keys); err != nil || plainKeys == nil {
+		return nil, nil, nil, nil, nil, nil, fmt.Errorf("a DynamoDB record needs keys, a JSON object (%v)", err)
+	}
+	if plainNew, err = plainObject(r.NewImage); err != nil {
+		return nil, nil, nil, nil, nil, nil, fmt.Errorf("newImage: %w", err)
+	}
+	if plainOld, err = plainObject(r.OldImage); err != nil {
+		return nil, nil, nil, nil, nil, nil, fmt.Errorf("oldImage: %w", err)
+	}
+	keys = plainKeys
+	if plainNew != nil {
+		newImg = plainNew
+	}
+	if plainOld != nil {
+		oldImg = plainOld
+	}
+	return
 }
 
 func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (*memStream, []inputRef, error) {
@@ -121,20 +162,12 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 	}
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
-		keys, err := plainObject(r.Keys)
-		if err != nil || keys == nil {
-			return nil, nil, fmt.Errorf("%s: a DynamoDB record needs keys, a JSON object (%v); a DynamoDB Streams record is %s", where(i, r), err, recordShapes[sevents.SourceDynamoDB])
-		}
-		newImg, err := plainObject(r.NewImage)
+		keys, nImg, oImg, plainKeys, newImg, oldImg, err := ddbImages(r)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: newImage: %w", where(i, r), err)
-		}
-		oldImg, err := plainObject(r.OldImage)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: oldImage: %w", where(i, r), err)
+			return nil, nil, fmt.Errorf("%s: %v; a DynamoDB Streams record is %s", where(i, r), err, recordShapes[sevents.SourceDynamoDB])
 		}
 		keyText := string(r.Keys)
-		if kb, err := json.Marshal(keys); err == nil {
+		if kb, err := json.Marshal(plainKeys); err == nil {
 			keyText = string(kb) // canonical: sorted names
 		}
 		sh := kinesisShard(keyText, s.shards)
@@ -151,13 +184,6 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 			default:
 				name = "REMOVE"
 			}
-		}
-		var nImg, oImg any
-		if newImg != nil {
-			nImg = newImg
-		}
-		if oldImg != nil {
-			oImg = oldImg
 		}
 		switch name {
 		case "INSERT":
@@ -179,7 +205,7 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 		}
 		seq := rec.Change.SequenceNumber
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: keyText, Arrival: at, Event: raw})
-		refs[i] = newRef(i, r, seq, keyText, ddbPayload(r.NewImage, r.OldImage, newImg, oldImg))
+		refs[i] = newRef(i, r, seq, keyText, ddbPayload(newImg, oldImg))
 	}
 	return ms, refs, nil
 }
@@ -188,15 +214,19 @@ func newMemDynamoDB(m *Mapping, s settings, in []InputRecord, start time.Time) (
 // from: the new image (else the old one) as plain JSON or, when that image
 // has a string attribute "payload" holding a JSON object (the conformance
 // function's convention), that object.
-func ddbPayload(rawNew, rawOld json.RawMessage, newImg, oldImg map[string]any) []byte {
-	raw, img := rawNew, newImg
+func ddbPayload(newImg, oldImg map[string]any) []byte {
+	img := newImg
 	if img == nil {
-		raw, img = rawOld, oldImg
+		img = oldImg
+	}
+	if img == nil {
+		return nil
 	}
 	if p, ok := img["payload"].(string); ok && strings.HasPrefix(strings.TrimSpace(p), "{") {
 		return []byte(p)
 	}
-	return raw
+	b, _ := json.Marshal(img)
+	return b
 }
 
 // newMemQueue is the emulated queue holding the input records.
@@ -210,7 +240,14 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 	q := emuqueue.New(c, fmt.Sprintf("arn:aws:sqs:%s:%s:%s", region, sevents.DefaultAccount, name), region, fifo, s.maxReceive)
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
-		body := string(payloadText(r.Body))
+		bb, err := payloadBytes("body", r.Body, r.BodyBase64)
+		if err == nil {
+			err = sqsBodyError(bb)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
+		}
+		body := string(bb)
 		id := fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", i+1, 0, 0, 0, i+1)
 		if err := checkMessageAttributes(r.MessageAttributes); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
@@ -268,7 +305,14 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 	}
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
-		key := payloadText(r.Key)
+		key, err := payloadBytes("key", r.Key, r.KeyBase64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
+		}
+		value, err := payloadBytes("value", r.Value, r.ValueBase64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", where(i, r), err)
+		}
 		p := 0
 		switch {
 		case r.Partition != nil:
@@ -282,16 +326,10 @@ func newMemKafka(m *Mapping, s settings, in []InputRecord, start time.Time) (*me
 		}
 		at := start.Add(time.Duration(i) * time.Millisecond)
 		b.Clock = func() time.Time { return at }
-		var hs []sevents.KafkaHeader
-		names := make([]string, 0, len(r.Headers))
-		for n := range r.Headers {
-			names = append(names, n)
+		hs := []sevents.KafkaHeader(r.Headers)
+		if r.HeadersBase64 != nil {
+			hs = r.HeadersBase64
 		}
-		slices.Sort(names)
-		for _, n := range names {
-			hs = append(hs, sevents.KafkaHeader{Key: n, Value: []byte(r.Headers[n])})
-		}
-		value := payloadText(r.Value)
 		b.Add(topic, int64(p), key, value, hs...)
 		pk := sevents.KafkaPartitionKey(topic, int64(p))
 		rec := b.Last(pk)

@@ -27,6 +27,7 @@ const RecordShapes = `A records file holds either JSON lines, one record per lin
   dynamodb  {"keys":{...},"newImage":{...},"oldImage":{...},"eventName":"INSERT|MODIFY|REMOVE"}
   sqs       {"body":{...},"messageGroupId":"g","messageDeduplicationId":"d","attributes":{"K":"V"}}
   kafka     {"partition":0,"key":"k","value":{...},"headers":{"name":"value"}}
+  (a payload that is not text: "dataBase64", "keyBase64", "valueBase64", "headersBase64")
 or ` + invocation.EventShapes
 
 // ErrNotRecords is wrapped by the error for a file that is neither records
@@ -44,21 +45,25 @@ type RecordsFile struct {
 	// Records are the records, in the file's order (a Kafka event's
 	// partitions sorted by topic and partition).
 	Records []InputRecord
-	// Notes say what of an event a record could not keep (binary bytes
-	// that are not UTF-8 text, DynamoDB sets and binary attributes, SQS
-	// message attributes, a TTL deletion's identity), one per record and
-	// field.
+	// Notes say what of an event a record could not keep (a TTL
+	// deletion's identity), one per record and field. Payload bytes are
+	// always kept.
 	Notes []string
 }
 
 // ReadRecordsFile reads a records file: JSON lines of InputRecord (see
 // ReadRecords) or Lambda events (see RecordShapes). Event records become
-// InputRecords: Kinesis data and Kafka keys, values and header values are
-// decoded from base64 (bytes that are not UTF-8 text cannot be carried by an
-// InputRecord and are replaced, with a note); DynamoDB images become plain
-// JSON (N stays a number with all its digits, sets become lists, binary
-// becomes its base64 text, with a note); SQS attributes are kept except the
-// ones the runner assigns (ApproximateReceiveCount, SentTimestamp,
+// InputRecords that the runner sends with the event's payload bytes, byte
+// for byte: Kinesis data and Kafka keys, values and header values are
+// decoded from base64 into the text fields when they are UTF-8 text and
+// into the base64 fields (DataBase64, KeyBase64, ValueBase64,
+// HeadersBase64) when not; Kafka headers keep their order and repeated
+// names; a KPL aggregate becomes Aggregate only when aggregating its user
+// records again gives its exact bytes (otherwise, as with a bad checksum,
+// its bytes are DataBase64); DynamoDB keys and images stay AttributeValue
+// JSON (DynamoDB), so B, BS, SS, NS, L, M, BOOL and NULL keep their types;
+// SQS attributes are kept except the ones the runner assigns
+// (ApproximateReceiveCount, SentTimestamp,
 // ApproximateFirstReceiveTimestamp, SequenceNumber), and MessageGroupId and
 // MessageDeduplicationId go to their own fields. Ids, sequence numbers,
 // offsets and arrival times are not kept: the runner assigns its own.

@@ -3,12 +3,15 @@ package localtest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	awsevents "github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
@@ -66,9 +69,18 @@ func recordsJSON(t *testing.T, recs []InputRecord) string {
 	return strings.Join(lines, "\n")
 }
 
+// mskKey is the key of the AWS sample Kafka events (events/testdata), 22
+// bytes that are not text, in base64 as encoding/json writes them.
+var mskKey = func() string {
+	b, _ := base64.StdEncoding.DecodeString("abcDEFghiJKLmnoPQRstuVWXyz1234==")
+	return base64.StdEncoding.EncodeToString(b)
+}()
+
 // The AWS documentation's sample events (events/testdata) and SAM's
 // generate-event output, each pretty-printed as published, on one line, and
-// twice in a JSON array, become the records a records.jsonl would hold.
+// twice in a JSON array, become the records a records.jsonl would hold:
+// every payload byte kept (the binary Kafka key in keyBase64, DynamoDB
+// attributes with their types).
 func TestReadRecordsFileEvents(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
@@ -82,15 +94,15 @@ func TestReadRecordsFileEvents(t *testing.T) {
 		{"testdata/events/sam-kinesis-get-records.json", events.SourceKinesis,
 			`{"partitionKey":"partitionKey-03","data":"Hello, this is a test 123."}`, nil},
 		{"../events/testdata/dynamodb.json", events.SourceDynamoDB,
-			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
-{"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
-{"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}
-{"keys":{"Id":102},"oldImage":{"Id":102,"Message":"Expired item"},"eventName":"REMOVE"}`,
+			`{"dynamodb":{"Keys":{"Id":{"N":"101"}},"NewImage":{"Id":{"N":"101"},"Message":{"S":"New item!"}}},"eventName":"INSERT"}
+{"dynamodb":{"Keys":{"Id":{"N":"101"}},"NewImage":{"Id":{"N":"101"},"Message":{"S":"This item has changed"}},"OldImage":{"Id":{"N":"101"},"Message":{"S":"New item!"}}},"eventName":"MODIFY"}
+{"dynamodb":{"Keys":{"Id":{"N":"101"}},"OldImage":{"Id":{"N":"101"},"Message":{"S":"This item has changed"}}},"eventName":"REMOVE"}
+{"dynamodb":{"Keys":{"Id":{"N":"102"}},"OldImage":{"Id":{"N":"102"},"Message":{"S":"Expired item"}}},"eventName":"REMOVE"}`,
 			[]string{"record 4: userIdentity Service/dynamodb.amazonaws.com (a TTL deletion) is not kept: the record becomes a plain REMOVE"}},
 		{"testdata/events/sam-dynamodb-update.json", events.SourceDynamoDB,
-			`{"keys":{"Id":101},"newImage":{"Id":101,"Message":"New item!"},"eventName":"INSERT"}
-{"keys":{"Id":101},"newImage":{"Id":101,"Message":"This item has changed"},"oldImage":{"Id":101,"Message":"New item!"},"eventName":"MODIFY"}
-{"keys":{"Id":101},"oldImage":{"Id":101,"Message":"This item has changed"},"eventName":"REMOVE"}`, nil},
+			`{"dynamodb":{"Keys":{"Id":{"N":"101"}},"NewImage":{"Id":{"N":"101"},"Message":{"S":"New item!"}}},"eventName":"INSERT"}
+{"dynamodb":{"Keys":{"Id":{"N":"101"}},"NewImage":{"Id":{"N":"101"},"Message":{"S":"This item has changed"}},"OldImage":{"Id":{"N":"101"},"Message":{"S":"New item!"}}},"eventName":"MODIFY"}
+{"dynamodb":{"Keys":{"Id":{"N":"101"}},"OldImage":{"Id":{"N":"101"},"Message":{"S":"This item has changed"}}},"eventName":"REMOVE"}`, nil},
 		{"../events/testdata/sqs.json", events.SourceSQS,
 			`{"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}
 {"body":"test","attributes":{"SenderId":"AIDAIENQZJOLO23YVJ4VO"}}`, nil},
@@ -99,11 +111,9 @@ func TestReadRecordsFileEvents(t *testing.T) {
 		{"../events/testdata/sqs-fifo.json", events.SourceSQSFIFO,
 			`{"body":"Test message.","messageGroupId":"1","messageDeduplicationId":"1","attributes":{"SenderId":"AIDAIO23YVJENQZJOL4VO"}}`, nil},
 		{"../events/testdata/msk.json", events.SourceKafka,
-			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
-			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+			`{"partition":0,"keyBase64":"` + mskKey + `","value":"Hello, this is a test.","headers":[{"headerKey":"headerValue"}]}`, nil},
 		{"../events/testdata/self-managed-kafka.json", events.SourceKafka,
-			`{"partition":0,"key":"i\ufffd\u0003\u0010X!\ufffd\ufffd\ufffd\ufffdz\u000fA\u001b-\ufffdU\ufffd\ufffd=v\ufffd","value":"Hello, this is a test.","headers":{"headerKey":"headerValue"}}`,
-			[]string{"record 1: key is 22 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+			`{"partition":0,"keyBase64":"` + mskKey + `","value":"Hello, this is a test.","headers":[{"headerKey":"headerValue"}]}`, nil},
 	} {
 		pretty := readFile(t, tc.file)
 		one := compact(t, pretty)
@@ -201,17 +211,13 @@ func TestReadRecordsFileConversions(t *testing.T) {
 		name, event, want string
 		notes             []string
 	}{
-		{"dynamodb keeps every digit and converts nested values",
+		{"dynamodb keeps every digit and every type",
 			`{"Records":[{"eventSource":"aws:dynamodb","eventName":"MODIFY","dynamodb":{"Keys":{"pk":{"S":"a"},"sk":{"N":"123456789012345678901234567890"}},
 			  "NewImage":{"pk":{"S":"a"},"m":{"M":{"l":{"L":[{"N":"-1.5e3"},{"BOOL":true},{"NULL":true}]}}}},
 			  "OldImage":{"pk":{"S":"a"},"tags":{"SS":["x","y"]},"ns":{"NS":["1","2"]},"b":{"B":"AAE="},"bs":{"BS":["AA=="]}}}}]}`,
-			`{"keys":{"pk":"a","sk":123456789012345678901234567890},"newImage":{"m":{"l":[-1.5e3,true,null]},"pk":"a"},"oldImage":{"b":"AAE=","bs":["AA=="],"ns":[1,2],"pk":"a","tags":["x","y"]},"eventName":"MODIFY"}`,
-			[]string{
-				"record 1: dynamodb.OldImage.b is binary (B): it becomes its base64 text, a string (S)",
-				"record 1: dynamodb.OldImage.bs is a binary set (BS): it becomes a list of base64 strings",
-				"record 1: dynamodb.OldImage.ns is a number set (NS): it becomes a list (L)",
-				"record 1: dynamodb.OldImage.tags is a string set (SS): it becomes a list (L)",
-			}},
+			`{"dynamodb":{"Keys":{"pk":{"S":"a"},"sk":{"N":"123456789012345678901234567890"}},"NewImage":{"m":{"M":{"l":{"L":[{"N":"-1.5e3"},{"BOOL":true},{"NULL":true}]}}},"pk":{"S":"a"}},` +
+				`"OldImage":{"b":{"B":"AAE="},"bs":{"BS":["AA=="]},"ns":{"NS":["1","2"]},"pk":{"S":"a"},"tags":{"SS":["x","y"]}}},"eventName":"MODIFY"}`,
+			nil},
 		{"sqs keeps custom attributes and message attributes, drops the runner's",
 			`{"Records":[{"messageId":"m1","body":"{\"id\":\"a\"}","eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-1:1:q",
 			  "attributes":{"ApproximateReceiveCount":"7","SentTimestamp":"1","ApproximateFirstReceiveTimestamp":"2","AWSTraceHeader":"Root=1-abc"},
@@ -227,14 +233,17 @@ func TestReadRecordsFileConversions(t *testing.T) {
 		{"kafka partitions in order, headers, no key, tombstone",
 			`{"eventSource":"aws:kafka","records":{"t-10":[{"topic":"t","partition":10,"offset":5,"value":"Yg=="}],
 			  "t-2":[{"topic":"t","partition":2,"offset":9,"value":"YQ==","headers":[{"h":[104,-1]},{"h":[105]}]}]}}`,
-			`{"partition":2,"value":"a","headers":{"h":"i"}}
-{"partition":10,"value":"b"}`,
-			[]string{"record 1: header \"h\" is binary (not UTF-8 text): invalid bytes became U+FFFD",
-				"record 1: header \"h\" appears more than once: a records line keeps the last"}},
+			`{"partition":2,"value":"a","headersBase64":[{"h":"aP8="},{"h":"aQ=="}]}
+{"partition":10,"value":"b"}`, nil},
+		{"kafka text headers keep their order and repeated names",
+			`{"eventSource":"aws:kafka","records":{"t-0":[{"topic":"t","partition":0,"offset":0,"value":"YQ==","headers":[{"z":[49]},{"a":[50]},{"z":[51]}]}]}}`,
+			`{"partition":0,"value":"a","headers":[{"z":"1"},{"a":"2"},{"z":"3"}]}`, nil},
+		{"binary kafka key and value",
+			`{"eventSource":"aws:kafka","records":{"t-0":[{"topic":"t","partition":0,"offset":0,"key":"AAE=","value":"AAAAAAEC"}]}}`,
+			`{"partition":0,"keyBase64":"AAE=","valueBase64":"AAAAAAEC"}`, nil},
 		{"binary kinesis data",
 			`{"Records":[{"eventSource":"aws:kinesis","kinesis":{"partitionKey":"k","data":"H4sIAAAAAAAA"}}]}`,
-			`{"partitionKey":"k","data":"\u001f\ufffd\b\u0000\u0000\u0000\u0000\u0000\u0000"}`,
-			[]string{"record 1: kinesis.data is 9 bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke"}},
+			`{"partitionKey":"k","dataBase64":"H4sIAAAAAAAA"}`, nil},
 		{"an empty event", `{"Records":[]}`, ``, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,30 +321,31 @@ func TestReadRecordsForChecksTheSource(t *testing.T) {
 		t.Fatalf("JSON lines: %v %v", recs, err)
 	}
 	var notes bytes.Buffer
-	msk := readFile(t, "../events/testdata/msk.json")
+	ddb := readFile(t, "../events/testdata/dynamodb.json")
 	var many []string
 	for range 12 {
-		many = append(many, string(msk))
+		many = append(many, string(ddb))
 	}
-	recs, err := ReadRecordsFor(strings.NewReader(strings.Join(many, "\n")), events.SourceKafka, &notes)
-	if err != nil || len(recs) != 12 {
+	recs, err := ReadRecordsFor(strings.NewReader(strings.Join(many, "\n")), events.SourceDynamoDB, &notes)
+	if err != nil || len(recs) != 48 {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
 	lines := strings.Split(strings.TrimSpace(notes.String()), "\n")
-	if len(lines) != 11 || !strings.HasPrefix(lines[0], "note: record 1: key is 22 bytes of binary") || lines[10] != "note: ... and 2 more notes like these" {
+	if len(lines) != 11 || !strings.HasPrefix(lines[0], "note: record 4: userIdentity Service/dynamodb.amazonaws.com (a TTL deletion) is not kept") ||
+		lines[10] != "note: ... and 2 more notes like these" {
 		t.Fatalf("notes:\n%s", notes.String())
 	}
 }
 
 // TestEventRecords: an event's records become records lines, with a note
-// on what a line cannot keep (the MSK sample's key is binary).
+// on what a line cannot keep (the sample's TTL deletion's identity).
 func TestEventRecords(t *testing.T) {
-	ev, err := invocation.ParseEvent(readFile(t, "../events/testdata/msk.json"))
+	ev, err := invocation.ParseEvent(readFile(t, "../events/testdata/dynamodb.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	recs, notes, err := eventRecords(ev)
-	if err != nil || len(recs) != 1 || len(notes) != 1 {
+	if err != nil || len(recs) != 4 || len(notes) != 1 {
 		t.Fatalf("%v: %d records, notes %v", err, len(recs), notes)
 	}
 }
@@ -380,6 +390,7 @@ func FuzzReadRecordsFile(f *testing.F) {
 			if got := recordsJSON(t, back); got != lines {
 				t.Fatalf("records changed:\n%s\n%s", lines, got)
 			}
+			samePayloads(t, data, back)
 		}
 		ev, err := invocation.ParseEvent(data)
 		if err != nil {
@@ -402,8 +413,53 @@ func FuzzReadRecordsFile(f *testing.F) {
 				t.Fatalf("reported %q is not an item of the event", id)
 			}
 		}
-		if (v.Outcome == invocation.OutcomePartial) != (len(v.Reported) > 0) {
+		if (v.Outcome == invocation.OutcomePartial || v.Outcome == invocation.OutcomeProcessingFailed) != (len(v.Reported) > 0) {
 			t.Fatalf("verdict %+v", v)
 		}
 	})
+}
+
+// samePayloads fails unless recs, read from the event file data, stand for
+// the exact bytes of its Kinesis data and Kafka keys and values.
+func samePayloads(t *testing.T, data []byte, recs []InputRecord) {
+	t.Helper()
+	evs, _, err := invocation.ParseEvents(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, ev := range evs {
+		for _, r := range ev.Records {
+			rec := recs[i]
+			i++
+			switch ev.Source {
+			case events.SourceKinesis:
+				var k awsevents.KinesisEventRecord
+				if err := json.Unmarshal(r.JSON, &k); err != nil {
+					t.Fatal(err)
+				}
+				_, got, _, err := kinesisData(rec)
+				if err != nil || !bytes.Equal(got, k.Kinesis.Data) && !(len(got) == 0 && len(k.Kinesis.Data) == 0) {
+					t.Fatalf("record %d: % x (%v), the event holds % x", i, got, err, k.Kinesis.Data)
+				}
+			case events.SourceKafka:
+				var k awsevents.KafkaRecord
+				if err := json.Unmarshal(r.JSON, &k); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range []struct {
+					name string
+					raw  json.RawMessage
+					b64  []byte
+					ev   string
+				}{{"key", rec.Key, rec.KeyBase64, k.Key}, {"value", rec.Value, rec.ValueBase64, k.Value}} {
+					got, err := payloadBytes(p.name, p.raw, p.b64)
+					want, _ := base64.StdEncoding.DecodeString(p.ev)
+					if err != nil || !bytes.Equal(got, want) {
+						t.Fatalf("record %d %s: % x (%v), the event holds % x", i, p.name, got, err, want)
+					}
+				}
+			}
+		}
+	}
 }

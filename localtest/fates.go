@@ -3,6 +3,7 @@ package localtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -52,6 +53,11 @@ func checkExpectations(opts Options) error {
 	for _, f := range opts.Allow {
 		if err := checkFateName(f); err != nil {
 			return fmt.Errorf("localtest: Options.Allow: %w", err)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(opts.ExpectByID)) {
+		if err := checkFateName(opts.ExpectByID[id]); err != nil {
+			return fmt.Errorf("localtest: Options.ExpectByID[%q]: %w", id, err)
 		}
 	}
 	for i, rec := range opts.Records {
@@ -160,10 +166,21 @@ func (r *runner) readQuarantine(ctx context.Context, fates map[string]string) st
 // records cannot be told from processed ones.
 func (r *runner) checkFates(recs []inputRef, fates map[string]string, unknown string) {
 	expect := make([]string, len(recs))
+	named := map[string]bool{}
 	for i, ref := range recs {
 		expect[i] = ref.expect
+		if f, ok := r.opts.ExpectByID[ref.id]; ok {
+			expect[i], named[ref.id] = f, true
+		}
 	}
 	res, unexpected := checkFates(fatesInput{records: recs, expect: expect, fates: fates, allow: r.opts.Allow, unknown: unknown})
+	for _, id := range slices.Sorted(maps.Keys(r.opts.ExpectByID)) {
+		if !named[id] {
+			res.Status = StatusViolated
+			res.Violations = append(res.Violations, fmt.Sprintf("expected %s for id %s, but no record of the run has that id (ids are as the report's fates name records)",
+				r.opts.ExpectByID[id], id))
+		}
+	}
 	r.report.Unexpected = unexpected
 	r.report.Invariants = append(r.report.Invariants, res)
 }

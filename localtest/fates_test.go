@@ -268,3 +268,55 @@ func TestRunRefusesUnknownFates(t *testing.T) {
 		t.Fatalf("an unknown fate on a line: %v", err)
 	}
 }
+
+// Options.ExpectByID expects one record's fate by its id in its source,
+// as a record from a real source (no records line) must be named; an id
+// that names no record of the run fails the check instead of passing it
+// unchecked.
+func TestExpectByID(t *testing.T) {
+	m := &Mapping{EventSource: events.SourceSQS, BatchSize: ptr(1), RedrivePolicy: &RedrivePolicy{MaxReceiveCount: 2}}
+	recs := readLines(t, `{"body":{"id":"a"}}`+"\n"+`{"body":{"id":"poison"}}`+"\n"+`{"body":{"id":"b"}}`)
+	h := InProcess(fn(func(_ context.Context, p []byte) ([]byte, error) {
+		if strings.Contains(string(p), "poison") {
+			return nil, errors.New("poison")
+		}
+		return []byte(`{}`), nil
+	}))
+	runWith := func(expect map[string]string) *Report {
+		t.Helper()
+		rep, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: h, ExpectByID: expect})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	fates := func(rep *Report) InvariantResult {
+		for _, inv := range rep.Invariants {
+			if inv.Name == InvariantFates {
+				return inv
+			}
+		}
+		t.Fatal("no fate check")
+		return InvariantResult{}
+	}
+	rep := runWith(nil)
+	poison := ""
+	for id, f := range rep.Fates {
+		if f == FateDeadLettered {
+			poison = id
+		}
+	}
+	if poison == "" || fates(rep).Status != StatusViolated {
+		t.Fatalf("without an expectation the dead-lettered message fails the run: %v %+v", rep.Fates, fates(rep))
+	}
+	if res := fates(runWith(map[string]string{poison: FateDeadLettered})); res.Status != StatusHeld {
+		t.Fatalf("expected by id: %+v", res)
+	}
+	res := fates(runWith(map[string]string{poison: FateDeadLettered, "not-an-id": FateProcessed}))
+	if res.Status != StatusViolated || !strings.Contains(strings.Join(res.Violations, "\n"), "expected processed for id not-an-id, but no record of the run has that id") {
+		t.Fatalf("an id that names no record: %+v", res)
+	}
+	if _, err := Run(context.Background(), Options{Mapping: m, Records: recs, Invoker: h, ExpectByID: map[string]string{poison: "gone"}}); err == nil || !strings.Contains(err.Error(), `Options.ExpectByID["`) {
+		t.Fatalf("a fate that is none: %v", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	awsevents "github.com/aws/aws-lambda-go/events"
+
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/localtest/internal/checks"
 )
@@ -179,10 +181,39 @@ func TestCheckShape(t *testing.T) {
 		{events.SourceKafka, InputRecord{Partition: &p, Value: []byte(`{}`)}, ""},
 		{events.SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`)}, ""},
 		{events.SourceSQS, InputRecord{PartitionKey: "k", Data: []byte(`{}`)},
-			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body", "attributes"?, "messageAttributes"?}`},
+			`"partitionKey", "data" belong to a Kinesis record, but the mapping's EventSource is sqs; an SQS record is {"body" | "bodyBase64", "attributes"?, "messageAttributes"?}`},
 		{events.SourceSQS, InputRecord{Body: []byte(`{}`), MessageGroupID: "g"}, `"messageGroupId" belongs to an SQS FIFO record`},
-		{events.SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data"}`},
+		{events.SourceKinesis, InputRecord{Body: []byte(`{}`)}, `"body" belongs to an SQS record, but the mapping's EventSource is kinesis; a Kinesis record is {"partitionKey", "data" | "dataBase64"}`},
 		{events.SourceKafka, InputRecord{Keys: []byte(`{}`)}, `"keys" belongs to a DynamoDB Streams record`},
+
+		// A line that holds no record, or a payload given twice, is refused
+		// as a misspelled field is: it would be sent empty, or one form lost.
+		{events.SourceSQS, InputRecord{}, `an SQS message needs a "body" of at least one character; an SQS record is {"body" | "bodyBase64"`},
+		{events.SourceSQSFIFO, InputRecord{MessageGroupID: "g"}, `an SQS message needs a "body"`},
+		{events.SourceSQS, InputRecord{Body: []byte(`null`)}, `"body" is null`},
+		{events.SourceSQS, InputRecord{Body: []byte(`""`)}, `at least one character (SQS refuses an empty one)`},
+		{events.SourceSQS, InputRecord{BodyBase64: []byte{}}, `at least one character`},
+		{events.SourceSQS, InputRecord{BodyBase64: []byte("ok")}, ""},
+		{events.SourceSQS, InputRecord{BodyBase64: []byte{0x1f, 0x8b, 0x08}}, `the body holds U+001F at byte 0, which SQS does not accept`},
+		{events.SourceSQS, InputRecord{BodyBase64: []byte{'a', 0xff}}, `the body is not UTF-8 text (byte 1 is 0xff)`},
+		{events.SourceSQS, InputRecord{Body: []byte(`"a\u0000"`)}, `the body holds U+0000 at byte 1`},
+		{events.SourceSQS, InputRecord{Body: []byte(`"x"`), BodyBase64: []byte("x")}, `"body" and "bodyBase64" are two forms of one payload: give one`},
+		{events.SourceKinesis, InputRecord{PartitionKey: "k"}, `a Kinesis record needs "data" or "dataBase64"`},
+		{events.SourceKinesis, InputRecord{PartitionKey: "k", DataBase64: []byte{}}, ""},
+		{events.SourceKinesis, InputRecord{PartitionKey: "k", DataBase64: []byte{0xff}}, ""},
+		{events.SourceKinesis, InputRecord{PartitionKey: "k", Data: []byte(`1`), DataBase64: []byte{0xff}}, `"data" and "dataBase64" are two forms`},
+		{events.SourceKafka, InputRecord{}, `a Kafka record needs a "value"`},
+		{events.SourceKafka, InputRecord{Partition: &p}, `a Kafka record needs a "value"`},
+		{events.SourceKafka, InputRecord{Key: []byte(`"k"`), Value: []byte(`null`)}, ""},
+		{events.SourceKafka, InputRecord{ValueBase64: []byte{0, 0, 0, 0, 1}}, ""},
+		{events.SourceKafka, InputRecord{Key: []byte(`"k"`), KeyBase64: []byte("k")}, `"key" and "keyBase64" are two forms`},
+		{events.SourceKafka, InputRecord{Value: []byte(`1`), Headers: KafkaHeaders{}, HeadersBase64: KafkaHeadersBase64{}}, `"headers" and "headersBase64"`},
+		{events.SourceDynamoDB, InputRecord{}, `a DynamoDB record needs "keys" (or "dynamodb" with Keys)`},
+		{events.SourceDynamoDB, InputRecord{Keys: []byte(`{"pk":1}`), DynamoDB: &DynamoDBImages{}}, `plain JSON ("keys", "newImage", "oldImage") or AttributeValue JSON ("dynamodb"), not both`},
+		{events.SourceDynamoDB, InputRecord{DynamoDB: &DynamoDBImages{}}, `"dynamodb" needs Keys`},
+		{events.SourceDynamoDB, InputRecord{DynamoDB: &DynamoDBImages{Keys: map[string]awsevents.DynamoDBAttributeValue{"pk": awsevents.NewNumberAttribute("x1")}}},
+			`dynamodb.Keys.pk: the N "x1" is not a number`},
+		{events.SourceDynamoDB, InputRecord{DynamoDB: &DynamoDBImages{Keys: map[string]awsevents.DynamoDBAttributeValue{"pk": awsevents.NewBinaryAttribute([]byte{0xff})}}}, ""},
 	}
 	for _, tt := range tests {
 		err := checkShape(tt.source, tt.rec)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
@@ -17,14 +18,27 @@ import (
 // InputRecord is one line of records.jsonl. Which fields count depends on the
 // source (every source takes "expect", see Expect):
 //
-//	kinesis   {"partitionKey", "data"}, or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?, "expect"?}, ...]}
+//	kinesis   {"partitionKey", "data" | "dataBase64"}, or {"partitionKey"?, "aggregate": [{"partitionKey", "data" | "dataBase64", "explicitHashKey"?, "expect"?}, ...]}
 //	dynamodb  {"keys", "newImage", "oldImage", "eventName"}  (plain JSON objects; eventName defaults from the images)
-//	sqs       {"body", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}
-//	kafka     {"partition", "key", "value", "headers"?}
+//	          or {"dynamodb": {"Keys", "NewImage", "OldImage"}, "eventName"}  (AttributeValue JSON, as the stream record has them)
+//	sqs       {"body" | "bodyBase64", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}
+//	kafka     {"partition", "key" | "keyBase64", "value" | "valueBase64", "headers" | "headersBase64"}
 //
 // data, body, key and value may be any JSON value, sent as its JSON text, or
-// a JSON string, sent as the string. The runner assigns ids, sequence
-// numbers, offsets and arrival times.
+// a JSON string, sent as the string. Their base64 forms (dataBase64,
+// bodyBase64, keyBase64, valueBase64, headersBase64) carry the exact bytes
+// of a payload that is not text: an Avro or Protobuf Kafka value, gzip'd
+// Kinesis data, an aggregate with a bad checksum. The two forms are
+// separate fields, so that no JSON payload is ever read as base64; a line
+// gives one form of each. An SQS body is text (SendMessage takes the
+// characters of XML only): bodyBase64 must hold such text, and a body SQS
+// would refuse or alter is refused, with the reason. In Go the base64
+// fields hold the bytes themselves (encoding/json's form of []byte).
+//
+// A line holds one record: null, {}, an SQS line without a body, a Kinesis
+// line without data, a Kafka line without key or value are refused, as a
+// misspelled field is. A Kafka tombstone is a key with "value": null.
+// The runner assigns ids, sequence numbers, offsets and arrival times.
 //
 // "aggregate" makes the line one Kinesis record aggregated as the Kinesis
 // Producer Library writes it (package events/kpl), holding those user
@@ -40,23 +54,29 @@ import (
 type InputRecord struct {
 	PartitionKey string          `json:"partitionKey,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
+	DataBase64   []byte          `json:"dataBase64,omitempty"`
 	Aggregate    []UserRecord    `json:"aggregate,omitempty"`
 
 	Keys      json.RawMessage `json:"keys,omitempty"`
 	NewImage  json.RawMessage `json:"newImage,omitempty"`
 	OldImage  json.RawMessage `json:"oldImage,omitempty"`
+	DynamoDB  *DynamoDBImages `json:"dynamodb,omitempty"`
 	EventName string          `json:"eventName,omitempty"`
 
 	Body                   json.RawMessage             `json:"body,omitempty"`
+	BodyBase64             []byte                      `json:"bodyBase64,omitempty"`
 	MessageGroupID         string                      `json:"messageGroupId,omitempty"`
 	MessageDeduplicationID string                      `json:"messageDeduplicationId,omitempty"`
 	Attributes             map[string]string           `json:"attributes,omitempty"`
 	MessageAttributes      map[string]MessageAttribute `json:"messageAttributes,omitempty"`
 
-	Partition *int              `json:"partition,omitempty"`
-	Key       json.RawMessage   `json:"key,omitempty"`
-	Value     json.RawMessage   `json:"value,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Partition     *int               `json:"partition,omitempty"`
+	Key           json.RawMessage    `json:"key,omitempty"`
+	KeyBase64     []byte             `json:"keyBase64,omitempty"`
+	Value         json.RawMessage    `json:"value,omitempty"`
+	ValueBase64   []byte             `json:"valueBase64,omitempty"`
+	Headers       KafkaHeaders       `json:"headers,omitempty"`
+	HeadersBase64 KafkaHeadersBase64 `json:"headersBase64,omitempty"`
 
 	// Expect is the fate the record must end with for the run to pass
 	// (one of Fates; default processed, or filtered when the mapping's
@@ -76,11 +96,14 @@ type InputRecord struct {
 // UserRecord is one user record of a Kinesis records line's "aggregate":
 // a record of the run in its own right, named
 // "<sequenceNumber>:<subSequenceNumber>" (its index in the aggregate,
-// from 0), as the handlers and dead letters name it.
+// from 0), as the handlers and dead letters name it; its data in the JSON
+// form or, for bytes that are not text, in base64 (dataBase64), as
+// InputRecord's.
 type UserRecord struct {
 	PartitionKey    string          `json:"partitionKey"`
 	ExplicitHashKey string          `json:"explicitHashKey,omitempty"`
-	Data            json.RawMessage `json:"data"`
+	Data            json.RawMessage `json:"data,omitempty"`
+	DataBase64      []byte          `json:"dataBase64,omitempty"`
 	// Expect is the fate this user record must end with, as
 	// InputRecord.Expect (which it overrides for this user record; the
 	// line's applies to the others).
@@ -92,17 +115,25 @@ type UserRecord struct {
 // user records.
 func kinesisData(r InputRecord) (partitionKey string, data []byte, users []kpl.Record, err error) {
 	if len(r.Aggregate) == 0 {
-		return r.PartitionKey, payloadText(r.Data), nil, nil
+		data, err := payloadBytes("data", r.Data, r.DataBase64)
+		if err == nil && data == nil {
+			err = errors.New(`a Kinesis record needs "data" or "dataBase64" (an empty record: "dataBase64": "")`)
+		}
+		return r.PartitionKey, data, nil, err
 	}
-	if len(r.Data) > 0 {
-		return "", nil, nil, errors.New(`a Kinesis record has "data" or "aggregate", not both`)
+	if len(r.Data) > 0 || r.DataBase64 != nil {
+		return "", nil, nil, errors.New(`a Kinesis record has "data" or "aggregate", not both ("dataBase64" is a form of "data")`)
 	}
 	users = make([]kpl.Record, len(r.Aggregate))
 	for i, u := range r.Aggregate {
 		if u.PartitionKey == "" {
 			return "", nil, nil, fmt.Errorf("user record %d of the aggregate needs a partitionKey", i)
 		}
-		users[i] = kpl.Record{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey, Data: payloadText(u.Data)}
+		data, err := payloadBytes("data", u.Data, u.DataBase64)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("user record %d of the aggregate: %w", i, err)
+		}
+		users[i] = kpl.Record{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey, Data: data}
 	}
 	return or(r.PartitionKey, users[0].PartitionKey), kpl.Encode(users), users, nil
 }
@@ -127,6 +158,9 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if err := lineShape(line); err != nil {
+			return nil, &LineError{Line: n, First: len(out) == 0, Err: err}
 		}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
@@ -155,13 +189,35 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 	return out, nil
 }
 
+// lineShape refuses a records line that cannot be a record: not UTF-8
+// (encoding/json would turn its bytes into U+FFFD), or null (which would
+// decode as a record of nothing).
+func lineShape(line []byte) error {
+	if !utf8.Valid(line) {
+		i := 0
+		for i < len(line) {
+			r, n := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("the line is not UTF-8 text (byte %d is 0x%02x): give a payload that is not text in base64, as \"dataBase64\", \"bodyBase64\", \"keyBase64\", \"valueBase64\" or \"headersBase64\"", i, line[i])
+	}
+	if string(line) == "null" {
+		return errors.New("null is not a record: a records line is a JSON object")
+	}
+	return nil
+}
+
 // recordShapes is the shape of a records.jsonl line for each source.
 var recordShapes = map[events.Source]string{
-	events.SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?, "expect"?}, ...]}`,
-	events.SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
-	events.SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
-	events.SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
-	events.SourceKafka:    `{"partition"?, "key"?, "value", "headers"?}`,
+	events.SourceKinesis: `{"partitionKey", "data" | "dataBase64"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data" | "dataBase64", "explicitHashKey"?, "expect"?}, ...]}`,
+	events.SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?} (plain JSON) or {"dynamodb": {"Keys", "NewImage"?, "OldImage"?}, "eventName"?} ` +
+		`(AttributeValue JSON)`,
+	events.SourceSQS:     `{"body" | "bodyBase64", "attributes"?, "messageAttributes"?}`,
+	events.SourceSQSFIFO: `{"body" | "bodyBase64", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,
+	events.SourceKafka:   `{"partition"?, "key" | "keyBase64", "value" | "valueBase64", "headers" | "headersBase64"?}`,
 }
 
 // sourceFields lists, per field of InputRecord, whether rec sets it and the
@@ -178,20 +234,26 @@ func sourceFields(rec InputRecord) []struct {
 	}{
 		{"partitionKey", events.SourceKinesis, rec.PartitionKey != ""},
 		{"data", events.SourceKinesis, len(rec.Data) > 0},
+		{"dataBase64", events.SourceKinesis, rec.DataBase64 != nil},
 		{"aggregate", events.SourceKinesis, len(rec.Aggregate) > 0},
 		{"keys", events.SourceDynamoDB, len(rec.Keys) > 0},
 		{"newImage", events.SourceDynamoDB, len(rec.NewImage) > 0},
 		{"oldImage", events.SourceDynamoDB, len(rec.OldImage) > 0},
+		{"dynamodb", events.SourceDynamoDB, rec.DynamoDB != nil},
 		{"eventName", events.SourceDynamoDB, rec.EventName != ""},
 		{"body", events.SourceSQS, len(rec.Body) > 0},
+		{"bodyBase64", events.SourceSQS, rec.BodyBase64 != nil},
 		{"messageGroupId", events.SourceSQS, rec.MessageGroupID != ""},
 		{"messageDeduplicationId", events.SourceSQS, rec.MessageDeduplicationID != ""},
 		{"attributes", events.SourceSQS, rec.Attributes != nil},
 		{"messageAttributes", events.SourceSQS, rec.MessageAttributes != nil},
 		{"partition", events.SourceKafka, rec.Partition != nil},
 		{"key", events.SourceKafka, len(rec.Key) > 0},
+		{"keyBase64", events.SourceKafka, rec.KeyBase64 != nil},
 		{"value", events.SourceKafka, len(rec.Value) > 0},
+		{"valueBase64", events.SourceKafka, rec.ValueBase64 != nil},
 		{"headers", events.SourceKafka, rec.Headers != nil},
+		{"headersBase64", events.SourceKafka, rec.HeadersBase64 != nil},
 	}
 }
 
@@ -221,6 +283,9 @@ func checkShape(source events.Source, rec InputRecord) error {
 	if len(foreign) == 0 {
 		if source == events.SourceSQS && rec.MessageGroupID != "" {
 			return fmt.Errorf(`"messageGroupId" belongs to an SQS FIFO record; an SQS standard record is %s`, recordShapes[source])
+		}
+		if err := checkPayload(family, rec); err != nil {
+			return fmt.Errorf("%w; %s record is %s", err, sourceNames[source], recordShapes[source])
 		}
 		return nil
 	}

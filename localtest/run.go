@@ -57,6 +57,15 @@ type Options struct {
 	// passed to it). The check then says how many it allowed. Any other
 	// repeat still violates it.
 	AllowKillRepeats bool
+	// ExpectByID is the fate a record must end with, by its id in its
+	// source (the ids of Report.Fates: a Kinesis or DynamoDB sequence
+	// number, an SQS message id, a Kafka "<topic>-<partition>@<offset>"):
+	// the way to expect one record's fate when it comes from a real source,
+	// which has no records line (sluice run --expect id:ID=FATE). It wins
+	// over the record's InputRecord.Expect. An id that names no record of
+	// the run violates fate-as-expected: an expectation that could not be
+	// checked is not a pass.
+	ExpectByID map[string]string
 	// Allow lists fates (Fates) that every record may end with besides its
 	// expectation (InputRecord.Expect, by default processed): a run where
 	// poison records are meant to end on-failure allows FateOnFailure. A

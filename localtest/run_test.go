@@ -583,7 +583,7 @@ func kafkaRecords(n, partitions int) []InputRecord {
 	for i := range out {
 		p := i % partitions
 		out[i] = InputRecord{Partition: &p, Value: json.RawMessage(fmt.Sprintf(`{"id":"%d","action":"ok"}`, i+1)),
-			Headers: map[string]string{"bin": "\xff\x80a"}}
+			Headers: KafkaHeaders{{Key: "bin", Value: []byte("\xff\x80a")}}}
 	}
 	return out
 }

@@ -1,23 +1,11 @@
 package localtest
 
 import (
-	"bytes"
-	"compress/gzip"
 	"strconv"
 	"testing"
 
 	"github.com/sluicehq/sluice/events/kpl"
 )
-
-func gzipped(t *testing.T, s string) []byte {
-	var b bytes.Buffer
-	z := gzip.NewWriter(&b)
-	z.Write([]byte(s))
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 func TestPayloadShows(t *testing.T) {
 	test := `{"Service":"Amazon S3","Event":"s3:TestEvent","Bucket":"b"}`

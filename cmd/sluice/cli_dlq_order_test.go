@@ -141,7 +141,7 @@ func TestInvokeKinesisAttemptsPerShard(t *testing.T) {
 			"--env", "AWS_REGION="+servers.Region, "--env", "AWS_ACCESS_KEY_ID="+servers.AccessKeyID,
 			"--env", "AWS_SECRET_ACCESS_KEY="+servers.SecretAccessKey, "--env", "AWS_CONFIG_FILE="+os.DevNull,
 			"--env", "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull)
-		if code != 0 || !strings.Contains(lastLine(errs), "partial: 1 item reported: "+b.Event().Records[1].Kinesis.SequenceNumber) {
+		if code != 1 || !strings.Contains(lastLine(errs), "partial: 1 item reported: "+b.Event().Records[1].Kinesis.SequenceNumber) {
 			t.Fatalf("%s: exit %d, %s\n%s\n%s", shard, code, lastLine(errs), out, errs)
 		}
 	}

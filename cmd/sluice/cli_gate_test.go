@@ -57,7 +57,7 @@ func TestRunFailsRecordsThatWereNotProcessed(t *testing.T) {
 	}{
 		{"nothing said", lines, nil, 1, []string{"invariant no-record-lost: held", "invariant fate-as-expected: VIOLATED",
 			"line 1 (id a): expected processed, got dead-lettered (the queue's redrive policy moved it to its dead-letter queue)",
-			"line 2 (id b): expected processed, got dead-lettered", `"expect" on its records line, --expect FATE, N=FATE or N:S=FATE, or --allow FATE`,
+			"line 2 (id b): expected processed, got dead-lettered", `"expect" on its records line, --expect FATE, N=FATE, N:S=FATE or id:ID=FATE, or --allow FATE`,
 			"FAIL: fate-as-expected violated\n"}, []string{"PASS"}},
 		{"--expect for every record", lines, []string{"--expect", "dead-lettered"}, 0, []string{"invariant fate-as-expected: held", "PASS"}, nil},
 		{"--allow", lines, []string{"--allow", "on-failure,dead-lettered"}, 0, []string{"invariant fate-as-expected: held", "PASS"}, nil},

@@ -37,7 +37,7 @@ func TestKPLAggregates(t *testing.T) {
 		effects := filepath.Join(t.TempDir(), "effects.jsonl")
 		seq := ev.Records[1].Kinesis.SequenceNumber
 		code, out, errs := runCLI(t, "invoke", "--event", path, "--handler", bin, "--env", "SLUICE_SOURCE=kinesis", "--env", "SLUICE_EFFECTS_FILE="+effects)
-		if code != 0 || !strings.Contains(out, seq) || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: "+seq) {
+		if code != 1 || !strings.Contains(out, seq) || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: "+seq) {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 		}
 		raw, _ := os.ReadFile(effects)

@@ -219,7 +219,7 @@ func TestRunNamesAndShapes(t *testing.T) {
 `)
 	code, out, errs := runCLI(t, "run", "--mapping", sqsMapping, "--records", kinesisShaped, "--handler", bin, "--quiet")
 	if code != 1 || !strings.Contains(errs, `records line 2: "partitionKey", "data" belong to a Kinesis record`) ||
-		!strings.Contains(errs, `an SQS record is {"body", "attributes"?, "messageAttributes"?}`) {
+		!strings.Contains(errs, `an SQS record is {"body" | "bodyBase64", "attributes"?, "messageAttributes"?}`) {
 		t.Fatalf("exit %d, want 1 naming the line, the foreign fields and the SQS shape:\n%s\n%s", code, out, errs)
 	}
 

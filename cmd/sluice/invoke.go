@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,13 +19,23 @@ import (
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
 
-// invokeCommand sends one event, unchanged, to the function and says what
-// Lambda would make of the answer, as `sam local invoke -e` does for the
-// event and an event source mapping would for the answer.
+// Exit statuses of sluice invoke: a script can tell its own mistakes (2)
+// and an environment that could not run the function (3) from what the
+// function did (0, 1).
+const (
+	invokeSucceeded  = 0 // the function answered, and nothing failed
+	invokeFailed     = 1 // a function error, a batch failure, records reported
+	invokeUsage      = 2 // bad flags, or a file that cannot be read
+	invokeNotStarted = 3 // no bootstrap to start, an endpoint that does not answer or refuses the request
+)
+
+// invokeCommand sends one file, byte for byte, to the function and says
+// what Lambda would make of the answer, as `sam local invoke -e` does for
+// the event and an event source mapping would for the answer.
 func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := commandFlags("sluice invoke", invokeUsage, stderr)
-	eventPath := fs.String("event", "", "the event file: one Lambda event of a Kinesis, DynamoDB Streams, SQS or Kafka source, "+
-		"as sam local generate-event writes it; - reads standard input (required)")
+	fs := commandFlags("sluice invoke", invokeUsageText, stderr)
+	eventPath := fs.String("event", "", "the file sent to the function, byte for byte: one Lambda event of a Kinesis, DynamoDB Streams, SQS, Kafka "+
+		"or Firehose source, as sam local generate-event writes it, or any other payload; - reads standard input (required)")
 	handler := fs.String("handler", "", "a compiled Lambda bootstrap; an http(s):// Lambda Invoke API endpoint (SAM, LocalStack, RIE; "+
 		"a host ending in amazonaws.com is AWS: requests are SigV4-signed with the default credential chain); "+
 		"or aws:NAME, the function NAME (or ARN) on AWS Lambda in AWS_REGION (required)")
@@ -62,9 +73,9 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 			return usageError(fmt.Sprintf("--env %q is not KEY=VALUE", kv))
 		}
 	}
-	fail := func(err error) int {
+	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "sluice invoke: %v\n", err)
-		return 1
+		return code
 	}
 	timeoutSet := false
 	fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
@@ -89,11 +100,15 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		data, err = os.ReadFile(*eventPath)
 	}
 	if err != nil {
-		return fail(err)
+		return fail(invokeUsage, fmt.Errorf("--event: %w", err))
 	}
-	ev, err := invocation.ParseEvent(data)
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", name, err))
+	// The file is sent as it is, whatever it holds: how a function treats
+	// an envelope it does not expect is what a user wants to see. An event
+	// names the records the answer is read against.
+	ev, evErr := invocation.ParseEvent(data)
+	if evErr != nil {
+		fmt.Fprintf(stderr, "sluice invoke: note: %s is not one event of a stream or queue source (%s); it is sent as it is, "+
+			"and the answer is read without records to name\n", name, notEventWhy(data, evErr))
 	}
 
 	functionNameSet := false
@@ -103,7 +118,7 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	target, isAPI, err := resolveInvokeTarget(*handler, *functionName, functionNameSet, *invokeEndpoint, "")
 	if err != nil {
-		return fail(err)
+		return usageError(err.Error())
 	}
 	var inv invocation.Invoker
 	if isAPI {
@@ -119,30 +134,48 @@ func invokeCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		inv, err = invoke.RuntimeAPI(*handler, append(fenv, env...))
 	}
 	if err != nil {
-		return fail(err)
+		return fail(invokeNotStarted, fmt.Errorf("the function could not be started: %w", err))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	resp, err := inv.Invoke(ctx, invocation.Invocation{Payload: ev.Payload, Timeout: *timeout})
+	resp, err := inv.Invoke(ctx, invocation.Invocation{Payload: data, Timeout: *timeout})
 	inv.Close() // the process exits, and all it wrote is in its logs
 	if l, ok := inv.(interface{ Logs() string }); ok {
 		io.WriteString(stderr, withoutCloseLines(l.Logs()))
 	}
 	if err != nil {
-		return fail(err)
+		return fail(invokeNotStarted, fmt.Errorf("the function could not be invoked: %w", err))
 	}
 	writeResponse(stdout, resp.Payload)
-	v := ev.Verdict(resp)
+	var v invocation.Verdict
+	what := "a payload that is not an event"
+	if ev != nil {
+		v, what = ev.Verdict(resp), describeEvent(ev)
+	} else {
+		v = invocation.AnswerVerdict(resp)
+	}
 	took := ""
 	if resp.Duration > 0 {
 		took = " in " + resp.Duration.Round(time.Millisecond).String()
 	}
-	fmt.Fprintf(stderr, "sluice invoke: %s%s: %s\n", describeEvent(ev), took, v)
-	if v.Failed() {
-		return 1
+	fmt.Fprintf(stderr, "sluice invoke: %s%s: %s\n", what, took, v)
+	if v.Outcome != invocation.OutcomeSuccess {
+		return invokeFailed
 	}
-	return 0
+	return invokeSucceeded
+}
+
+// notEventWhy says briefly what data is instead of an event.
+func notEventWhy(data []byte, err error) string {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "it is empty"
+	}
+	why := err.Error()
+	if ne := (*invocation.NotEventError)(nil); errors.As(err, &ne) {
+		why = ne.Why // without the list of event shapes
+	}
+	return why
 }
 
 // closedPid finds the Runtime API invoker's line about killing the process
@@ -198,16 +231,25 @@ func describeEvent(ev *invocation.Event) string {
 	return fmt.Sprintf("%s event, %d %s", invocation.SourceName(ev.Source), n, noun)
 }
 
-// invokeUsage is what "sluice invoke -h" prints before the flags.
-const invokeUsage = `Usage: sluice invoke --event FILE --handler TARGET [flags]
+// invokeUsageText is what "sluice invoke -h" prints before the flags.
+const invokeUsageText = `Usage: sluice invoke --event FILE --handler TARGET [flags]
        sluice invoke --event FILE --template template.yaml --function NAME [flags]
 
-Sends one event, exactly as in FILE, to the function, prints the function's
-response on standard output and the function's own output on standard error,
-then one line with what an event source mapping with ReportBatchItemFailures
-makes of the answer. Exit status: 0 when the function answered without a
-function error, 1 on a function error, an answer that fails the whole batch,
-or a failure to invoke, 2 on a usage error.
+Sends FILE to the function byte for byte, as sam local invoke -e does: one
+Lambda event, or anything else ({}, null, an empty file, truncated JSON), to
+see how the function treats it. Prints the function's response on standard
+output and the function's own output on standard error, then one line with
+what an event source mapping with ReportBatchItemFailures makes of the
+answer (a Firehose event's answer as Firehose reads it).
+
+Exit status:
+  0  the function answered, and nothing failed
+  1  the function failed: a function error (a crash, a timeout, an init
+     failure), an answer that fails the whole batch, records it reported
+     failed, or Firehose records answered ProcessingFailed
+  2  usage: a bad flag, or FILE cannot be read
+  3  the function could not be started or invoked: no bootstrap at that
+     path, an endpoint that does not answer or refuses the request
 
 Flags:
 `

@@ -63,10 +63,10 @@ func TestInvokePayloads(t *testing.T) {
 		verdict string
 		stdout  []string
 	}{
-		{"sns in sqs", []string{"--event", sns, "--env", "SLUICE_SOURCE=sqs-sns"}, 0,
+		{"sns in sqs", []string{"--event", sns, "--env", "SLUICE_SOURCE=sqs-sns"}, 1,
 			"SQS event, 2 records in", []string{`"itemIdentifier": "` + ev.Records[1].MessageId + `"`}},
-		{"firehose", []string{"--event", fh, "--env", "SLUICE_SOURCE=firehose"}, 0,
-			": partial: 1 item reported: " + fhIDs[1], []string{`"result": "ProcessingFailed"`, `"result": "Ok"`, `"recordId": "` + fhIDs[2] + `"`}},
+		{"firehose", []string{"--event", fh, "--env", "SLUICE_SOURCE=firehose"}, 1,
+			": processing failed: 1 record answered ProcessingFailed, which Firehose delivers to the destination's error output (processing-failed) without retrying: " + fhIDs[1], []string{`"result": "ProcessingFailed"`, `"result": "Ok"`, `"recordId": "` + fhIDs[2] + `"`}},
 		{"firehose success", []string{"--event", fhOK, "--env", "SLUICE_SOURCE=firehose"}, 0, ": Firehose event, 1 record in", nil},
 		{"firehose event to an sqs function", []string{"--event", fhOK, "--env", "SLUICE_SOURCE=sqs"}, 1,
 			": function error: SourceMismatchError: event is an Amazon Data Firehose transformation event", nil},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -109,7 +110,7 @@ func TestInvokeConformance(t *testing.T) {
 		{"sqs success", []string{"--event", sqsOK, "--env", "SLUICE_SOURCE=sqs"},
 			want{0, ": SQS event, 2 records in", []string{`"batchItemFailures": []`}, []string{"localtest: started"}}},
 		{"sqs partial", []string{"--event", sqsPartial, "--env", "SLUICE_SOURCE=sqs"},
-			want{0, ": partial: 1 item reported: " + sqsIDs[1], []string{"\"itemIdentifier\": \"" + sqsIDs[1] + "\""}, []string{"record m2: asked to fail"}}},
+			want{1, ": partial: 1 item reported: " + sqsIDs[1], []string{"\"itemIdentifier\": \"" + sqsIDs[1] + "\""}, []string{"record m2: asked to fail"}}},
 		{"sqs function error", []string{"--event", sqsAllFail, "--env", "SLUICE_SOURCE=sqs"},
 			want{1, ": function error: ", []string{`"errorMessage"`}, []string{"asked to fail"}}},
 		{"sqs crash at start", []string{"--event", sqsOK},
@@ -117,13 +118,13 @@ func TestInvokeConformance(t *testing.T) {
 		{"kinesis success", []string{"--event", kinOK, "--env", "SLUICE_SOURCE=kinesis"},
 			want{0, ": Kinesis event, 3 records in", nil, nil}},
 		{"kinesis partial", []string{"--event", kinPartial, "--env", "SLUICE_SOURCE=kinesis"},
-			want{0, ": partial: 1 item reported: " + seqs[1], []string{seqs[1]}, nil}},
+			want{1, ": partial: 1 item reported: " + seqs[1], []string{seqs[1]}, nil}},
 		{"kinesis crash at start", []string{"--event", kinOK, "--env", "SLUICE_SOURCE=nope"},
 			want{1, ": function error: Runtime.ExitError: ", nil, []string{`SLUICE_SOURCE="nope"`}}},
 		{"kafka success", []string{"--event", kafkaOK, "--env", "SLUICE_SOURCE=kafka"},
 			want{0, ": Kafka event, 3 records in", []string{`"batchItemFailures": []`}, nil}},
 		{"kafka partial", []string{"--event", kafkaPartial, "--env", "SLUICE_SOURCE=kafka"},
-			want{0, ": partial: 1 item reported: orders-0@1", []string{`"partition": "orders-0"`, `"offset": 1`}, nil}},
+			want{1, ": partial: 1 item reported: orders-0@1", []string{`"partition": "orders-0"`, `"offset": 1`}, nil}},
 		{"kafka crash at start", []string{"--event", kafkaOK},
 			want{1, ": function error: Runtime.ExitError: ", nil, []string{"conformance: SLUICE_SOURCE"}}},
 	} {
@@ -162,7 +163,7 @@ func TestInvokeSendsTheEventUnchanged(t *testing.T) {
 	// An answer that names a message of the file proves the function saw
 	// the file's ids: the runner would have assigned its own.
 	code, out, errs := invokeCLI(t, raw, "--event", "-", "--handler", bin, "--env", "SLUICE_SOURCE=sqs", "--function-name", "orders")
-	if code != 0 || !strings.Contains(out, ids[1]) || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: "+ids[1]) {
+	if code != 1 || !strings.Contains(out, ids[1]) || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: "+ids[1]) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
@@ -173,7 +174,7 @@ func TestInvokeThroughTheInvokeAPI(t *testing.T) {
 	fn := rie.Start(t, conformance(t), rie.Env("SLUICE_SOURCE", "kafka"))
 	ev := kafkaEvent(t, t.TempDir(), "ok", "fail", "ok")
 	code, out, errs := runCLI(t, "invoke", "--event", ev, "--handler", fn.Endpoint())
-	if code != 0 || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: orders-1@0") || !strings.Contains(out, `"partition": "orders-1"`) {
+	if code != 1 || !strings.HasSuffix(lastLine(errs), "partial: 1 item reported: orders-1@0") || !strings.Contains(out, `"partition": "orders-1"`) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
@@ -181,8 +182,6 @@ func TestInvokeThroughTheInvokeAPI(t *testing.T) {
 func TestInvokeErrors(t *testing.T) {
 	dir := t.TempDir()
 	ev, _ := sqsEvent(t, dir, "ok")
-	records := write(t, dir, "records.jsonl", `{"body":{"id":"a","action":"ok"}}`+"\n")
-	array := write(t, dir, "array.json", "["+string(mustRead(t, ev))+"]")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -196,11 +195,14 @@ func TestInvokeErrors(t *testing.T) {
 		{"bad env", []string{"--event", ev, "--handler", "/bin/true", "--env", "NOVALUE"}, 2, `--env "NOVALUE" is not KEY=VALUE`},
 		{"zero timeout", []string{"--event", ev, "--handler", "/bin/true", "--timeout", "0s"}, 2, "must be positive"},
 		{"unknown flag", []string{"--event", ev, "--handler", "/bin/true", "--mapping", "m.json"}, 2, "flag provided but not defined: -mapping"},
-		{"missing file", []string{"--event", filepath.Join(dir, "nope.json"), "--handler", "/bin/true"}, 1, "no such file"},
-		{"records, not an event", []string{"--event", records, "--handler", "/bin/true"}, 1, "not a Lambda event"},
-		{"several events", []string{"--event", array, "--handler", "/bin/true"}, 1, "one invocation sends one event"},
-		{"no bootstrap", []string{"--event", ev, "--handler", filepath.Join(dir, "bootstrap")}, 1, "build it with"},
-		{"aws without a name", []string{"--event", ev, "--handler", "aws:"}, 1, "needs the function's NAME"},
+		{"aws without a name", []string{"--event", ev, "--handler", "aws:"}, 2, "needs the function's NAME"},
+		// The file cannot be read: a usage error, not the function's.
+		{"missing file", []string{"--event", filepath.Join(dir, "nope.json"), "--handler", "/bin/true"}, 2, "no such file"},
+		{"a directory", []string{"--event", dir, "--handler", "/bin/true"}, 2, "is a directory"},
+		// Nothing to start, or nothing answering: not the function's doing either.
+		{"no bootstrap", []string{"--event", ev, "--handler", filepath.Join(dir, "bootstrap")}, 3, "the function could not be started"},
+		{"not executable", []string{"--event", ev, "--handler", ev}, 3, "is not an executable file"},
+		{"an endpoint that does not answer", []string{"--event", ev, "--handler", "http://127.0.0.1:1"}, 3, "the function could not be invoked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, append([]string{"invoke"}, tc.args...)...)
@@ -208,6 +210,68 @@ func TestInvokeErrors(t *testing.T) {
 				t.Fatalf("exit %d, want %d and %q\nstdout:\n%s\nstderr:\n%s", code, tc.code, tc.want, out, errs)
 			}
 		})
+	}
+}
+
+// sluice invoke sends any file byte for byte, however little it looks like
+// an event (as sam local invoke -e does), and reports what the function
+// answered: before, {}, null, an empty file, truncated JSON and bad base64
+// were refused before the function started, with the exit status of a
+// function error.
+func TestInvokeSendsAnyFileAsItIs(t *testing.T) {
+	echo := rie.BuildHandler(t, "github.com/sluicehq/sluice/cmd/sluice/testdata/echo")
+	dir := t.TempDir()
+	sqs, _ := sqsEvent(t, dir, "ok")
+	records := `{"body":{"id":"a","action":"ok"}}` + "\n"
+	for _, tc := range []struct {
+		name, content string
+		code          int
+		note, verdict string
+	}{
+		{"an empty object", `{}`, 0, "want a JSON object with a Records list or a Kafka records map", "a payload that is not an event in"},
+		{"null", `null`, 0, "want a JSON object with a Records list", "a payload that is not an event in"},
+		{"an empty file", ``, 0, "it is empty", ": success"},
+		{"truncated JSON", `{"Records":[{"eventSource":"aws:sqs","bo`, 0, "", ": success"},
+		{"bad base64 in a Kinesis event", `{"Records":[{"eventSource":"aws:kinesis","kinesis":{"partitionKey":"k","data":"!!"}}]}`, 0, "base64", ": success"},
+		{"records, not an event", records, 0, "", ": success"},
+		{"two events", "[" + string(mustRead(t, sqs)) + "," + string(mustRead(t, sqs)) + "]", 0, "one invocation sends one event", ": success"},
+		{"an event", string(mustRead(t, sqs)), 0, "", ": SQS event, 1 record in"},
+		{"a function error", `{"fail-me":1}`, 1, "not one event", ": function error: errorString: asked to fail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := write(t, t.TempDir(), "event.json", tc.content)
+			code, out, errs := runCLI(t, "invoke", "--event", path, "--handler", echo)
+			if code != tc.code || !strings.Contains(lastLine(errs), tc.verdict) {
+				t.Fatalf("exit %d, want %d; last line %q, want %q\nstdout:\n%s\nstderr:\n%s", code, tc.code, lastLine(errs), tc.verdict, out, errs)
+			}
+			if tc.note != "" && !strings.Contains(errs, "sluice invoke: note: ") || !strings.Contains(errs, tc.note) {
+				t.Errorf("stderr lacks the note %q:\n%s", tc.note, errs)
+			}
+			if tc.code == 0 {
+				var got struct{ Received string }
+				if err := json.Unmarshal([]byte(out), &got); err != nil || got.Received != base64.StdEncoding.EncodeToString([]byte(tc.content)) {
+					t.Fatalf("the function received %q (%v), the file holds %q", got.Received, err, tc.content)
+				}
+			}
+		})
+	}
+	// Standard input too, with its surrounding whitespace.
+	code, out, errs := invokeCLI(t, "\n  {}  \n", "--event", "-", "--handler", echo)
+	if code != 0 || !strings.Contains(out, base64.StdEncoding.EncodeToString([]byte("\n  {}  \n"))) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// sluice invoke -h documents the exit statuses.
+func TestInvokeUsageNamesTheExitStatuses(t *testing.T) {
+	code, _, errs := runCLI(t, "invoke", "-h")
+	for _, w := range []string{"Exit status:", "0  the function answered", "1  the function failed", "2  usage", "3  the function could not be started"} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("sluice invoke -h lacks %q:\n%s", w, errs)
+		}
+	}
+	if code != 2 && code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }
 
@@ -257,7 +321,8 @@ func TestRunEventFile(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
 	})
-	t.Run("notes", func(t *testing.T) {
+	// A binary key goes through as it is: no note, no U+FFFD.
+	t.Run("binary key", func(t *testing.T) {
 		b := &events.KafkaBuilder{Clock: fixedClock}
 		b.Add("orders", 0, []byte{0xff, 'k'}, command("f1", "ok"))
 		raw, err := events.MarshalEvent(b.Event())
@@ -267,7 +332,7 @@ func TestRunEventFile(t *testing.T) {
 		mapping := write(t, t.TempDir(), "mapping.json", `{"EventSource":"kafka","Mode":"provisioned","FunctionResponseTypes":["ReportBatchItemFailures"],"StartingPosition":"TRIM_HORIZON"}`)
 		code, out, errs := runCLI(t, "run", "--mapping", mapping, "--records", write(t, dir, "binary-key.json", string(raw)), "--handler", bin,
 			"--quiet", "--env", "SLUICE_SOURCE=kafka", "--effects", filepath.Join(t.TempDir(), "effects.jsonl"))
-		if code != 0 || !strings.Contains(errs, "note: record 1: key is 2 bytes of binary (not UTF-8 text)") || !strings.Contains(out, "kafka mapping: 1 records") {
+		if code != 0 || strings.Contains(errs, "note:") || !strings.Contains(out, "kafka mapping: 1 records") {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 		}
 	})
@@ -289,5 +354,24 @@ func TestWithoutCloseLines(t *testing.T) {
 				t.Fatalf("%q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The README's sluice invoke example, as written there: the event in
+// examples/runner succeeds (the SAM samples' bodies are not the
+// conformance function's commands, and fail to decode, as the README says).
+func TestReadmeInvokeExample(t *testing.T) {
+	bin := conformance(t)
+	code, out, errs := runCLI(t, "invoke", "--event", "../../examples/runner/sqs-event.json", "--handler", bin, "--env", "SLUICE_SOURCE=sqs")
+	if code != 0 || !strings.Contains(lastLine(errs), "sluice invoke: SQS event, 2 records in") || !strings.HasSuffix(lastLine(errs), ": success") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	readme := string(mustRead(t, "../../README.md"))
+	if !strings.Contains(readme, "`sluice invoke --event examples/runner/sqs-event.json\n--handler ./bootstrap --env SLUICE_SOURCE=sqs`") {
+		t.Fatal("the README's invoke example is no longer the one this test runs")
+	}
+	code, _, errs = runCLI(t, "invoke", "--event", "../../localtest/testdata/events/sam-sqs-receive-message.json", "--handler", bin, "--env", "SLUICE_SOURCE=sqs")
+	if code != 1 || !strings.Contains(lastLine(errs), "function error: NoProgressError") || !strings.Contains(lastLine(errs), "invalid character 'H'") {
+		t.Fatalf("the SAM sample: exit %d\n%s", code, errs)
 	}
 }

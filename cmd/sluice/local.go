@@ -21,8 +21,9 @@ const localUsage = `Usage: sluice local (start | stop | env | serve) [flags]
 
 Runs the local AWS API servers the project installs (scripts/servers:
 DynamoDB Local with DynamoDB Streams, kinesalite for Kinesis, fauxqs for
-SQS) on free ports of 127.0.0.1, for sluice fetch-failed, tables create,
-redrive and run against endpoints, and for a function under sluice run:
+SQS, SNS and S3) on free ports of 127.0.0.1, for sluice fetch-failed,
+tables create, redrive and run against endpoints, and for a function under
+sluice run:
 
   eval "$(sluice local start)"   # start them in the background; export
                                  # AWS_ENDPOINT_URL_* and dummy credentials
@@ -31,15 +32,20 @@ redrive and run against endpoints, and for a function under sluice run:
   sluice local stop              # stop them
 
   start   start the servers in the background (a "sluice local serve"
-          process) and print the shell exports on standard output
+          process) and print the shell exports on standard output:
+          AWS_ENDPOINT_URL_DYNAMODB and _DYNAMODB_STREAMS, _KINESIS, and
+          _SQS, _SNS, _S3 (fauxqs serves all three on one port; the SDKs
+          address its buckets path-style, as its host is an IP address),
+          AWS_REGION, AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID,
+          AWS_SECRET_ACCESS_KEY
   env     print the exports of the running servers again
   stop    stop them
   serve   run them in the foreground until interrupted (Ctrl-C)
 
 The servers keep everything in memory: stopping them forgets every table,
-stream and queue. They accept any credentials; the exports name dummy ones.
-The first start installs the servers (about 20 s; needs node and npm, and
-java for DynamoDB Local).
+stream, queue, topic and bucket. They accept any credentials; the exports
+name dummy ones. The first start installs the servers (about 20 s; needs
+node and npm, and java for DynamoDB Local).
 
 Flags:
 `
@@ -60,7 +66,8 @@ var localKinds = []localaws.Kind{localaws.KindDynamoDB, localaws.KindKinesis, lo
 var endpointEnv = map[localaws.Kind][]string{
 	localaws.KindDynamoDB: {"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS"},
 	localaws.KindKinesis:  {"AWS_ENDPOINT_URL_KINESIS"},
-	localaws.KindSQS:      {"AWS_ENDPOINT_URL_SQS"},
+	// fauxqs serves SNS and S3 on the SQS port.
+	localaws.KindSQS: {"AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_SNS", "AWS_ENDPOINT_URL_S3"},
 }
 
 // exports are the shell lines that point the AWS SDKs at the servers.
@@ -80,15 +87,19 @@ func (s *localState) exports() string {
 }
 
 func localCommand(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, localUsage)
-		return 2
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
 	}
-	sub := args[0]
 	fs := commandFlags("sluice local "+sub, localUsage, stderr)
 	state := fs.String("state", defaultLocalState(), "the file that records the running servers")
-	only := fs.String("only", "", "start only these servers: a comma-separated list of dynamodb, kinesis, sqs (default: all)")
-	if err := fs.Parse(args[1:]); err != nil {
+	only := fs.String("only", "", "start only these servers: a comma-separated list of dynamodb, kinesis, sqs (fauxqs: SQS, SNS and S3) (default: all)")
+	if sub == "" {
+		// sluice local, sluice local -h: the usage, with the flags.
+		fs.Usage()
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	usageError := usageErrors("sluice local", stderr)

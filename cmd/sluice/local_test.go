@@ -106,6 +106,17 @@ func TestLocalKinds(t *testing.T) {
 	}
 }
 
+// sluice local -h (and sluice local alone) lists the flags with the
+// subcommands; before, it printed "Flags:" and none.
+func TestLocalHelpListsFlags(t *testing.T) {
+	for _, args := range [][]string{{"local", "-h"}, {"local"}, {"local", "start", "-h"}} {
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, "-only string") || !strings.Contains(errs, "-state string") || !strings.Contains(errs, "AWS_ENDPOINT_URL") {
+			t.Errorf("%v: exit %d\n%s", args, code, errs)
+		}
+	}
+}
+
 func TestLocalUsage(t *testing.T) {
 	for _, tc := range []struct{ args []string }{
 		{[]string{"local"}}, {[]string{"local", "begin"}}, {[]string{"local", "start", "--only", "s3"}},

@@ -14,10 +14,11 @@
 //	sluice invoke --event event.json --handler ./bootstrap \
 //	    [--env KEY=VALUE]... [--timeout 30s] [--function-name NAME]
 //
-// invoke sends one event, exactly as in the file (- for standard input), as
-// sam local invoke -e does; prints the function's response on stdout and its
-// own output on stderr, then what the mapping makes of the answer: success,
-// the items a partial batch response reports, or the function error.
+// invoke sends the file byte for byte (- for standard input), an event or
+// anything else, as sam local invoke -e does; prints the function's
+// response on stdout and its own output on stderr, then what the mapping
+// makes of the answer: success, the items a partial batch response
+// reports, or the function error.
 //
 //	sluice tables create [--idempotency NAME] [--attempts NAME]
 //
@@ -41,7 +42,7 @@
 //	eval "$(sluice local start)"   ...   sluice local stop
 //
 // local starts the local servers the project installs (DynamoDB Local,
-// kinesalite, fauxqs) on free ports of 127.0.0.1 in the background and
+// kinesalite, fauxqs for SQS, SNS and S3) on free ports of 127.0.0.1 in the background and
 // prints the AWS_ENDPOINT_URL_* and dummy credential exports that point the
 // other commands (and a function under sluice run) at them.
 //
@@ -77,7 +78,7 @@ Usage:
       emulate the mapping over the records (JSON lines, or Lambda events
       such as sam local generate-event writes)
   sluice invoke --event FILE --handler TARGET [flags]
-      send one event, unchanged, and say what Lambda makes of the answer
+      send FILE byte for byte, and say what Lambda makes of the answer
   sluice redrive (--from-queue URL | --from-file FILE) --handler TARGET [flags]
       replay dead-lettered records; remove each envelope once it succeeded
   sluice fetch-failed (--from-queue URL | --from-file FILE) (--to-file FILE | --to-queue URL)
@@ -89,8 +90,8 @@ Usage:
       create the DynamoDB idempotency and dead-letter attempts tables
       (AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION); running it again succeeds
   sluice local (start | stop | env | serve)
-      run DynamoDB Local, kinesalite and fauxqs on 127.0.0.1 for the
-      commands above: eval "$(sluice local start)" exports their endpoints
+      run DynamoDB Local, kinesalite and fauxqs (SQS, SNS, S3) on 127.0.0.1
+      for the commands above: eval "$(sluice local start)" exports their endpoints
 
 TARGET is a compiled bootstrap, an http(s):// Lambda Invoke API endpoint
 (SAM start-lambda, LocalStack, RIE) or aws:NAME.
@@ -99,8 +100,9 @@ Run "sluice COMMAND -h" for the flags.
 
 // cli runs one command and returns the exit code: for run, 0 when the run
 // finished and every invariant held, 1 when an invariant was violated or the
-// run failed; for invoke, 0 when the function answered without a function
-// error, 1 otherwise; for redrive and fetch-failed, 0 when nothing is left,
+// run failed; for invoke, 0 when the function answered and nothing failed,
+// 1 when it failed or reported records, 3 when it could not be started;
+// for redrive and fetch-failed, 0 when nothing is left,
 // 1 otherwise; for replay, 0 when the range was replayed, 1 otherwise; 2
 // for a usage error.
 func cli(args []string, stdout, stderr io.Writer) int {

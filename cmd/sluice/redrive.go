@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/dlq/redrive"
+	"github.com/sluicehq/sluice/internal/ddbchecksum"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )
@@ -153,7 +154,7 @@ func redriveCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(fmt.Errorf("--attempts-table %s: %w", *attemptsTable, err))
 		}
-		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(cfg), *attemptsTable)
+		store, err := dynamodbattempts.New(dynamodb.NewFromConfig(cfg, ddbchecksum.Option), *attemptsTable)
 		if err != nil {
 			return fail(err)
 		}

@@ -78,8 +78,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	allowFlag := fs.String("allow", "", "FATE[,FATE...]: fates every record may end with besides its expectation (processed unless its records line "+
 		`says "expect"): `+strings.Join(localtest.Fates(), ", "))
 	var expectFlags multiFlag
-	fs.Var(&expectFlags, "expect", `FATE, N=FATE or N:S=FATE (repeatable): the fate every record of --records without its own "expect" must end with, `+
-		"that of the record the report names line N (record N of an event file), or of user record S (from 0) of the KPL aggregate on line N")
+	fs.Var(&expectFlags, "expect", `FATE, N=FATE, N:S=FATE or id:ID=FATE (repeatable): the fate every record of --records without its own "expect" must end with, `+
+		"that of the record the report names line N (record N of an event file), of user record S (from 0) of the KPL aggregate on line N, "+
+		"or that of the record whose id in its source is ID (a sequence number, <sequence number>:<S> for a KPL user record, SQS message id or "+
+		"Kafka <topic>-<partition>@<offset>, as the report's fates name records; from a real source too)")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable); wins over SLUICE_REPORT_BATCH_ITEM_FAILURES, "+
 		"which sluice sets from the mapping's FunctionResponseTypes")
@@ -126,8 +128,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return usage("--effects-key goes with --effects")
 	case *exactlyOnce && *effectsPath == "":
 		return usage("--exactly-once goes with --effects: the check counts each record's effects")
-	case len(expects) > 0 && *recordsPath == "":
-		return usage("--expect goes with --records: a record from a real source has no line to name")
+	case hasLineExpects(expects) && *recordsPath == "":
+		return usage("--expect FATE and N=FATE go with --records: a record from a real source has no line; name it by its id in its source: --expect id:ID=FATE")
 	}
 	functionNameSet, timeoutSet, handlerSet := false, false, false
 	fs.Visit(func(f *flag.Flag) {
@@ -204,7 +206,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts := localtest.Options{Mapping: mapping, FunctionTimeout: *timeout, Seed: *seed, MaxInvocations: *maxInv, WallClock: *wall,
-		Faults: fl, EffectsKey: *effectsKey, Allow: allow}
+		Faults: fl, EffectsKey: *effectsKey, Allow: allow, ExpectByID: expectsByID(expects)}
 	if mapping.Endpoint == "" {
 		if *recordsPath == "" {
 			return usage("--records is required for an emulated source (the mapping names no Endpoint)")
@@ -559,7 +561,7 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 		}
 		if inv.Name == localtest.InvariantFates && inv.Status == localtest.StatusViolated {
 			fmt.Fprintf(w, "    a record may end other than processed only where you say so: \"expect\" on its records line, "+
-				"--expect FATE, N=FATE or N:S=FATE, or --allow FATE for every record (fates: %s)\n", strings.Join(localtest.Fates(), ", "))
+				"--expect FATE, N=FATE, N:S=FATE or id:ID=FATE, or --allow FATE for every record (fates: %s)\n", strings.Join(localtest.Fates(), ", "))
 		}
 	}
 	if rep.Failure != nil {
@@ -590,23 +592,62 @@ func verdictLine(rep *localtest.Report) string {
 	return "FAIL: " + strings.Join(why, "; ")
 }
 
-// recordExpect is one --expect: the fate of every record (n == 0) or of
-// the record the report names line n (record n of an event file), or of
-// user record sub of the KPL aggregate there (user).
+// recordExpect is one --expect: the fate of every record (n == 0, id ==
+// ""), of the record the report names line n (record n of an event file)
+// or of user record sub of the KPL aggregate there (user), or of the
+// record whose id in its source is id.
 type recordExpect struct {
 	n    int
 	user bool
 	sub  int
+	id   string
 	fate string
+}
+
+// hasLineExpects reports whether an --expect names records by line (or
+// all of them), which only a records file has.
+func hasLineExpects(expects []recordExpect) bool {
+	for _, e := range expects {
+		if e.id == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// expectsByID are the --expect id:ID=FATE, for Options.ExpectByID.
+func expectsByID(expects []recordExpect) map[string]string {
+	var out map[string]string
+	for _, e := range expects {
+		if e.id != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[e.id] = e.fate
+		}
+	}
+	return out
 }
 
 // parseExpects reads the --expect flags.
 func parseExpects(flags []string) ([]recordExpect, error) {
 	var out []recordExpect
 	all := 0
+	ids := map[string]bool{}
 	for _, f := range flags {
 		e := recordExpect{fate: f}
-		if n, fate, ok := strings.Cut(f, "="); ok {
+		if rest, ok := strings.CutPrefix(f, "id:"); ok {
+			// The fate follows the last "=": ids hold none, but may hold ":".
+			i := strings.LastIndex(rest, "=")
+			if i <= 0 {
+				return nil, fmt.Errorf("--expect %q: want id:ID=FATE, ID the record's id in its source", f)
+			}
+			e = recordExpect{id: rest[:i], fate: rest[i+1:]}
+			if ids[e.id] {
+				return nil, fmt.Errorf("--expect %q: id %s is given twice", f, e.id)
+			}
+			ids[e.id] = true
+		} else if n, fate, ok := strings.Cut(f, "="); ok {
 			line, sub, user := strings.Cut(n, ":")
 			v, err := strconv.Atoi(line)
 			s, serr := 0, error(nil)
@@ -614,14 +655,14 @@ func parseExpects(flags []string) ([]recordExpect, error) {
 				s, serr = strconv.Atoi(sub)
 			}
 			if err != nil || v < 1 || serr != nil || s < 0 {
-				return nil, fmt.Errorf("--expect %q: want FATE, N=FATE or N:S=FATE, N a line (record) number from 1, S a user record of its KPL aggregate from 0", f)
+				return nil, fmt.Errorf("--expect %q: want FATE, N=FATE, N:S=FATE (N a line (record) number from 1, S a user record of its KPL aggregate from 0) or id:ID=FATE", f)
 			}
 			e = recordExpect{n: v, user: user, sub: s, fate: fate}
 		}
 		if _, err := localtest.ParseFates(e.fate); err != nil || strings.Contains(e.fate, ",") {
 			return nil, fmt.Errorf("--expect %q: %q is not a fate: want one of %s", f, e.fate, strings.Join(localtest.Fates(), ", "))
 		}
-		if e.n == 0 {
+		if e.n == 0 && e.id == "" {
 			all++
 		}
 		out = append(out, e)
@@ -637,7 +678,7 @@ func parseExpects(flags []string) ([]recordExpect, error) {
 // JSON-lines file) or record N (an event file, whose records have no line).
 func applyExpects(recs []localtest.InputRecord, expects []recordExpect) error {
 	for _, e := range expects {
-		if e.n != 0 {
+		if e.n != 0 || e.id != "" {
 			continue
 		}
 		for i := range recs {
@@ -648,7 +689,7 @@ func applyExpects(recs []localtest.InputRecord, expects []recordExpect) error {
 	}
 	for _, e := range expects {
 		if e.n == 0 {
-			continue
+			continue // all records, or by id: Options.ExpectByID
 		}
 		found := false
 		for i := range recs {

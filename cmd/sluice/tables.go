@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+	"github.com/sluicehq/sluice/internal/ddbchecksum"
 )
 
 // tablesCommand runs `sluice tables create --idempotency NAME --attempts
@@ -47,7 +48,7 @@ func tablesCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice tables create: loading the AWS configuration: %v\n", awsHint(err))
 		return 1
 	}
-	db := dynamodb.NewFromConfig(cfg)
+	db := dynamodb.NewFromConfig(cfg, ddbchecksum.Option)
 	if *idem != "" {
 		if err := dynamodbstore.CreateTable(ctx, db, *idem); err != nil {
 			fmt.Fprintf(stderr, "sluice tables create: idempotency table %s: %v\n", *idem, awsHint(err))

