@@ -2,6 +2,7 @@ package localtest_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/localtest"
@@ -347,5 +349,31 @@ func TestKPLAggregateFates(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"line 1:0 (id o1) on-failure", "line 1:1 (id o2) on-failure"}) {
 		t.Fatalf("unprocessed %v", names)
+	}
+}
+
+// An aggregate given as its bytes (dataBase64, as an event file's
+// aggregate with tags or another producer's layout arrives) is its user
+// records too, as the handlers read it: a function that drops one fails.
+func TestKPLAggregateAsBytes(t *testing.T) {
+	agg := kpl.Encode([]kpl.Record{{PartitionKey: "a", Data: []byte(`{"id":"o1"}`)}, {PartitionKey: "b", Data: []byte(`{"id":"o2"}`)}})
+	line := fmt.Sprintf(`{"partitionKey":"a","dataBase64":%q}`+"\n", base64.StdEncoding.EncodeToString(agg))
+	for _, drop := range []bool{false, true} {
+		var effects effectLog
+		h := must(t)(handlers.NewKinesis(func(_ context.Context, r handlers.KinesisRecord[command]) error {
+			if drop && r.SubSequenceNumber() > 0 {
+				return nil
+			}
+			effects.add(localtest.Effect{Record: r.RecordID(), ID: r.Value.ID})
+			return nil
+		}, quietOpts()...))
+		rep, err := localtest.Run(context.Background(), localtest.Options{Mapping: kinesisMapping(), Records: readRecords(t, line),
+			Invoker: localtest.InProcess(h), Effects: effects.read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Totals.UserRecords != 2 || rep.Held() == drop {
+			t.Fatalf("drop %v: held %v, totals %+v, invariants %+v", drop, rep.Held(), rep.Totals, rep.Invariants)
+		}
 	}
 }
