@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,6 +202,10 @@ type EventBridgeEvent[T any] struct {
 	Time       time.Time `json:"time"`
 	Region     string    `json:"region"`
 	Resources  []string  `json:"resources"`
+	// ReplayName is the name of the EventBridge replay that sent the
+	// event again from an archive ("" for an event sent live). A replay is
+	// a deliberate second run, so it changes the default idempotency key.
+	ReplayName string `json:"replay-name"`
 }
 
 // plainValue reports whether the default codec decodes a T inside a JSON
@@ -222,10 +227,11 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	// errors).
 	jc, isJSON := c.(jsonCodec)
 	checked := !isJSON || !plainValue[T]()
+	// The reader takes no key EventBridge does not always write: a replayed
+	// event's replay-name goes the general way.
 	if w, ok := eventscan.ReadEventBridge(data, checked); ok && w.DetailType != "" && w.Source != "" {
-		e.setMeta(&w)
-		if w.Detail == nil {
-			return nil
+		if err := e.setMeta(&w); err != nil {
+			return err
 		}
 		if checked {
 			if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
@@ -245,9 +251,15 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	if w.DetailType == "" || w.Source == "" {
 		return fmt.Errorf("not an EventBridge event: it lacks detail-type or source (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
 	}
-	e.setMeta(&w)
-	if w.Detail == nil {
-		return nil // no detail: Detail stays zero, as encoding/json leaves it
+	var replay struct {
+		Name string `json:"replay-name"`
+	}
+	if err := json.Unmarshal(data, &replay); err != nil {
+		return fmt.Errorf("not an EventBridge event: replay-name: %w", err)
+	}
+	e.ReplayName = replay.Name
+	if err := e.setMeta(&w); err != nil {
+		return err
 	}
 	if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
 		return e.detailError(err)
@@ -255,15 +267,47 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	return nil
 }
 
-func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) {
+// eventBridgeDetail is implemented by the detail types of one AWS
+// service's events (S3EventBridgeDetail): source is the service's event
+// source, which the event must name.
+type eventBridgeDetail interface {
+	eventBridgeSource() string
+}
+
+// setMeta takes the event's metadata, and refuses an event that has no
+// detail (or a null one) or whose source is not the one its detail type
+// belongs to.
+func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) error {
 	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+	if d := bytes.TrimSpace(w.Detail); d == nil || string(d) == "null" {
+		what := `"detail" is null`
+		if d == nil {
+			what = `it has no "detail"`
+		}
+		return fmt.Errorf("EventBridge event %s (%s from %s): %s: EventBridge always sends an event's detail (an object, {} when empty), "+
+			"so this event was written by hand or reshaped on the way (an input transformer): send the event whole", e.ID, e.DetailType, e.Source, what)
+	}
+	if d, ok := any(&e.Detail).(eventBridgeDetail); ok && e.Source != d.eventBridgeSource() {
+		return fmt.Errorf("EventBridge event %s (%s): source is %q, not %q: %T reads only that service's events", e.ID, e.DetailType, e.Source, d.eventBridgeSource(), e.Detail)
+	}
+	return nil
 }
 
 func (e *EventBridgeEvent[T]) detailError(err error) error {
 	return fmt.Errorf("EventBridge event %s (%s from %s): detail: %w", e.ID, e.DetailType, e.Source, err)
 }
 
-func (e *EventBridgeEvent[T]) envelopeKey() string { return e.ID }
+// envelopeKey is the event's id, and for a replayed event the id and the
+// replay's name: a replay is sent to run the events again (after a fix, or
+// for a new function), and EventBridge does not document whether a
+// replayed event keeps its id, so a replay is kept apart from the live
+// event and from other replays, and its own redeliveries still run once.
+func (e *EventBridgeEvent[T]) envelopeKey() string {
+	if e.ReplayName != "" {
+		return e.ID + "/replay/" + e.ReplayName
+	}
+	return e.ID
+}
 
 // S3Notification is an Amazon S3 event notification message as S3 sends it
 // to an SQS queue (or an SNS topic): one or more S3 records. The records

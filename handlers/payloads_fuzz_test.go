@@ -24,6 +24,7 @@ func FuzzEnvelopes(f *testing.F) {
 		s3Notification(s3Record("a+b%2Fc", "01"), s3Record("%zz", "02")), s3TestEvent, `{"Records":[{"s3":{"bucket":{"name":""}}}]}`,
 		ddbChange("1", "MODIFY", `{"Artist":{"S":"a"},"Plays":{"N":"1e3"}}`, `{"Plays":{"N":"-0"}}`), ddbChange("2", "INSERT", `{"Plays":{"S":"x"}}`, ""),
 		ddbChange("3", "INSERT", `{"Artist":{"NULL":true},"SongTitle":{"L":[]}}`, "null"), `{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1e300}}`,
+		eventBridgeReplayed, s3EventBridgeEvents["created"], s3EventBridgeEvents["docs"], eventBridgeWithout(""),
 		`null`, `[]`, `{}`, `"x"`,
 	} {
 		f.Add([]byte(s))
@@ -33,6 +34,7 @@ func FuzzEnvelopes(f *testing.F) {
 		agree(t, in, func() any { return new(SNSMessage[string]) })
 		agree(t, in, func() any { return new(SNSMessage[S3Notification]) })
 		agree(t, in, func() any { return new(EventBridgeEvent[msg]) })
+		agree(t, in, func() any { return new(EventBridgeEvent[S3EventBridgeDetail]) })
 		agree(t, in, func() any { return new(S3Notification) })
 		agree(t, in, func() any { return new(DynamoDBChange[song]) })
 		var sns SNSMessage[msg]
@@ -64,6 +66,8 @@ func decodeAny(c Codec, data []byte, v any) error {
 	case *SNSMessage[S3Notification]:
 		return decodeValue(c, data, v)
 	case *EventBridgeEvent[msg]:
+		return decodeValue(c, data, v)
+	case *EventBridgeEvent[S3EventBridgeDetail]:
 		return decodeValue(c, data, v)
 	case *S3Notification:
 		return decodeValue(c, data, v)
