@@ -19,9 +19,11 @@ import (
 // put around the user's own: SNSMessage (an SNS notification delivered to
 // SQS, or to Kinesis or Kafka, with raw message delivery off),
 // EventBridgeEvent (an EventBridge event sent to an SQS queue, a Kinesis
-// stream or another target), S3Notification (S3 event notifications) and
-// DynamoDBChange (a change Kinesis Data Streams for DynamoDB writes). They
-// are chosen by the handler's value type, e.g.
+// stream or another target; S3EventBridgeDetail types the detail of S3's),
+// S3Notification (S3 event notifications), DynamoDBChange (a change
+// Kinesis Data Streams for DynamoDB writes) and CloudWatchLogs (CloudWatch
+// Logs subscription data in a Kinesis or Firehose record). They are chosen
+// by the handler's value type, e.g.
 // handlers.SQSRecord[handlers.SNSMessage[Order]], and decode themselves;
 // the payload inside goes through the handler's codec, so it can be a
 // struct, a string, []byte, or another envelope (an S3 notification sent
@@ -29,9 +31,10 @@ import (
 //
 // Each envelope gives the record a default idempotency key that names the
 // thing it carries rather than its delivery (WithIdempotency): the SNS
-// MessageId, the EventBridge id, the S3 records' bucket, key and sequencer,
-// the DynamoDB change's eventID. A record whose envelope key is empty falls
-// back to the source's own id.
+// MessageId, the EventBridge id (and a replay's name), the S3 records'
+// bucket, key and sequencer, the DynamoDB change's eventID, the CloudWatch
+// Logs message's log stream and event ids. A record whose envelope key is
+// empty falls back to the source's own id.
 
 // payloadEnvelope is implemented by the envelopes' pointers: decodeValue
 // hands them the payload, and the codec for what they carry.
@@ -45,7 +48,8 @@ type envelopeKeyer interface {
 }
 
 // payloadSkipper tells of a payload that is acknowledged without running
-// the function: the s3:TestEvent message.
+// the function: the s3:TestEvent message, a CloudWatch Logs
+// CONTROL_MESSAGE.
 type payloadSkipper interface {
 	skipPayload() bool
 }
@@ -192,8 +196,9 @@ type EventBridgeEvent[T any] struct {
 	Detail T `json:"detail"`
 	// Version is "0".
 	Version string `json:"version"`
-	// ID is the event's id, the default idempotency key: EventBridge
-	// delivers an event at least once, always with its id.
+	// ID is the event's id, the default idempotency key (with ReplayName
+	// for a replayed event): EventBridge delivers an event at least once,
+	// always with its id.
 	ID string `json:"id"`
 	// DetailType is detail-type: with Source, what kind of event this is.
 	DetailType string    `json:"detail-type"`

@@ -171,7 +171,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
-	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers)}
+	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers), skip: skippable[T]()}
 	r := batchRun{source: sevents.SourceKinesis, policy: policy, workers: workers, resource: eventscan.KinesisShard(recs)}
 	if ev.users != nil {
 		r.records = len(ev.parents)
@@ -191,7 +191,8 @@ type kinesisBatch[T any] struct {
 	ev      kinesisEvent
 	items   []engine.Item
 	codec   Codec
-	scratch []T // a value per worker
+	scratch []T  // a value per worker
+	skip    bool // T can be a CloudWatch Logs CONTROL_MESSAGE (skippable)
 }
 
 // decode decodes record i's data into *v, which must be zero.
@@ -222,6 +223,9 @@ func (b *kinesisBatch[T]) handle(ctx context.Context, w, i int, next batch.Handl
 	*v = zero
 	if err := b.decode(i, v); err != nil {
 		return err
+	}
+	if b.skip && skipValue(v) {
+		return nil // the CloudWatch Logs CONTROL_MESSAGE: acknowledged, not run
 	}
 	r := b.shell(i)
 	r.Value = *v

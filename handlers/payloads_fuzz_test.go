@@ -29,7 +29,10 @@ func FuzzEnvelopes(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add(gz(f, cwlControlMessage))
+	f.Add(gz(f, `{"messageType":"DATA_MESSAGE","owner":"1","logGroup":"g","logStream":"s","subscriptionFilters":["f"],"logEvents":[{"id":"1","timestamp":1,"message":"m"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
+		agree(t, in, func() any { return new(CloudWatchLogs) })
 		agree(t, in, func() any { return new(SNSMessage[msg]) })
 		agree(t, in, func() any { return new(SNSMessage[string]) })
 		agree(t, in, func() any { return new(SNSMessage[S3Notification]) })
@@ -71,6 +74,8 @@ func decodeAny(c Codec, data []byte, v any) error {
 		return decodeValue(c, data, v)
 	case *S3Notification:
 		return decodeValue(c, data, v)
+	case *CloudWatchLogs:
+		return decodeValue(c, data, v)
 	case *DynamoDBChange[song]:
 		return decodeValue(c, data, v)
 	}
@@ -78,15 +83,20 @@ func decodeAny(c Codec, data []byte, v any) error {
 }
 
 // FuzzFirehoseEvent: what eventscan.DecodeFirehose accepts, encoding/json
-// decodes into aws-lambda-go's event with the same records; and the
-// response written for it reads back as aws-lambda-go's response, one
-// result per record.
+// decodes into aws-lambda-go's event with the same records, and into the
+// wire's own struct with the same fields (an MSK source's kafkaRecordValue
+// and metadata, which aws-lambda-go's type lacks); and the response
+// written for it reads back as aws-lambda-go's response (kafkaRecordValue
+// for an MSK record), one result per record.
 func FuzzFirehoseEvent(f *testing.F) {
 	f.Add(firehoseEventOf(`{"customer_id":"c1"}`, "Hello", ""))
 	f.Add([]byte(`{"records":[{"recordId":"r\u00e9","data":"SGk=","approximateArrivalTimestamp":1.5}]}`))
 	f.Add([]byte(`{"Records":[{"recordId":"r","data":"SGk=\n"}],"invocationId":null}`))
 	f.Add([]byte(`{"records":[{"recordId":"","data":""}]}`))
 	f.Add([]byte(`{"records":null}`))
+	f.Add([]byte(firehoseMSKEvent))
+	f.Add([]byte(`{"sourceMSKArn":"a","records":[{"recordId":"r","kafkaRecordValue":"SGk=","mskRecordMetadata":{"offset":7,"partitionId":null}},{"recordId":"s","data":"SGk="}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"r","kafkaRecordValue":"SGk=","data":"SGk="}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev, err := eventscan.DecodeFirehose(in)
 		if err != nil {
@@ -96,22 +106,58 @@ func FuzzFirehoseEvent(f *testing.F) {
 		if err := json.Unmarshal(in, &std); err != nil {
 			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
 		}
-		if len(std.Records) != len(ev.Records) {
+		var wire struct {
+			SourceMSKArn string `json:"sourceMSKArn"`
+			Records      []struct {
+				KafkaRecordValue  []byte `json:"kafkaRecordValue"`
+				MSKRecordMetadata *struct {
+					Offset      json.RawMessage `json:"offset"`
+					PartitionID json.RawMessage `json:"partitionId"`
+				} `json:"mskRecordMetadata"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(in, &wire); err != nil {
+			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
+		}
+		if len(std.Records) != len(ev.Records) || len(wire.Records) != len(ev.Records) {
 			t.Fatalf("%d records, encoding/json %d", len(ev.Records), len(std.Records))
+		}
+		if ev.InvocationID != std.InvocationID || ev.DeliveryStreamArn != std.DeliveryStreamArn || ev.SourceKinesisStreamArn != std.SourceKinesisStreamArn ||
+			ev.Region != std.Region || ev.SourceMSKArn != wire.SourceMSKArn {
+			t.Fatalf("event fields %+v, encoding/json %+v", ev.KinesisFirehoseEvent, std)
 		}
 		results := make([]FirehoseResult, len(ev.Records))
 		for i, r := range ev.Records {
-			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, std.Records[i].Data) || ev.DeliveryStreamArn != std.DeliveryStreamArn {
+			want := std.Records[i].Data
+			w := wire.Records[i]
+			msk := ev.MSK != nil && ev.MSK[i] != nil
+			if msk {
+				want = w.KafkaRecordValue
+				m := ev.MSK[i]
+				var off, part string
+				if w.MSKRecordMetadata != nil {
+					off, part = rawText(w.MSKRecordMetadata.Offset), rawText(w.MSKRecordMetadata.PartitionID)
+				}
+				if m.Offset != off || m.PartitionID != part {
+					t.Fatalf("record %d: MSK metadata %+v, encoding/json %q %q", i, m, off, part)
+				}
+			}
+			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, want) || r.KinesisFirehoseRecordMetadata.SequenceNumber != std.Records[i].KinesisFirehoseRecordMetadata.SequenceNumber {
 				t.Fatalf("record %d: %+v, encoding/json %+v", i, r, std.Records[i])
 			}
 			results[i] = Transformed(r.Data).WithPartitionKeys(map[string]string{string(r.Data): r.RecordID})
 		}
-		out, err := appendFirehoseResponse(nil, ev.Records, results)
+		out, err := appendFirehoseResponse(nil, ev, results)
 		if err != nil {
 			return // over 6 MB
 		}
 		var resp events.KinesisFirehoseResponse
-		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Records) != len(ev.Records) {
+		var kafka struct {
+			Records []struct {
+				KafkaRecordValue []byte `json:"kafkaRecordValue"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Records) != len(ev.Records) || json.Unmarshal(out, &kafka) != nil {
 			t.Fatalf("response %q: %v", out, err)
 		}
 		for i, r := range resp.Records {
@@ -120,10 +166,27 @@ func FuzzFirehoseEvent(f *testing.F) {
 			var key string
 			kb, _ := json.Marshal(string(ev.Records[i].Data))
 			_ = json.Unmarshal(kb, &key)
-			if r.RecordID != ev.Records[i].RecordID || r.Result != FirehoseOk || !bytes.Equal(r.Data, ev.Records[i].Data) ||
+			data := r.Data
+			if ev.MSK != nil && ev.MSK[i] != nil {
+				if r.Data != nil {
+					t.Fatalf("result %d of an MSK record carries data: %s", i, out)
+				}
+				data = kafka.Records[i].KafkaRecordValue
+			}
+			if r.RecordID != ev.Records[i].RecordID || r.Result != FirehoseOk || !bytes.Equal(data, ev.Records[i].Data) ||
 				r.Metadata.PartitionKeys[key] != r.RecordID {
 				t.Fatalf("result %d: %+v", i, r)
 			}
 		}
 	})
+}
+
+// rawText is what the Firehose decoder makes of an mskRecordMetadata
+// field: a string's text, another value's JSON, "" for null or nothing.
+func rawText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
