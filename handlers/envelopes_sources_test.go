@@ -349,8 +349,8 @@ func TestFirehoseEventFields(t *testing.T) {
 		t.Fatalf("%d records", len(got))
 	}
 	r := got[1]
-	if r.r.InvocationID != "2b4d1ad9-2f48-94bd-a088-767c317e994a" || r.r.Region != "us-east-2" ||
-		r.r.SourceKinesisStreamARN != "arn:aws:kinesis:us-east-1:123456789012:stream/kinesis-source" || r.r.SourceMSKARN != "" ||
+	if r.r.InvocationID() != "2b4d1ad9-2f48-94bd-a088-767c317e994a" || r.r.Region() != "us-east-2" ||
+		r.r.SourceKinesisStreamARN() != "arn:aws:kinesis:us-east-1:123456789012:stream/kinesis-source" || r.r.SourceMSKARN() != "" ||
 		r.r.DeliveryStreamARN != "arn:aws:firehose:us-east-2:123456789012:deliverystream/delivery-stream-name" || string(r.r.Value) != `{"Hello": "World"}` {
 		t.Fatalf("record %+v", r.r)
 	}
@@ -360,7 +360,7 @@ func TestFirehoseEventFields(t *testing.T) {
 		t.Fatalf("kinesis metadata %+v %v", r.km, r.ok)
 	}
 	for _, r := range collect(firehoseDirectPut) {
-		if r.ok || r.r.SourceKinesisStreamARN != "" || r.r.InvocationID == "" {
+		if r.ok || r.r.SourceKinesisStreamARN() != "" || r.r.InvocationID() == "" {
 			t.Fatalf("Direct PUT record %+v", r)
 		}
 	}
@@ -389,7 +389,7 @@ func TestFirehoseMSKSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 1 || got[0].Value.Name != "Hello World" || got[0].SourceMSKARN != "arn:aws:kafka:EXAMPLE" || got[0].Region != "us-east-1" {
+		if len(got) != 1 || got[0].Value.Name != "Hello World" || got[0].SourceMSKARN() != "arn:aws:kafka:EXAMPLE" || got[0].Region() != "us-east-1" {
 			t.Fatalf("records %+v", got)
 		}
 		m, ok := got[0].MSKMetadata()

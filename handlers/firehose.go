@@ -40,20 +40,48 @@ type FirehoseRecord[T any] struct {
 	Raw events.KinesisFirehoseEventRecord
 	// DeliveryStreamARN is the Firehose stream the record goes through.
 	DeliveryStreamARN string
-	// InvocationID is Firehose's id of the invocation, the same for every
-	// record of the batch (a retried batch comes with another).
-	InvocationID string
-	// Region is the Firehose stream's Region.
-	Region string
-	// SourceKinesisStreamARN is the Kinesis data stream the Firehose stream
-	// reads, when its source is one (KinesisMetadata then says where the
-	// record was in it); "" otherwise.
-	SourceKinesisStreamARN string
-	// SourceMSKARN is the Amazon MSK cluster the Firehose stream reads, when
-	// its source is one (MSKMetadata); "" otherwise.
-	SourceMSKARN string
 
-	msk *eventscan.FirehoseMSK
+	// The invocation's fields, shared by its records (the record stays
+	// small: it is copied through the layers for each record), and the
+	// record's index in it.
+	ev *eventscan.Firehose
+	i  int
+}
+
+// InvocationID is Firehose's id of the invocation, the same for every
+// record of the batch (a retried batch comes with another).
+func (r FirehoseRecord[T]) InvocationID() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.InvocationID
+}
+
+// Region is the Firehose stream's Region.
+func (r FirehoseRecord[T]) Region() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.Region
+}
+
+// SourceKinesisStreamARN is the Kinesis data stream the Firehose stream
+// reads, when its source is one (KinesisMetadata then says where the
+// record was in it); "" otherwise.
+func (r FirehoseRecord[T]) SourceKinesisStreamARN() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.SourceKinesisStreamArn
+}
+
+// SourceMSKARN is the Amazon MSK cluster the Firehose stream reads, when
+// its source is one (MSKMetadata); "" otherwise.
+func (r FirehoseRecord[T]) SourceMSKARN() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.SourceMSKArn
 }
 
 // RecordID is the record's id, which its result must carry back.
@@ -88,10 +116,11 @@ type FirehoseMSKMetadata struct {
 // reads an Amazon MSK cluster (the record came as kafkaRecordValue, and
 // its result goes back as kafkaRecordValue too); ok is false otherwise.
 func (r FirehoseRecord[T]) MSKMetadata() (m FirehoseMSKMetadata, ok bool) {
-	if r.msk == nil {
+	if r.ev == nil || r.ev.MSK == nil || r.i >= len(r.ev.MSK) || r.ev.MSK[r.i] == nil {
 		return FirehoseMSKMetadata{}, false
 	}
-	return FirehoseMSKMetadata{Offset: r.msk.Offset, PartitionID: r.msk.PartitionID, ArrivalTime: r.msk.ApproximateArrivalTimestamp.Time}, true
+	k := r.ev.MSK[r.i]
+	return FirehoseMSKMetadata{Offset: k.Offset, PartitionID: k.PartitionID, ArrivalTime: k.ApproximateArrivalTimestamp.Time}, true
 }
 
 // FirehoseResult is a transformation's answer for one record: Ok with the
@@ -237,18 +266,17 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	ecfg.PartialResponseWhenNoneSucceed = true // every record is answered, failed or not
 	skip := skippable[T]()
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r := FirehoseRecord[T]{Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn, InvocationID: ev.InvocationID, Region: ev.Region,
-			SourceKinesisStreamARN: ev.SourceKinesisStreamArn, SourceMSKARN: ev.SourceMSKArn}
-		if ev.MSK != nil {
-			r.msk = ev.MSK[i]
-		}
-		if err := decodeValue(h.cfg.codec, recs[i].Data, &r.Value); err != nil {
+		// The value is decoded apart from the record, so only the value
+		// goes to the heap.
+		var v T
+		if err := decodeValue(h.cfg.codec, recs[i].Data, &v); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
-		if skip && skipValue(&r.Value) {
+		if skip && skipValue(&v) {
 			results[i] = Dropped() // the CloudWatch Logs CONTROL_MESSAGE: acknowledged, not run
 			return nil
 		}
+		r := FirehoseRecord[T]{Value: v, Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn, ev: ev, i: i}
 		return h.chain.Handle(ctx, firehoseCall[T]{rec: r, out: &results[i]})
 	})
 	var notStarted int

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -97,6 +98,8 @@ func FuzzFirehoseEvent(f *testing.F) {
 	f.Add([]byte(firehoseMSKEvent))
 	f.Add([]byte(`{"sourceMSKArn":"a","records":[{"recordId":"r","kafkaRecordValue":"SGk=","mskRecordMetadata":{"offset":7,"partitionId":null}},{"recordId":"s","data":"SGk="}]}`))
 	f.Add([]byte(`{"records":[{"recordId":"r","kafkaRecordValue":"SGk=","data":"SGk="}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"0","kAfkAReCordVAlue":"0","dAtA":"0000"}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"0","kafkaRecordValue":"0","data":null}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev, err := eventscan.DecodeFirehose(in)
 		if err != nil {
@@ -109,7 +112,7 @@ func FuzzFirehoseEvent(f *testing.F) {
 		var wire struct {
 			SourceMSKArn string `json:"sourceMSKArn"`
 			Records      []struct {
-				KafkaRecordValue  []byte `json:"kafkaRecordValue"`
+				KafkaRecordValue  *string `json:"kafkaRecordValue"`
 				MSKRecordMetadata *struct {
 					Offset      json.RawMessage `json:"offset"`
 					PartitionID json.RawMessage `json:"partitionId"`
@@ -130,9 +133,16 @@ func FuzzFirehoseEvent(f *testing.F) {
 		for i, r := range ev.Records {
 			want := std.Records[i].Data
 			w := wire.Records[i]
-			msk := ev.MSK != nil && ev.MSK[i] != nil
+			// A record without data takes its kafkaRecordValue (an MSK
+			// source's record), which must then be base64.
+			msk := len(want) == 0 && w.KafkaRecordValue != nil
+			if msk != (ev.MSK != nil && ev.MSK[i] != nil) {
+				t.Fatalf("record %d: MSK %v, encoding/json %v", i, !msk, msk)
+			}
 			if msk {
-				want = w.KafkaRecordValue
+				if want, err = base64.StdEncoding.DecodeString(*w.KafkaRecordValue); err != nil {
+					t.Fatalf("record %d: accepted a kafkaRecordValue that is not base64 (%v): %q", i, err, in)
+				}
 				m := ev.MSK[i]
 				var off, part string
 				if w.MSKRecordMetadata != nil {
