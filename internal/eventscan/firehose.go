@@ -96,9 +96,10 @@ func DecodeFirehose(payload []byte) (*Firehose, error) {
 	if w.Records == nil {
 		return nil, errors.New(`sluice: firehose: the event has no "records" array`)
 	}
-	var msk firehoseMSKWire
+	var msk *firehoseMSKWire // only for an event with a record without data
 	if slices.ContainsFunc(w.Records, func(r firehoseRecordWire) bool { return r.Data == "" }) {
-		if err := firehoseMSKDecoder().Unmarshal(own, &msk, true); err != nil || len(msk.Records) != len(w.Records) {
+		msk = new(firehoseMSKWire)
+		if err := firehoseMSKDecoder().Unmarshal(own, msk, true); err != nil || len(msk.Records) != len(w.Records) {
 			return nil, fmt.Errorf("sluice: firehose: the event is not a Firehose transformation event: %v", err)
 		}
 	}
@@ -110,7 +111,7 @@ func DecodeFirehose(payload []byte) (*Firehose, error) {
 			return nil, fmt.Errorf("sluice: firehose: record %d has no recordId, so it cannot be answered", i)
 		}
 		field, b64 := "data", r.Data
-		if r.Data == "" && msk.Records != nil && msk.Records[i].KafkaRecordValue != nil {
+		if r.Data == "" && msk != nil && msk.Records[i].KafkaRecordValue != nil {
 			k := &msk.Records[i]
 			field, b64 = "kafkaRecordValue", *k.KafkaRecordValue
 			if ev.MSK == nil {
