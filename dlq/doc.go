@@ -33,7 +33,7 @@
 // store or the destination; a batch of one record makes one store request;
 // each failed record one more; each quarantined record of an ordered
 // source one SendMessageBatch, and on a standard queue each ten (at most
-// 256 KiB) one.
+// 1 MiB) one.
 //
 // docs/dead-letters.md documents the envelope field by field.
 package dlq

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +19,11 @@ import (
 // put around the user's own: SNSMessage (an SNS notification delivered to
 // SQS, or to Kinesis or Kafka, with raw message delivery off),
 // EventBridgeEvent (an EventBridge event sent to an SQS queue, a Kinesis
-// stream or another target), S3Notification (S3 event notifications) and
-// DynamoDBChange (a change Kinesis Data Streams for DynamoDB writes). They
-// are chosen by the handler's value type, e.g.
+// stream or another target; S3EventBridgeDetail types the detail of S3's),
+// S3Notification (S3 event notifications), DynamoDBChange (a change
+// Kinesis Data Streams for DynamoDB writes) and CloudWatchLogs (CloudWatch
+// Logs subscription data in a Kinesis or Firehose record). They are chosen
+// by the handler's value type, e.g.
 // handlers.SQSRecord[handlers.SNSMessage[Order]], and decode themselves;
 // the payload inside goes through the handler's codec, so it can be a
 // struct, a string, []byte, or another envelope (an S3 notification sent
@@ -28,9 +31,10 @@ import (
 //
 // Each envelope gives the record a default idempotency key that names the
 // thing it carries rather than its delivery (WithIdempotency): the SNS
-// MessageId, the EventBridge id, the S3 records' bucket, key and sequencer,
-// the DynamoDB change's eventID. A record whose envelope key is empty falls
-// back to the source's own id.
+// MessageId, the EventBridge id (and a replay's name), the S3 records'
+// bucket, key and sequencer, the DynamoDB change's eventID, the CloudWatch
+// Logs message's log stream and event ids. A record whose envelope key is
+// empty falls back to the source's own id.
 
 // payloadEnvelope is implemented by the envelopes' pointers: decodeValue
 // hands them the payload, and the codec for what they carry.
@@ -44,8 +48,10 @@ type envelopeKeyer interface {
 }
 
 // payloadSkipper tells of a payload that is acknowledged without running
-// the function (the s3:TestEvent message), and why: skipReason is a Skip
-// reason (SkipS3TestEvent), or "" for a payload the function runs.
+// the function (the s3:TestEvent message, a CloudWatch Logs
+// CONTROL_MESSAGE), and why: skipReason is a Skip reason
+// (SkipS3TestEvent, SkipControlMessage), or "" for a payload the function
+// runs.
 type payloadSkipper interface {
 	skipReason() string
 }
@@ -194,8 +200,9 @@ type EventBridgeEvent[T any] struct {
 	Detail T `json:"detail"`
 	// Version is "0".
 	Version string `json:"version"`
-	// ID is the event's id, the default idempotency key: EventBridge
-	// delivers an event at least once, always with its id.
+	// ID is the event's id, the default idempotency key (with ReplayName
+	// for a replayed event): EventBridge delivers an event at least once,
+	// always with its id.
 	ID string `json:"id"`
 	// DetailType is detail-type: with Source, what kind of event this is.
 	DetailType string    `json:"detail-type"`
@@ -204,6 +211,10 @@ type EventBridgeEvent[T any] struct {
 	Time       time.Time `json:"time"`
 	Region     string    `json:"region"`
 	Resources  []string  `json:"resources"`
+	// ReplayName is the name of the EventBridge replay that sent the
+	// event again from an archive ("" for an event sent live). A replay is
+	// a deliberate second run, so it changes the default idempotency key.
+	ReplayName string `json:"replay-name"`
 }
 
 // plainValue reports whether the default codec decodes a T inside a JSON
@@ -225,10 +236,11 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	// errors).
 	jc, isJSON := c.(jsonCodec)
 	checked := !isJSON || !plainValue[T]()
+	// The reader takes no key EventBridge does not always write: a replayed
+	// event's replay-name goes the general way.
 	if w, ok := eventscan.ReadEventBridge(data, checked); ok && w.DetailType != "" && w.Source != "" {
-		e.setMeta(&w)
-		if w.Detail == nil {
-			return nil
+		if err := e.setMeta(&w); err != nil {
+			return err
 		}
 		if checked {
 			if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
@@ -248,9 +260,15 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	if w.DetailType == "" || w.Source == "" {
 		return fmt.Errorf("not an EventBridge event: it lacks detail-type or source (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
 	}
-	e.setMeta(&w)
-	if w.Detail == nil {
-		return nil // no detail: Detail stays zero, as encoding/json leaves it
+	var replay struct {
+		Name string `json:"replay-name"`
+	}
+	if err := json.Unmarshal(data, &replay); err != nil {
+		return fmt.Errorf("not an EventBridge event: replay-name: %w", err)
+	}
+	e.ReplayName = replay.Name
+	if err := e.setMeta(&w); err != nil {
+		return err
 	}
 	if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
 		return e.detailError(err)
@@ -258,15 +276,47 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	return nil
 }
 
-func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) {
+// eventBridgeDetail is implemented by the detail types of one AWS
+// service's events (S3EventBridgeDetail): source is the service's event
+// source, which the event must name.
+type eventBridgeDetail interface {
+	eventBridgeSource() string
+}
+
+// setMeta takes the event's metadata, and refuses an event that has no
+// detail (or a null one) or whose source is not the one its detail type
+// belongs to.
+func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) error {
 	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+	if d := bytes.TrimSpace(w.Detail); d == nil || string(d) == "null" {
+		what := `"detail" is null`
+		if d == nil {
+			what = `it has no "detail"`
+		}
+		return fmt.Errorf("EventBridge event %s (%s from %s): %s: EventBridge always sends an event's detail (an object, {} when empty), "+
+			"so this event was written by hand or reshaped on the way (an input transformer): send the event whole", e.ID, e.DetailType, e.Source, what)
+	}
+	if d, ok := any(&e.Detail).(eventBridgeDetail); ok && e.Source != d.eventBridgeSource() {
+		return fmt.Errorf("EventBridge event %s (%s): source is %q, not %q: %T reads only that service's events", e.ID, e.DetailType, e.Source, d.eventBridgeSource(), e.Detail)
+	}
+	return nil
 }
 
 func (e *EventBridgeEvent[T]) detailError(err error) error {
 	return fmt.Errorf("EventBridge event %s (%s from %s): detail: %w", e.ID, e.DetailType, e.Source, err)
 }
 
-func (e *EventBridgeEvent[T]) envelopeKey() string { return e.ID }
+// envelopeKey is the event's id, and for a replayed event the id and the
+// replay's name: a replay is sent to run the events again (after a fix, or
+// for a new function), and EventBridge does not document whether a
+// replayed event keeps its id, so a replay is kept apart from the live
+// event and from other replays, and its own redeliveries still run once.
+func (e *EventBridgeEvent[T]) envelopeKey() string {
+	if e.ReplayName != "" {
+		return e.ID + "/replay/" + e.ReplayName
+	}
+	return e.ID
+}
 
 // S3Notification is an Amazon S3 event notification message as S3 sends it
 // to an SQS queue (or an SNS topic): one or more S3 records. The records

@@ -30,22 +30,98 @@ const (
 const MaxFirehoseResponse = 6 << 20
 
 // FirehoseRecord is one record of an Amazon Data Firehose transformation
-// invocation: the decoded data and the record exactly as Firehose sent it.
+// invocation: the decoded data and the record exactly as Firehose sent it,
+// with the invocation's fields
+// (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesisfirehose.html).
 type FirehoseRecord[T any] struct {
 	Value T
-	Raw   events.KinesisFirehoseEventRecord
+	// Raw is the record; for an MSK source, Raw.Data holds its
+	// kafkaRecordValue.
+	Raw events.KinesisFirehoseEventRecord
 	// DeliveryStreamARN is the Firehose stream the record goes through.
 	DeliveryStreamARN string
+
+	// The invocation's fields, shared by its records (the record stays
+	// small: it is copied through the layers for each record), and the
+	// record's index in it.
+	ev *eventscan.Firehose
+	i  int
+}
+
+// InvocationID is Firehose's id of the invocation, the same for every
+// record of the batch (a retried batch comes with another).
+func (r FirehoseRecord[T]) InvocationID() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.InvocationID
+}
+
+// Region is the Firehose stream's Region.
+func (r FirehoseRecord[T]) Region() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.Region
+}
+
+// SourceKinesisStreamARN is the Kinesis data stream the Firehose stream
+// reads, when its source is one (KinesisMetadata then says where the
+// record was in it); "" otherwise.
+func (r FirehoseRecord[T]) SourceKinesisStreamARN() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.SourceKinesisStreamArn
+}
+
+// SourceMSKARN is the Amazon MSK cluster the Firehose stream reads, when
+// its source is one (MSKMetadata); "" otherwise.
+func (r FirehoseRecord[T]) SourceMSKARN() string {
+	if r.ev == nil {
+		return ""
+	}
+	return r.ev.SourceMSKArn
 }
 
 // RecordID is the record's id, which its result must carry back.
 func (r FirehoseRecord[T]) RecordID() string { return r.Raw.RecordID }
 
-// Data is the record's data, base64-decoded; do not modify it.
+// Data is the record's data, base64-decoded (an MSK source's
+// kafkaRecordValue); do not modify it.
 func (r FirehoseRecord[T]) Data() []byte { return r.Raw.Data }
 
 // ArrivalTime is when Firehose received the record.
 func (r FirehoseRecord[T]) ArrivalTime() time.Time { return r.Raw.ApproximateArrivalTimestamp.Time }
+
+// KinesisMetadata is where the record was in the Kinesis data stream the
+// Firehose stream reads (its kinesisRecordMetadata: shard, partition key,
+// sequence and sub-sequence numbers, arrival in the stream); ok is false
+// when Firehose sent none (a Direct PUT or MSK source).
+func (r FirehoseRecord[T]) KinesisMetadata() (m events.KinesisFirehoseRecordMetadata, ok bool) {
+	m = r.Raw.KinesisFirehoseRecordMetadata
+	return m, m.ShardID != "" || m.SequenceNumber != ""
+}
+
+// FirehoseMSKMetadata is where a record of a Firehose stream reading an
+// Amazon MSK cluster was in its topic (its mskRecordMetadata), the offset
+// and partition as Firehose writes them (decimal text).
+type FirehoseMSKMetadata struct {
+	Offset      string
+	PartitionID string
+	ArrivalTime time.Time
+}
+
+// MSKMetadata is the record's Kafka metadata when the Firehose stream
+// reads an Amazon MSK cluster (the record came as kafkaRecordValue, and
+// its result goes back as kafkaRecordValue too); ok is false otherwise.
+func (r FirehoseRecord[T]) MSKMetadata() (m FirehoseMSKMetadata, ok bool) {
+	if r.ev == nil || r.ev.MSK == nil || r.i >= len(r.ev.MSK) || r.ev.MSK[r.i] == nil {
+		return FirehoseMSKMetadata{}, false
+	}
+	k := r.ev.MSK[r.i]
+	return FirehoseMSKMetadata{Offset: k.Offset, PartitionID: k.PartitionID, ArrivalTime: k.ApproximateArrivalTimestamp.Time}, true
+}
 
 // FirehoseResult is a transformation's answer for one record: Ok with the
 // record's new data (and, for dynamic partitioning, its partition keys),
@@ -93,7 +169,9 @@ type firehoseCall[T any] struct {
 
 // NewFirehose returns the handler of a Firehose transformation: fn is
 // called for each record, with bounded concurrency (WithConcurrency,
-// default 8), and answers it. Firehose has no partial batch response:
+// default 8), and answers it; a record whose value is one the handlers
+// acknowledge without running the function (a CloudWatchLogs
+// CONTROL_MESSAGE) is answered Dropped. Firehose has no partial batch response:
 // every record is answered. A record fn fails (an error after the
 // in-process retries of a transient one, or a panic), and one whose data
 // does not decode into T, is answered ProcessingFailed, which Firehose
@@ -186,11 +264,22 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	results := make([]FirehoseResult, len(recs))
 	ecfg := h.cfg.engine(sevents.SourceFirehose, engine.Independent, h.cfg.concurrency)
 	ecfg.PartialResponseWhenNoneSucceed = true // every record is answered, failed or not
+	skip := skippable[T]()
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error {
-		r := FirehoseRecord[T]{Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn}
-		if err := decodeValue(h.cfg.codec, recs[i].Data, &r.Value); err != nil {
+		// The value is decoded apart from the record, so only the value
+		// goes to the heap.
+		var v T
+		if err := decodeValue(h.cfg.codec, recs[i].Data, &v); err != nil {
 			return &batch.DecodeError{ID: items[i].ID, Err: err}
 		}
+		if skip {
+			if why := skipValue(&v); why != "" {
+				answeredWithout(ctx, why, "")
+				results[i] = Dropped() // the CloudWatch Logs CONTROL_MESSAGE: acknowledged, not run
+				return nil
+			}
+		}
+		r := FirehoseRecord[T]{Value: v, Raw: recs[i], DeliveryStreamARN: ev.DeliveryStreamArn, ev: ev, i: i}
 		return h.chain.Handle(ctx, firehoseCall[T]{rec: r, out: &results[i]})
 	})
 	var notStarted int
@@ -209,7 +298,7 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	}
 	var out []byte
 	if err == nil {
-		out, err = appendFirehoseResponse(make([]byte, 0, 64+len(payload)), recs, results)
+		out, err = appendFirehoseResponse(make([]byte, 0, 64+len(payload)), ev, results)
 	}
 	if h.cfg.onBatch != nil || h.cfg.metrics != nil {
 		var report []int
@@ -235,9 +324,15 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 // appendFirehoseResponse writes the response Firehose reads
 // (batchresponse.AppendFirehose), or an error when it would pass Lambda's
 // 6 MB limit. Every record carries data, as Firehose requires: the new data
-// when Ok, none ("") when Dropped, the record's own when ProcessingFailed.
-func appendFirehoseResponse(dst []byte, recs []events.KinesisFirehoseEventRecord, results []FirehoseResult) ([]byte, error) {
-	out, at := batchresponse.AppendFirehose(dst, batchresponse.FirehoseResults{N: len(results),
+// when Ok, none ("") when Dropped, the record's own when ProcessingFailed;
+// a record that came from MSK carries it as kafkaRecordValue.
+func appendFirehoseResponse(dst []byte, ev *eventscan.Firehose, results []FirehoseResult) ([]byte, error) {
+	recs := ev.Records
+	var kafka func(int) bool
+	if ev.MSK != nil {
+		kafka = func(i int) bool { return ev.MSK[i] != nil }
+	}
+	out, at := batchresponse.AppendFirehose(dst, batchresponse.FirehoseResults{N: len(results), KafkaValue: kafka,
 		Rec: func(i int) (string, string, []byte, map[string]string) {
 			r := &results[i]
 			data := r.Data

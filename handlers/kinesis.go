@@ -187,7 +187,7 @@ func (h *KinesisHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte,
 	}
 	// As in SQSHandler.Invoke: a value per worker, the record put together
 	// on the way to the function.
-	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers)}
+	b := &kinesisBatch[T]{ev: ev, items: items, codec: h.cfg.codec, scratch: make([]T, workers), skip: skippable[T]()}
 	r := batchRun{source: sevents.SourceKinesis, policy: policy, workers: workers, resource: eventscan.KinesisShard(recs)}
 	if ev.users != nil {
 		r.records = len(ev.parents)
@@ -207,7 +207,8 @@ type kinesisBatch[T any] struct {
 	ev      kinesisEvent
 	items   []engine.Item
 	codec   Codec
-	scratch []T // a value per worker
+	scratch []T  // a value per worker
+	skip    bool // T can be a CloudWatch Logs CONTROL_MESSAGE (skippable)
 }
 
 // decode decodes record i's data into *v, which must be zero.
@@ -238,6 +239,12 @@ func (b *kinesisBatch[T]) handle(ctx context.Context, w, i int, next batch.Handl
 	*v = zero
 	if err := b.decode(i, v); err != nil {
 		return err
+	}
+	if b.skip {
+		if why := skipValue(v); why != "" {
+			answeredWithout(ctx, why, "") // the CloudWatch Logs CONTROL_MESSAGE: acknowledged, not run
+			return nil
+		}
 	}
 	r := b.shell(i)
 	r.Value = *v

@@ -233,7 +233,7 @@ type RecordOutcome struct {
 	// its effect had already completed (WithIdempotency).
 	Duplicate bool
 	// Skipped says why the record succeeded without running the function
-	// (SkipDuplicate, SkipS3TestEvent), or is "".
+	// (SkipDuplicate, SkipS3TestEvent, SkipControlMessage), or is "".
 	Skipped string
 	// Quarantined is true when the record was sent to the dead-letter
 	// destination (WithDeadLetters): it failed for good, and Outcome is

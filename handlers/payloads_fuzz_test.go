@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -24,15 +25,20 @@ func FuzzEnvelopes(f *testing.F) {
 		s3Notification(s3Record("a+b%2Fc", "01"), s3Record("%zz", "02")), s3TestEvent, `{"Records":[{"s3":{"bucket":{"name":""}}}]}`,
 		ddbChange("1", "MODIFY", `{"Artist":{"S":"a"},"Plays":{"N":"1e3"}}`, `{"Plays":{"N":"-0"}}`), ddbChange("2", "INSERT", `{"Plays":{"S":"x"}}`, ""),
 		ddbChange("3", "INSERT", `{"Artist":{"NULL":true},"SongTitle":{"L":[]}}`, "null"), `{"eventSource":"aws:dynamodb","dynamodb":{"ApproximateCreationDateTime":1e300}}`,
+		eventBridgeReplayed, s3EventBridgeEvents["created"], s3EventBridgeEvents["docs"], eventBridgeWithout(""),
 		`null`, `[]`, `{}`, `"x"`,
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add(gz(f, cwlControlMessage))
+	f.Add(gz(f, `{"messageType":"DATA_MESSAGE","owner":"1","logGroup":"g","logStream":"s","subscriptionFilters":["f"],"logEvents":[{"id":"1","timestamp":1,"message":"m"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
+		agree(t, in, func() any { return new(CloudWatchLogs) })
 		agree(t, in, func() any { return new(SNSMessage[msg]) })
 		agree(t, in, func() any { return new(SNSMessage[string]) })
 		agree(t, in, func() any { return new(SNSMessage[S3Notification]) })
 		agree(t, in, func() any { return new(EventBridgeEvent[msg]) })
+		agree(t, in, func() any { return new(EventBridgeEvent[S3EventBridgeDetail]) })
 		agree(t, in, func() any { return new(S3Notification) })
 		agree(t, in, func() any { return new(DynamoDBChange[song]) })
 		var sns SNSMessage[msg]
@@ -65,7 +71,11 @@ func decodeAny(c Codec, data []byte, v any) error {
 		return decodeValue(c, data, v)
 	case *EventBridgeEvent[msg]:
 		return decodeValue(c, data, v)
+	case *EventBridgeEvent[S3EventBridgeDetail]:
+		return decodeValue(c, data, v)
 	case *S3Notification:
+		return decodeValue(c, data, v)
+	case *CloudWatchLogs:
 		return decodeValue(c, data, v)
 	case *DynamoDBChange[song]:
 		return decodeValue(c, data, v)
@@ -74,15 +84,22 @@ func decodeAny(c Codec, data []byte, v any) error {
 }
 
 // FuzzFirehoseEvent: what eventscan.DecodeFirehose accepts, encoding/json
-// decodes into aws-lambda-go's event with the same records; and the
-// response written for it reads back as aws-lambda-go's response, one
-// result per record.
+// decodes into aws-lambda-go's event with the same records, and into the
+// wire's own struct with the same fields (an MSK source's kafkaRecordValue
+// and metadata, which aws-lambda-go's type lacks); and the response
+// written for it reads back as aws-lambda-go's response (kafkaRecordValue
+// for an MSK record), one result per record.
 func FuzzFirehoseEvent(f *testing.F) {
 	f.Add(firehoseEventOf(`{"customer_id":"c1"}`, "Hello", ""))
 	f.Add([]byte(`{"records":[{"recordId":"r\u00e9","data":"SGk=","approximateArrivalTimestamp":1.5}]}`))
 	f.Add([]byte(`{"Records":[{"recordId":"r","data":"SGk=\n"}],"invocationId":null}`))
 	f.Add([]byte(`{"records":[{"recordId":"","data":""}]}`))
 	f.Add([]byte(`{"records":null}`))
+	f.Add([]byte(firehoseMSKEvent))
+	f.Add([]byte(`{"sourceMSKArn":"a","records":[{"recordId":"r","kafkaRecordValue":"SGk=","mskRecordMetadata":{"offset":7,"partitionId":null}},{"recordId":"s","data":"SGk="}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"r","kafkaRecordValue":"SGk=","data":"SGk="}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"0","kAfkAReCordVAlue":"0","dAtA":"0000"}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"0","kafkaRecordValue":"0","data":null}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev, err := eventscan.DecodeFirehose(in)
 		if err != nil {
@@ -92,22 +109,65 @@ func FuzzFirehoseEvent(f *testing.F) {
 		if err := json.Unmarshal(in, &std); err != nil {
 			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
 		}
-		if len(std.Records) != len(ev.Records) {
+		var wire struct {
+			SourceMSKArn string `json:"sourceMSKArn"`
+			Records      []struct {
+				KafkaRecordValue  *string `json:"kafkaRecordValue"`
+				MSKRecordMetadata *struct {
+					Offset      json.RawMessage `json:"offset"`
+					PartitionID json.RawMessage `json:"partitionId"`
+				} `json:"mskRecordMetadata"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(in, &wire); err != nil {
+			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
+		}
+		if len(std.Records) != len(ev.Records) || len(wire.Records) != len(ev.Records) {
 			t.Fatalf("%d records, encoding/json %d", len(ev.Records), len(std.Records))
+		}
+		if ev.InvocationID != std.InvocationID || ev.DeliveryStreamArn != std.DeliveryStreamArn || ev.SourceKinesisStreamArn != std.SourceKinesisStreamArn ||
+			ev.Region != std.Region || ev.SourceMSKArn != wire.SourceMSKArn {
+			t.Fatalf("event fields %+v, encoding/json %+v", ev.KinesisFirehoseEvent, std)
 		}
 		results := make([]FirehoseResult, len(ev.Records))
 		for i, r := range ev.Records {
-			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, std.Records[i].Data) || ev.DeliveryStreamArn != std.DeliveryStreamArn {
+			want := std.Records[i].Data
+			w := wire.Records[i]
+			// A record without data takes its kafkaRecordValue (an MSK
+			// source's record), which must then be base64.
+			msk := len(want) == 0 && w.KafkaRecordValue != nil
+			if msk != (ev.MSK != nil && ev.MSK[i] != nil) {
+				t.Fatalf("record %d: MSK %v, encoding/json %v", i, !msk, msk)
+			}
+			if msk {
+				if want, err = base64.StdEncoding.DecodeString(*w.KafkaRecordValue); err != nil {
+					t.Fatalf("record %d: accepted a kafkaRecordValue that is not base64 (%v): %q", i, err, in)
+				}
+				m := ev.MSK[i]
+				var off, part string
+				if w.MSKRecordMetadata != nil {
+					off, part = rawText(w.MSKRecordMetadata.Offset), rawText(w.MSKRecordMetadata.PartitionID)
+				}
+				if m.Offset != off || m.PartitionID != part {
+					t.Fatalf("record %d: MSK metadata %+v, encoding/json %q %q", i, m, off, part)
+				}
+			}
+			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, want) || r.KinesisFirehoseRecordMetadata.SequenceNumber != std.Records[i].KinesisFirehoseRecordMetadata.SequenceNumber {
 				t.Fatalf("record %d: %+v, encoding/json %+v", i, r, std.Records[i])
 			}
 			results[i] = Transformed(r.Data).WithPartitionKeys(map[string]string{string(r.Data): r.RecordID})
 		}
-		out, err := appendFirehoseResponse(nil, ev.Records, results)
+		out, err := appendFirehoseResponse(nil, ev, results)
 		if err != nil {
 			return // over 6 MB
 		}
 		var resp events.KinesisFirehoseResponse
-		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Records) != len(ev.Records) {
+		var kafka struct {
+			Records []struct {
+				KafkaRecordValue []byte `json:"kafkaRecordValue"`
+			} `json:"records"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Records) != len(ev.Records) || json.Unmarshal(out, &kafka) != nil {
 			t.Fatalf("response %q: %v", out, err)
 		}
 		for i, r := range resp.Records {
@@ -116,10 +176,27 @@ func FuzzFirehoseEvent(f *testing.F) {
 			var key string
 			kb, _ := json.Marshal(string(ev.Records[i].Data))
 			_ = json.Unmarshal(kb, &key)
-			if r.RecordID != ev.Records[i].RecordID || r.Result != FirehoseOk || !bytes.Equal(r.Data, ev.Records[i].Data) ||
+			data := r.Data
+			if ev.MSK != nil && ev.MSK[i] != nil {
+				if r.Data != nil {
+					t.Fatalf("result %d of an MSK record carries data: %s", i, out)
+				}
+				data = kafka.Records[i].KafkaRecordValue
+			}
+			if r.RecordID != ev.Records[i].RecordID || r.Result != FirehoseOk || !bytes.Equal(data, ev.Records[i].Data) ||
 				r.Metadata.PartitionKeys[key] != r.RecordID {
 				t.Fatalf("result %d: %+v", i, r)
 			}
 		}
 	})
+}
+
+// rawText is what the Firehose decoder makes of an mskRecordMetadata
+// field: a string's text, another value's JSON, "" for null or nothing.
+func rawText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }

@@ -39,6 +39,10 @@ const (
 	// SkipS3TestEvent: the s3:TestEvent message S3 sends when
 	// notifications are set up (S3Notification).
 	SkipS3TestEvent = "s3-test-event"
+	// SkipControlMessage: the CONTROL_MESSAGE CloudWatch Logs sends to
+	// check that a subscription's destination is reachable
+	// (CloudWatchLogs).
+	SkipControlMessage = "control-message"
 )
 
 // answeredWithout notes that the record being processed under ctx is

@@ -254,6 +254,10 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 		}
 		msg := emuqueue.Message{ID: id, Body: body, Attributes: r.Attributes, Sent: start.Add(time.Duration(i) * time.Millisecond),
 			MessageAttributes: eventMessageAttributes(r.MessageAttributes), MD5OfMessageAttributes: md5OfMessageAttributes(r.MessageAttributes)}
+		if n := emuqueue.MessageSize(body, msg.MessageAttributes); n > emuqueue.MaxMessageBytes {
+			return nil, nil, fmt.Errorf("%s: the message is %d bytes (its body and message attributes), over SQS's limit of %d: SQS would refuse to send it, "+
+				"so no event carries it; send a larger payload through S3 (the SQS Extended Client; package largemessage reads it)", where(i, r), n, emuqueue.MaxMessageBytes)
+		}
 		key := id
 		if fifo {
 			if r.MessageGroupID == "" {

@@ -42,8 +42,10 @@ type SendAPI interface {
 	SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
-// MaxMessageBytes is the largest message QueueSink sends (SQS's 256 KiB).
-const MaxMessageBytes = 256 << 10
+// MaxMessageBytes is the largest message QueueSink sends: SQS's largest
+// message, 1 MiB (sqsdest.DefaultMaxMessageSize says where from). A queue
+// whose MaximumMessageSize is lower refuses the envelopes between the two.
+const MaxMessageBytes = 1 << 20
 
 // QueueSink sends envelopes to an SQS queue, 10 per SendMessageBatch. An
 // envelope over MaxMessageBytes is an error: write such records to a file.

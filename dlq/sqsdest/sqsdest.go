@@ -3,10 +3,16 @@
 //
 // Envelopes go out with SendMessageBatch, ten per call at most and never
 // more than the batch size limit in one call (the sum of the bodies; by
-// default 256 KiB, the same as the per-message limit). An envelope whose
-// JSON exceeds the queue's maximum message size is sent with its record cut
-// to fit (dlq.Envelope.Truncated says so and keeps the coordinates to fetch
-// the record back from its source).
+// default 1 MiB, the same as the per-message limit). An envelope up to the
+// queue's maximum message size (1 MiB by default, SQS's largest: see
+// DefaultMaxMessageSize) goes whole. A larger one is sent with
+// its record cut to fit (dlq.Envelope.Truncated says so and keeps the
+// coordinates to fetch the record back from its source): the record of a
+// Kinesis, DynamoDB Streams or Kafka source can be read back while the
+// stream retains it (sluice fetch-failed), but an SQS message's body is
+// kept only in the cut envelope, so quarantine SQS messages near 1 MiB to a
+// destination without the limit (a dlq.File, or your own Destination that
+// stores the record in S3).
 //
 // On a FIFO queue (its URL ends in ".fifo") each message gets a
 // MessageGroupId (the record's shard, topic-partition or message group) and
@@ -39,9 +45,15 @@ type Client interface {
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
 
-// DefaultMaxMessageSize is SQS's default (and, for this package, default)
-// maximum message size and batch size: 256 KiB.
-const DefaultMaxMessageSize = 256 * 1024
+// DefaultMaxMessageSize is SQS's largest message and SendMessageBatch
+// request, 1 MiB (1,048,576 bytes), which is also the default
+// MaximumMessageSize of a queue. SQS raised both from 256 KiB ("Amazon SQS
+// increases maximum message payload size to 1 MiB"; AWS Compute Blog, "More
+// room to build: serverless services now support payloads up to 1 MB",
+// January 29, 2026; the SendMessage, SendMessageBatch and CreateQueue API
+// references). A queue whose MaximumMessageSize was set lower refuses
+// larger messages: tell the destination with WithMaxMessageSize.
+const DefaultMaxMessageSize = 1 << 20
 
 // maxBatchEntries is SendMessageBatch's limit.
 const maxBatchEntries = 10
@@ -63,12 +75,12 @@ var _ dlq.Destination = (*Destination)(nil)
 type Option func(*Destination) error
 
 // WithMaxMessageSize sets the queue's maximum message size in bytes (its
-// MaximumMessageSize attribute), which also bounds each SendMessageBatch
-// call. Default DefaultMaxMessageSize.
+// MaximumMessageSize attribute, 1,024 to 1,048,576), which also bounds each
+// SendMessageBatch call. Default DefaultMaxMessageSize.
 func WithMaxMessageSize(n int) Option {
 	return func(d *Destination) error {
-		if n < 1024 {
-			return fmt.Errorf("sqsdest.WithMaxMessageSize(%d): SQS messages are at least 1024 bytes", n)
+		if n < 1024 || n > DefaultMaxMessageSize {
+			return fmt.Errorf("sqsdest.WithMaxMessageSize(%d): a queue's MaximumMessageSize is 1,024 to %d bytes", n, DefaultMaxMessageSize)
 		}
 		d.maxMessage, d.maxBatch = n, n
 		return nil

@@ -99,9 +99,9 @@ func envelope(i int, record string) *dlq.Envelope {
 	}
 }
 
-// TestSendStandard sends 25 envelopes, three of them large, to a standard
-// queue on fauxqs: each arrives whole, in at most ten per call and 256 KiB
-// per call.
+// TestSendStandard sends 25 envelopes, three of them over SQS's former
+// 256 KiB limit, to a standard queue on fauxqs with the defaults: each
+// arrives whole, in at most ten per call and 1 MiB per call.
 func TestSendStandard(t *testing.T) {
 	t.Parallel()
 	client := sqs.NewFromConfig(servers.SQS(t).AWSConfig())
@@ -116,7 +116,7 @@ func TestSendStandard(t *testing.T) {
 	for i := range 25 {
 		rec := fmt.Sprintf(`{"kinesis":{"data":"%d"}}`, i)
 		if i%10 == 4 {
-			rec = `{"kinesis":{"data":"` + strings.Repeat("A", 100_000) + `"}}`
+			rec = `{"kinesis":{"data":"` + strings.Repeat("A", 300_000) + `"}}`
 		}
 		envs = append(envs, envelope(i, rec))
 		want[envs[i].RecordID] = rec
@@ -170,6 +170,61 @@ func TestSendTruncates(t *testing.T) {
 	if len(body) > 4096 || e.Truncated == nil || e.Truncated.OriginalBytes != len(rec) || json.Unmarshal(e.Record, &prefix) != nil ||
 		!strings.HasPrefix(rec, prefix) || len(prefix) < 2000 || e.SequenceNumber != "49600001" || e.SourceARN == "" {
 		t.Fatalf("truncated envelope (%d bytes): %.300s", len(body), body)
+	}
+}
+
+// TestSendUpToTheLimit sends, with the defaults, an envelope of exactly
+// 1 MiB, SQS's largest message (the SendMessage and SendMessageBatch API
+// references: "1 MiB or 1,048,576 bytes"; fauxqs checks a queue's
+// MaximumMessageSize, 1 MiB by default, as SQS does): it arrives whole. One
+// byte more and it arrives with its record cut to fit, marked, with its
+// coordinates.
+func TestSendUpToTheLimit(t *testing.T) {
+	t.Parallel()
+	client := sqs.NewFromConfig(servers.SQS(t).AWSConfig())
+	url := queue(t, client, false)
+	d, err := sqsdest.New(client, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sized := func(i, n int) (*dlq.Envelope, string) {
+		base, _ := envelope(i, `{"kinesis":{"data":""}}`).Marshal()
+		rec := `{"kinesis":{"data":"` + strings.Repeat("C", n-len(base)) + `"}}`
+		e := envelope(i, rec)
+		if b, _ := e.Marshal(); len(b) != n {
+			t.Fatalf("envelope of %d bytes, want %d", len(b), n)
+		}
+		return e, rec
+	}
+	const sqsMax = 1_048_576
+	if sqsdest.DefaultMaxMessageSize != sqsMax {
+		t.Fatalf("DefaultMaxMessageSize is %d, not SQS's %d", sqsdest.DefaultMaxMessageSize, sqsMax)
+	}
+	whole, wholeRec := sized(1, sqsMax)
+	over, overRec := sized(2, sqsMax+1)
+	if err := d.Send(testCtx(t), []*dlq.Envelope{whole, over}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := drain(t, client, url, 2)
+	if len(msgs) != 2 {
+		t.Fatalf("received %d messages", len(msgs))
+	}
+	for _, m := range msgs {
+		body := aws.ToString(m.Body)
+		e, err := dlq.Unmarshal([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.RecordID {
+		case whole.RecordID:
+			if len(body) != sqsMax || e.Truncated != nil || string(e.Record) != wholeRec {
+				t.Errorf("the 1 MiB envelope came back as %d bytes, truncated %+v", len(body), e.Truncated)
+			}
+		case over.RecordID:
+			if len(body) > sqsMax || e.Truncated == nil || e.Truncated.OriginalBytes != len(overRec) || e.SequenceNumber != over.SequenceNumber {
+				t.Errorf("the envelope over 1 MiB came back as %d bytes, truncated %+v", len(body), e.Truncated)
+			}
+		}
 	}
 }
 
@@ -293,6 +348,7 @@ func TestNewRejects(t *testing.T) {
 		{"nil client", nil, "u", nil},
 		{"no url", &fake{}, "", nil},
 		{"tiny messages", &fake{}, "u", []sqsdest.Option{sqsdest.WithMaxMessageSize(10)}},
+		{"messages over SQS's 1 MiB", &fake{}, "u", []sqsdest.Option{sqsdest.WithMaxMessageSize(1<<20 + 1)}},
 		{"no concurrency", &fake{}, "u", []sqsdest.Option{sqsdest.WithConcurrency(0)}},
 	} {
 		if _, err := sqsdest.New(tc.c, tc.url, tc.opts...); err == nil {

@@ -10,15 +10,17 @@ import (
 // Firehose reads a transformation's answer as Firehose does
 // (https://docs.aws.amazon.com/firehose/latest/dev/data-transformation-status-model.html):
 // every record must come back once with its recordId, a result of Ok,
-// Dropped or ProcessingFailed, and base64 data, or the batch fails as a
-// whole (Firehose retries the invocation); ProcessingFailed records are
+// Dropped or ProcessingFailed, and base64 data (kafkaRecordValue for a
+// stream whose source is Amazon MSK), or the batch fails as a whole
+// (Firehose retries the invocation); ProcessingFailed records are
 // reported, as the records Firehose writes to the stream's error output.
 func Firehose(payload []byte, ids []string) Reading {
 	var resp struct {
 		Records []struct {
-			RecordID *string `json:"recordId"`
-			Result   string  `json:"result"`
-			Data     *string `json:"data"`
+			RecordID   *string `json:"recordId"`
+			Result     string  `json:"result"`
+			Data       *string `json:"data"`
+			KafkaValue *string `json:"kafkaRecordValue"`
 		} `json:"records"`
 	}
 	whole := func(why string) Reading { return Reading{Kind: Whole, Reason: why} }
@@ -32,6 +34,9 @@ func Firehose(payload []byte, ids []string) Reading {
 	failed := make([]bool, len(ids))
 	seen := make([]bool, len(ids))
 	for _, r := range resp.Records {
+		if r.Data == nil {
+			r.Data = r.KafkaValue
+		}
 		if r.RecordID == nil {
 			return whole("a response record has no recordId")
 		}

@@ -35,10 +35,15 @@ func AppendStringFailures(dst []byte, report []int, id func(i int) string) []byt
 type FirehoseResults struct {
 	N   int
 	Rec func(i int) (id, result string, data []byte, keys map[string]string)
+	// KafkaValue reports whether record i is answered with
+	// kafkaRecordValue instead of data, as a record of a Firehose stream
+	// whose source is Amazon MSK is; nil for none.
+	KafkaValue func(i int) bool
 }
 
 // AppendFirehose writes the response Firehose reads
-// ({"records":[{"recordId","result","data","metadata":{"partitionKeys"}}]}).
+// ({"records":[{"recordId","result","data","metadata":{"partitionKeys"}}]},
+// kafkaRecordValue instead of data for an MSK source's record).
 // Every record carries data, as Firehose requires; partition keys go with
 // an Ok result only, sorted by name. When the response passes limit bytes
 // it stops: at is the index of the record whose result passed it, and the
@@ -54,7 +59,11 @@ func AppendFirehose(dst []byte, r FirehoseResults, limit int) (out []byte, at in
 		dst = jsonplan.AppendString(dst, id)
 		dst = append(dst, `,"result":`...)
 		dst = jsonplan.AppendString(dst, result)
-		dst = append(dst, `,"data":"`...)
+		if r.KafkaValue != nil && r.KafkaValue(i) {
+			dst = append(dst, `,"kafkaRecordValue":"`...)
+		} else {
+			dst = append(dst, `,"data":"`...)
+		}
 		dst = base64.StdEncoding.AppendEncode(dst, data)
 		dst = append(dst, '"')
 		if len(keys) > 0 && result == "Ok" {

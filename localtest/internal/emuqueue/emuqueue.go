@@ -20,6 +20,33 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 )
 
+// MaxMessageBytes is SQS's largest message, 1 MiB: SendMessage refuses a
+// larger one ("The maximum size is 1 MiB or 1,048,576 bytes", the
+// SendMessage API reference; SQS raised it from 256 KiB, as the AWS Compute
+// Blog's "More room to build: serverless services now support payloads up
+// to 1 MB" of January 29, 2026 tells). MessageSize measures a message as
+// SQS does.
+const MaxMessageBytes = 1 << 20
+
+// MaxEventBytes is Lambda's invocation payload limit, 6 MB: an event
+// source mapping invokes with what it has when a batch reaches it, so
+// Receive gives no more messages than an event of that size holds (ten
+// messages near 1 MiB make two invocations).
+const MaxEventBytes = 6 << 20
+
+// MessageSize is the size SQS counts against MaxMessageBytes: the body's
+// bytes and, for each message attribute, its name, data type and value.
+func MessageSize(body string, attrs map[string]events.SQSMessageAttribute) int {
+	n := len(body)
+	for name, a := range attrs {
+		n += len(name) + len(a.DataType) + len(a.BinaryValue)
+		if a.StringValue != nil {
+			n += len(*a.StringValue)
+		}
+	}
+	return n
+}
+
 // Clock is the runner's time (a virtual clock for emulated sources).
 type Clock interface{ Now() time.Time }
 
@@ -71,11 +98,14 @@ func (q *Queue) Add(m Message) { q.msgs = append(q.msgs, &qmsg{Message: m}) }
 // Receive returns up to max visible messages and hides them for
 // visibility. A message past the redrive policy's maxReceiveCount moves
 // to the dead-letter queue instead; on a FIFO queue a group with a
-// message in flight (or hidden) holds its later messages back.
+// message in flight (or hidden) holds its later messages back. The
+// messages' event ({"Records":[...]}) stays within MaxEventBytes: the
+// first message that would pass it is left for the next receive.
 func (q *Queue) Receive(_ context.Context, max int, visibility time.Duration) ([]invocation.QueueMessage, error) {
 	now := q.clock.Now()
 	blocked := map[string]bool{}
 	var out []invocation.QueueMessage
+	size := len(`{"Records":[]}`)
 	for _, m := range q.msgs {
 		if len(out) >= max {
 			break
@@ -89,23 +119,32 @@ func (q *Queue) Receive(_ context.Context, max int, visibility time.Duration) ([
 			}
 			continue
 		}
-		m.receives++
-		if q.maxReceive > 0 && m.receives > q.maxReceive {
+		if q.maxReceive > 0 && m.receives+1 > q.maxReceive {
+			m.receives++
 			m.deleted = true
 			q.dlq = append(q.dlq, m)
 			continue
 		}
-		if m.firstReceive.IsZero() {
-			m.firstReceive = now
+		// The message as this receive would give it, kept only if its
+		// record fits the event.
+		next := *m
+		next.receives++
+		if next.firstReceive.IsZero() {
+			next.firstReceive = now
 		}
-		m.visibleAt = now.Add(visibility)
-		q.nextHandle++
-		m.handle = fmt.Sprintf("AQEB%s-%d", m.ID, q.nextHandle)
-		q.handles[m.handle] = m
-		raw, err := q.event(m)
+		next.visibleAt = now.Add(visibility)
+		next.handle = fmt.Sprintf("AQEB%s-%d", m.ID, q.nextHandle+1)
+		raw, err := q.event(&next)
 		if err != nil {
 			return nil, err
 		}
+		if len(out) > 0 && size+1+len(raw) > MaxEventBytes {
+			break
+		}
+		size += len(raw) + min(len(out), 1) // a comma before every record but the first
+		*m = next
+		q.nextHandle++
+		q.handles[m.handle] = m
 		out = append(out, invocation.QueueMessage{MessageID: m.ID, ReceiptHandle: m.handle, GroupID: m.Group, ReceiveCount: m.receives, Sent: m.Sent, Event: raw})
 	}
 	return out, nil
