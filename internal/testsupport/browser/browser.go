@@ -108,6 +108,10 @@ func Open(t testing.TB, path string, width, height int64) *Page {
 	return p
 }
 
+// Close stops the page's browser (it is stopped when the test ends
+// anyway).
+func (p *Page) Close() { p.cancel() }
+
 // event records what the page did; it runs in chromedp's event loop, so
 // it only takes notes.
 func (p *Page) event(ev any) {
@@ -171,6 +175,21 @@ func Eval[T any](t testing.TB, p *Page, expr string) T {
 		t.Fatalf("browser: evaluate %s: %v; page problems: %v", expr, err, p.Problems())
 	}
 	return v
+}
+
+// Wait evaluates a JavaScript expression until it is true, for at most
+// ten seconds: for what the page does after an event (a link's
+// hashchange).
+func (p *Page) Wait(t testing.TB, cond string) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if Eval[bool](t, p, "!!("+cond+")") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("browser: %s never became true; page problems: %v", cond, p.Problems())
+		}
+	}
 }
 
 // Click clicks the first element the CSS selector matches, as a user's

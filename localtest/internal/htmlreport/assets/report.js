@@ -234,12 +234,27 @@
         add(d, el('span', 'status ' + cssWord(iv.status.replace(/-/g, '_')).replace(/_/g, '-'), iv.status), el('b', null, iv.name));
         if (iv.reason) add(d, el('span', 'muted', ' — ' + iv.reason));
         if (iv.violations && iv.violations.length) {
-          var ul = el('ul');
-          iv.violations.forEach(function (v) {
-            var li = el('li', 'violation', v.text);
-            (v.recs || []).forEach(function (r) { add(li, recLink(r, 'open ' + recName(r))); });
+          var ul = el('ul'), shown = 5;
+          iv.violations.forEach(function (v, k) {
+            var li = el('li', 'violation', v.text + ' ');
+            (v.recs || []).forEach(function (r) { var a = recLink(r, 'path \u2192'); a.title = 'every invocation ' + recName(r) + ' was in'; add(li, a, ' '); });
+            if (k >= shown) li.hidden = true;
             add(ul, li);
           });
+          if (iv.violations.length > shown) {
+            var more = el('li'), b = el('button', null, 'show all ' + iv.violations.length);
+            b.type = 'button';
+            b.addEventListener('click', function () { ul.querySelectorAll('li[hidden]').forEach(function (li) { li.hidden = false; }); more.remove(); });
+            add(more, b);
+            add(ul, more);
+          }
+          if (iv.name === 'fate-as-expected' && R.expect.length) {
+            var all = el('li'), a = el('a', null, 'list the ' + fmt(R.expect.length) + ' records not as expected');
+            a.href = '#records';
+            a.addEventListener('click', function () { var cb = document.getElementById('rec-unexpected'); cb.checked = true; cb.dispatchEvent(new Event('change')); });
+            add(all, a);
+            add(ul, all);
+          }
           add(d, ul);
         }
         add(s, d);
@@ -265,8 +280,8 @@
       add(t1, el('caption', null, 'Invocations'));
       countRow(t1, 'all', 'invocations', ninv);
       D.results.forEach(function (w) { countRow(t1, resultWord(w), 'result:' + w, resultCount[w] || 0, 'r-' + cssWord(w)); });
-      countRow(t1, 'of them crashes (process killed)', 'crash', counts.crash, 'r-crash');
-      countRow(t1, 'of them timeouts the runner caused', 'timeout-kill', counts.timeoutKill);
+      countRow(t1, 'crashes injected (in function error)', 'crash', counts.crash, 'r-crash');
+      countRow(t1, 'timeouts injected (in timeout)', 'timeout-kill', counts.timeoutKill);
       countRow(t1, 'duplicate deliveries', 'duplicate', counts.duplicate);
       var t2 = el('table');
       add(t2, el('caption', null, 'Lambda'));
@@ -437,9 +452,9 @@
         var info = fmt(laneRecCount[l]) + ' records, ' + fmt(laneInvs[l].length) + ' invocations';
         add(label, el('small', null, info));
         if (D.checkpoints && D.checkpoints[D.lanes[l]] !== undefined) {
-          var cpText = D.checkpoints[D.lanes[l]] || '(none)';
-          var cs = el('small', 'mono', 'checkpoint ' + (cpText.length > 24 ? '\u2026' + cpText.slice(-20) : cpText));
-          cs.title = 'the report\'s final checkpoint: ' + cpText;
+          var cpText = D.checkpoints[D.lanes[l]], cpRec = idIndex.get(D.source === 'kafka' ? D.lanes[l] + '@' + cpText : cpText);
+          var cs = el('small', null, 'checkpoint: ' + (cpText === '' ? 'none' : cpRec !== undefined ? recName(cpRec) : cpText));
+          cs.title = 'the report\'s final checkpoint: ' + (cpText || 'none');
           add(label, cs);
         }
         add(row, label, track);
