@@ -10,11 +10,11 @@ import (
 )
 
 // Results the derivations read, as localtest's Result constants spell
-// them (a test in localtest keeps the spellings equal). Any other result
-// is a failure of the whole batch.
+// them (localtest's TestHTMLReportSpellsTheSameWords keeps the spellings
+// equal). Any other result is a failure of the whole batch.
 const (
-	resultSuccess = "success"
-	resultPartial = "partial"
+	ResultSuccess = "success"
+	ResultPartial = "partial"
 )
 
 // Slots place a mark on a lane's timeline: slot 2i is just before
@@ -100,7 +100,7 @@ func splits(invs []inv, recLane []int, byLane [][]int) [][2]int {
 	for l, list := range byLane {
 		for k := 0; k+1 < len(list); k++ {
 			i, j := list[k], list[k+1]
-			if r := invs[i].result; r == resultSuccess || r == resultPartial || !invs[j].bisect {
+			if r := invs[i].result; r == ResultSuccess || r == ResultPartial || !invs[j].bisect {
 				continue
 			}
 			a, b := laneRecs(invs[i], recLane, l), laneRecs(invs[j], recLane, l)
