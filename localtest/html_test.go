@@ -255,6 +255,12 @@ func TestHTMLReportKinesis(t *testing.T) {
 		t.Errorf("the timeline marks %d filtered records (%q), the report counts %d", n, filtered, tot.Filtered)
 	}
 
+	if *screenshot != "" {
+		if err := os.WriteFile(*screenshot, p.Screenshot(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// The violated check is at the top, and its violation opens the
 	// record it names.
 	if got := browser.Eval[string](t, p, `document.querySelector('[data-invariant="fate-as-expected"]').dataset.status`); got != localtest.StatusViolated {
@@ -274,11 +280,6 @@ func TestHTMLReportKinesis(t *testing.T) {
 	if !strings.Contains(why, "gave up on it") || !strings.Contains(why, "RetryAttemptsExhausted") || !strings.Contains(why, "expected to end processed") {
 		t.Errorf("the record's why: %s", why)
 	}
-	if *screenshot != "" {
-		if err := os.WriteFile(*screenshot, p.Screenshot(t), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	// A split invocation opens with its records.
 	var split localtest.TraceEntry
@@ -296,6 +297,18 @@ func TestHTMLReportKinesis(t *testing.T) {
 	if text := browser.Eval[string](t, p, `document.getElementById('panel').textContent`); !strings.Contains(text, "bisected") {
 		t.Errorf("invocation #%d is not shown as split: %s", split.N, text)
 	}
+
+	// Bars laid end to end by duration, over the whole run: a bar each.
+	p.Click(t, "#tl-all")
+	browser.Eval[bool](t, p, `(() => { const s = document.querySelector('#timeline select'); s.value = 'time';
+		s.dispatchEvent(new Event('change')); return true })()`)
+	if got := browser.Eval[int](t, p, `document.querySelectorAll('#timeline .bar.inv').length`); got != tot.Invocations {
+		t.Errorf("by duration, the timeline draws %d bars for %d invocations", got, tot.Invocations)
+	}
+
+	// A record's row opens its path too.
+	p.Click(t, fmt.Sprintf(`#records tr[data-record=%q] td:last-child`, poisonID))
+	p.Wait(t, fmt.Sprintf(`document.getElementById('panel').dataset.record === %q`, poisonID))
 
 	// The records table filters by fate.
 	browser.Eval[bool](t, p, `(() => { const s = document.getElementById('rec-fate');

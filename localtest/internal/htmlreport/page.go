@@ -214,15 +214,11 @@ type invCols struct {
 	Lanes  [][]int           `json:"lanes"`
 	Recs   [][]int           `json:"recs"` // ranges of record indexes: start, length, start, length...
 	Rep    [][2]int          `json:"rep"`  // [invocation, record] reported as failed
-	Text   [][3]int          `json:"text"` // [invocation, field, string]: fields in textFields
+	Text   [][3]int          `json:"text"` // [invocation, field, string]: field 0 error, 1 errorType, 2 errorMessage, 3 killed (the page's TEXT)
 	Kill   [][2]int          `json:"kill"` // [invocation, index in kills]
 	Extra  []json.RawMessage `json:"extra"`
 	ExtraI []int             `json:"extraI"` // the invocation each Extra belongs to
 }
-
-// textFields are the text fields of an invocation, by their index in
-// invCols.Text.
-var textFields = []string{"error", "errorType", "errorMessage", "killed"}
 
 type marks struct {
 	Split [][2]int `json:"split"` // [invocation, lane]
@@ -475,9 +471,7 @@ func build(in Input) (*data, error) {
 	// What the trace implies: splits, retries, where records were given
 	// up on, checkpoints, fates settled, filtered records.
 	byLane := laneInvs(invs, recLane, len(d.Lanes))
-	for _, s := range splits(invs, recLane, byLane) {
-		d.Marks.Split = append(d.Marks.Split, s)
-	}
+	d.Marks.Split = splits(invs, recLane, byLane)
 	retries := make([]int, len(entries))
 	for i, e := range entries {
 		retries[i] = e.Retry

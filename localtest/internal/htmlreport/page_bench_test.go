@@ -121,6 +121,15 @@ func TestBigRunIsWhatItSays(t *testing.T) {
 	if splits := len(d.Marks.Split); splits < 20*3 {
 		t.Fatalf("%d splits for 20 poison batches of 10", splits)
 	}
+	// The size docs/localtest.md states: about 34 bytes a record, its
+	// share of the invocations included.
+	var size countWriter
+	if err := Write(&size, in); err != nil {
+		t.Fatal(err)
+	}
+	if per := float64(size) / 20_000; per > 40 {
+		t.Errorf("the page takes %.1f bytes a record; docs/localtest.md says about 34", per)
+	}
 	last := map[int]int{}
 	for _, c := range d.Marks.CP {
 		last[c[1]] = c[2]

@@ -249,7 +249,7 @@
             add(ul, more);
           }
           if (iv.name === 'fate-as-expected' && R.expect.length) {
-            var all = el('li'), a = el('a', null, 'list the ' + fmt(R.expect.length) + ' records not as expected');
+            var all = el('li'), a = el('a', null, 'list every record not as expected (' + fmt(R.expect.length) + ')');
             a.href = '#records';
             a.addEventListener('click', function () { var cb = document.getElementById('rec-unexpected'); cb.checked = true; cb.dispatchEvent(new Event('change')); });
             add(all, a);
@@ -337,14 +337,18 @@
     }
     function countRanges(rg) { var n = 0; for (var k = 1; k < rg.length; k += 2) n += rg[k]; return n; }
 
+    // xScale places invocation i between x0(i) and x1(i) on a track W
+    // wide, after a margin for the marks at the lane's start.
+    var PAD = 12;
     function xScale(W) {
       var from = view.from, to = view.to;
+      W -= PAD;
       if (view.mode === 'time') {
         var t0 = cum[from], span = Math.max(cum[to] - t0, 1);
-        return { x0: function (i) { return (cum[i] - t0) / span * W; }, x1: function (i) { return (cum[i + 1] - t0) / span * W; } };
+        return { x0: function (i) { return PAD + (cum[i] - t0) / span * W; }, x1: function (i) { return PAD + (cum[i + 1] - t0) / span * W; } };
       }
       var n = Math.max(to - from, 1);
-      return { x0: function (i) { return (i - from) / n * W; }, x1: function (i) { return (i + 1 - from) / n * W; } };
+      return { x0: function (i) { return PAD + (i - from) / n * W; }, x1: function (i) { return PAD + (i + 1 - from) / n * W; } };
     }
 
     function visibleLanes() {
@@ -659,8 +663,9 @@
       ['record', 'id in the source', 'payload id', 'key', D.laneKind, 'fate', 'invocations'].forEach(function (h) { add(head, el('th', null, h)); });
       add(recTable, head);
       hits.slice(tableState.page * PAGE, (tableState.page + 1) * PAGE).forEach(function (r) {
-        var tr = el('tr');
+        var tr = el('tr', 'row');
         tr.dataset.record = recId[r];
+        tr.addEventListener('click', function (e) { if (e.target.tagName !== 'A') location.hash = 'record=' + encodeURIComponent(recId[r]); });
         var fateCell = el('td');
         add(fateCell, fateBadge(R.fate[r]));
         if (expected.has(r)) add(fateCell, el('span', 'tag bad', 'expected ' + fateWord(expected.get(r))));
