@@ -281,6 +281,10 @@ func TestHTMLReportKinesis(t *testing.T) {
 		t.Errorf("the record's why: %s", why)
 	}
 
+	// The panel closes, and the address forgets the record.
+	p.Click(t, "#panel .close")
+	p.Wait(t, `document.getElementById('panel').hidden && location.hash === ''`)
+
 	// A split invocation opens with its records.
 	var split localtest.TraceEntry
 	for i, e := range trace {

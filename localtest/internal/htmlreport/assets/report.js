@@ -732,7 +732,9 @@
     function closePanel() {
       panel.hidden = true;
       view.sel = -1; view.hl = null;
-      if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+      if (location.hash) {
+        try { history.replaceState(null, '', location.pathname + location.search); } catch (e) { location.hash = ''; }
+      }
       renderTimeline();
     }
     function dl(rows) {
