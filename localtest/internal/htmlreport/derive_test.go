@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -216,5 +217,14 @@ func TestFrontCodeAndRanges(t *testing.T) {
 		if got := ranges(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("ranges(%v) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"orders-10", "orders-2", "orders-1", "shardId-000000000001", "shardId-000000000000", "a", "orders-02", "b1", "b"}
+	slices.SortFunc(names, naturalCompare)
+	want := []string{"a", "b", "b1", "orders-1", "orders-02", "orders-2", "orders-10", "shardId-000000000000", "shardId-000000000001"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("%q, want %q", names, want)
 	}
 }

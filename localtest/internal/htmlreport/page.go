@@ -347,7 +347,7 @@ func build(in Input) (*data, error) {
 			src[r.ID] = r
 		}
 	}
-	laneNames := slices.Sorted(maps.Keys(in.LaneOrder))
+	laneNames := slices.SortedFunc(maps.Keys(in.LaneOrder), naturalCompare)
 	for _, name := range laneNames {
 		l := b.laneOf(name)
 		d.Ordered[l] = true
@@ -701,6 +701,46 @@ type streamInfo struct {
 	ShardID string `json:"shardId"`
 	Start   string `json:"startSequenceNumber"`
 	End     string `json:"endSequenceNumber"`
+}
+
+// naturalCompare orders names with their numbers as numbers, so
+// partition orders-2 comes before orders-10 (names equal so, such as
+// orders-2 and orders-02, as strings).
+func naturalCompare(a, b string) int {
+	if c := natural(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func natural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // frontCode is s as the length it shares with prev and the rest.
