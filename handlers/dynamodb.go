@@ -48,6 +48,10 @@ func (r DynamoDBRecord[T]) EventName() string { return r.Raw.EventName }
 // identifier.
 func (r DynamoDBRecord[T]) SequenceNumber() string { return r.Raw.Change.SequenceNumber }
 
+// RecordID is the record's id, as dead-letter envelopes, RecordOutcome
+// and the local runner name it: the sequence number.
+func (r DynamoDBRecord[T]) RecordID() string { return r.Raw.Change.SequenceNumber }
+
 // Keys is the item's primary key attributes, decoded on each call.
 func (r DynamoDBRecord[T]) Keys() map[string]events.DynamoDBAttributeValue {
 	return imageOr(r.Raw.Change.Keys, r.keys)

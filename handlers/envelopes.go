@@ -44,16 +44,19 @@ type envelopeKeyer interface {
 }
 
 // payloadSkipper tells of a payload that is acknowledged without running
-// the function: the s3:TestEvent message.
+// the function (the s3:TestEvent message), and why: skipReason is a Skip
+// reason (SkipS3TestEvent), or "" for a payload the function runs.
 type payloadSkipper interface {
-	skipPayload() bool
+	skipReason() string
 }
 
-// skipValue reports whether the decoded value v is one the handler
-// acknowledges without running the function.
-func skipValue[T any](v *T) bool {
-	s, ok := any(v).(payloadSkipper)
-	return ok && s.skipPayload()
+// skipValue is why the decoded value v is one the handler acknowledges
+// without running the function, or "".
+func skipValue[T any](v *T) string {
+	if s, ok := any(v).(payloadSkipper); ok {
+		return s.skipReason()
+	}
+	return ""
 }
 
 // skippable reports whether values of type T can be skipped.
@@ -179,9 +182,9 @@ func (m *SNSMessage[T]) decodeEnvelope(c Codec, data []byte) error {
 
 func (m *SNSMessage[T]) envelopeKey() string { return m.MessageID }
 
-// skipPayload passes on the skip of what the notification carries (an
+// skipReason passes on the skip of what the notification carries (an
 // s3:TestEvent published through SNS).
-func (m *SNSMessage[T]) skipPayload() bool { return skipValue(&m.Message) }
+func (m *SNSMessage[T]) skipReason() string { return skipValue(&m.Message) }
 
 // EventBridgeEvent is an Amazon EventBridge event as EventBridge delivers
 // it to a target (an SQS queue, a Kinesis stream): detail decoded into
@@ -325,7 +328,12 @@ func (n *S3Notification) envelopeKey() string {
 	return b.String()
 }
 
-func (n *S3Notification) skipPayload() bool { return n.Test != nil }
+func (n *S3Notification) skipReason() string {
+	if n.Test != nil {
+		return SkipS3TestEvent
+	}
+	return ""
+}
 
 // DynamoDBChange is one item change as Kinesis Data Streams for DynamoDB
 // writes it into a Kinesis record's data: the item images in DynamoDB JSON

@@ -219,7 +219,7 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			}
 		}
 		if h.cfg.onBatch != nil {
-			h.cfg.onBatch(ctx, batchReport(sevents.SourceFirehose, items, res, report, err))
+			h.cfg.onBatch(ctx, batchReport(sevents.SourceFirehose, items, res, report, err, recordIDs{items: items}))
 		}
 		if h.cfg.metrics != nil {
 			h.cfg.metrics.emit(sevents.SourceFirehose, ev.DeliveryStreamArn, items, res)

@@ -86,7 +86,29 @@ func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload [
 	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
 	step := h.chain.step
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
-	return h.cfg.outcome(ctx, r.source, r.resource, items, res)
+	ids := recordIDs{items: items}
+	ids.namer, _ = b.(recordNamer)
+	return h.cfg.outcome(ctx, r.source, r.resource, items, res, ids)
+}
+
+// A recordNamer is a batchOf whose items are not all named by their batch
+// item identifier: recordID is item i's own id (a KPL user record's
+// "<sequenceNumber>:<subSequenceNumber>").
+type recordNamer interface{ recordID(i int) string }
+
+// recordIDs names a batch's items by their own ids (RecordOutcome.Record):
+// the namer's, else the batch item identifier. A value, not a closure, so
+// naming costs an invocation no allocation.
+type recordIDs struct {
+	items []engine.Item
+	namer recordNamer
+}
+
+func (r recordIDs) of(i int) string {
+	if r.namer != nil {
+		return r.namer.recordID(i)
+	}
+	return r.items[i].ID
 }
 
 // engineItems keeps the engine's items of one invocation for the next.

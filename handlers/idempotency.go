@@ -420,7 +420,7 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 	if err != nil || ran {
 		return err
 	}
-	engine.NoteDuplicate(ctx)
+	answeredWithout(ctx, SkipDuplicate, k)
 	if l.onDup != nil {
 		return l.onDup(ctx, r, result)
 	}

@@ -45,6 +45,12 @@ func (r KafkaRecord[T]) Partition() int64 { return r.Raw.Partition }
 // Offset is the record's offset in its partition.
 func (r KafkaRecord[T]) Offset() int64 { return r.Raw.Offset }
 
+// RecordID is the record's id, as dead-letter envelopes, RecordOutcome
+// and the local runner name it: "<topic>-<partition>@<offset>".
+func (r KafkaRecord[T]) RecordID() string {
+	return r.TopicPartition() + "@" + strconv.FormatInt(r.Raw.Offset, 10)
+}
+
 // TopicPartition is "<topic>-<partition>", the key Lambda groups records by
 // and the partition of its batch item identifier.
 func (r KafkaRecord[T]) TopicPartition() string {

@@ -40,6 +40,22 @@ type KinesisRecord[T any] struct {
 // The user records of a KPL aggregate share their Kinesis record's.
 func (r KinesisRecord[T]) SequenceNumber() string { return r.Raw.Kinesis.SequenceNumber }
 
+// RecordID is the record's own id, as dead-letter envelopes
+// (dlq.Envelope.RecordKey), RecordOutcome.Record and the local runner
+// name it: the sequence number, or for a user record of a KPL aggregate
+// "<sequenceNumber>:<subSequenceNumber>" (kpl.SubSequenceKey). Name the
+// record's effects by it.
+func (r KinesisRecord[T]) RecordID() string {
+	if r.agg {
+		return kpl.SubSequenceKey(r.Raw.Kinesis.SequenceNumber, int(r.sub))
+	}
+	return r.Raw.Kinesis.SequenceNumber
+}
+
+// ItemID names item i of the record's payload (an S3 notification's
+// records): RecordID, "#" and i (events.ItemID).
+func (r KinesisRecord[T]) ItemID(i int) string { return sevents.ItemID(r.RecordID(), i) }
+
 // SubSequenceNumber is the index of a KPL user record in its aggregate
 // (0 for the first), and 0 for a record that is not aggregated. Sequence
 // number and sub-sequence number together name a user record, as the
@@ -239,6 +255,15 @@ func (b *kinesisBatch[T]) describe(i int, e *dlq.Envelope) {
 		sub := int64(u.Sub)
 		e.EventID, e.SubSequenceNumber = kpl.SubSequenceKey(r.EventID, int(u.Sub)), &sub
 	}
+}
+
+// recordID is item i's own id: a KPL user record's names its
+// sub-sequence number (kpl.SubSequenceKey).
+func (b *kinesisBatch[T]) recordID(i int) string {
+	if u := b.ev.user(i); u.Agg {
+		return kpl.SubSequenceKey(b.items[i].ID, int(u.Sub))
+	}
+	return b.items[i].ID
 }
 
 func (b *kinesisBatch[T]) span(i int) int {

@@ -57,6 +57,7 @@ type config struct {
 	dlDest          dlq.Destination
 	dlCfg           dlq.Config
 	dlSet           bool
+	skips           *skipLog // EnvSkipsFile, or nil
 	kind            sourceKind
 	rawImages       bool // WithRawImages
 	errs            []error
@@ -208,6 +209,12 @@ type RecordOutcome struct {
 	// (Kinesis, DynamoDB Streams), the message id (SQS), or
 	// "<topic>-<partition>@<offset>" (Kafka).
 	ID string
+	// Record is the record's own id, as its RecordID method, dead-letter
+	// envelopes (dlq.Envelope.RecordKey) and the local runner name it: ID,
+	// except for a user record of a KPL aggregate,
+	// "<sequenceNumber>:<subSequenceNumber>" (the user records of one
+	// Kinesis record share its ID).
+	Record string
 	// Key is the record's ordering key: the partition key (Kinesis), the
 	// item's key attributes (DynamoDB Streams), the message group (SQS FIFO;
 	// the message id on a standard queue), or "<topic>-<partition>" (Kafka).
@@ -225,6 +232,9 @@ type RecordOutcome struct {
 	// Duplicate is true when the record succeeded without running because
 	// its effect had already completed (WithIdempotency).
 	Duplicate bool
+	// Skipped says why the record succeeded without running the function
+	// (SkipDuplicate, SkipS3TestEvent), or is "".
+	Skipped string
 	// Quarantined is true when the record was sent to the dead-letter
 	// destination (WithDeadLetters): it failed for good, and Outcome is
 	// batch.Succeeded because it counts as handled.
@@ -334,6 +344,7 @@ func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, er
 		}
 		c.logger = l
 	}
+	c.skips = newSkipLog(c)
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
 	}
@@ -404,8 +415,9 @@ func (c *config) engine(source sevents.Source, policy engine.Policy, concurrency
 
 // outcome turns an engine result into the handler's answer: the indexes to
 // report, or a function error. A result with reports never carries an error.
-// resource is the shard, stream, queue or topic, for metrics.
-func (c *config) outcome(ctx context.Context, source sevents.Source, resource string, items []engine.Item, res *engine.Result) ([]int, error) {
+// resource is the shard, stream, queue or topic, for metrics; ids names
+// the items by their record ids (RecordOutcome.Record).
+func (c *config) outcome(ctx context.Context, source sevents.Source, resource string, items []engine.Item, res *engine.Result, ids recordIDs) ([]int, error) {
 	report, err := res.Report, res.Err
 	if err == nil && c.wholeBatch && len(report) > 0 {
 		i := report[0]
@@ -416,19 +428,23 @@ func (c *config) outcome(ctx context.Context, source sevents.Source, resource st
 		report = nil
 	}
 	if c.onBatch != nil {
-		c.onBatch(ctx, batchReport(source, items, res, report, err))
+		c.onBatch(ctx, batchReport(source, items, res, report, err, ids))
 	}
+	c.skips.write(ctx, res, ids)
 	if c.metrics != nil {
 		c.metrics.emit(source, resource, items, res)
 	}
 	return report, err
 }
 
-func batchReport(source sevents.Source, items []engine.Item, res *engine.Result, report []int, err error) BatchReport {
+func batchReport(source sevents.Source, items []engine.Item, res *engine.Result, report []int, err error, ids recordIDs) BatchReport {
 	recs := make([]RecordOutcome, len(items))
 	for i, it := range items {
-		recs[i] = RecordOutcome{ID: it.ID, Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),
+		recs[i] = RecordOutcome{ID: it.ID, Record: ids.of(i), Key: it.Key, Outcome: res.Outcomes[i], Err: res.Error(i), Attempts: res.Attempts(i),
 			Duplicate: res.Duplicate(i), Quarantined: res.Park(i) != nil}
+		if s, ok := res.Skipped(i); ok {
+			recs[i].Skipped = s.Reason
+		}
 	}
 	for _, i := range report {
 		recs[i].Reported = true

@@ -27,6 +27,15 @@ type SQSRecord[T any] struct {
 // MessageID is the message's id, its batch item identifier.
 func (r SQSRecord[T]) MessageID() string { return r.Raw.MessageId }
 
+// RecordID is the record's id, as dead-letter envelopes, RecordOutcome
+// and the local runner name it: the message id.
+func (r SQSRecord[T]) RecordID() string { return r.Raw.MessageId }
+
+// ItemID names item i of the message (an S3Notification's records, the
+// objects of one message): the message id, "#" and i (events.ItemID).
+// Name the effect of each object by it.
+func (r SQSRecord[T]) ItemID(i int) string { return sevents.ItemID(r.Raw.MessageId, i) }
+
 // Body is the message body as delivered.
 func (r SQSRecord[T]) Body() string { return r.Raw.Body }
 
@@ -195,8 +204,11 @@ func (b *sqsBatch[T]) handle(ctx context.Context, w, i int, next batch.Handler[S
 	if err := b.decode(i, v); err != nil {
 		return err
 	}
-	if b.skip && skipValue(v) {
-		return nil // the s3:TestEvent message: acknowledged, not run
+	if b.skip {
+		if why := skipValue(v); why != "" {
+			answeredWithout(ctx, why, "") // the s3:TestEvent message: acknowledged, not run
+			return nil
+		}
 	}
 	return next.Handle(ctx, SQSRecord[T]{Value: *v, Raw: b.recs[i]})
 }

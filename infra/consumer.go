@@ -32,6 +32,15 @@ type Consumer struct {
 	// DroppedEvents and OnFailureEvents (the mapping's metrics),
 	// OnFailureOldestMessage, RedriveOldestMessage.
 	Alarms map[string]awscloudwatch.Alarm
+	// Dashboard is the consumer's CloudWatch dashboard; nil when the
+	// Dashboard prop is false. Its lines are also on the stack's
+	// StackDashboard.
+	Dashboard awscloudwatch.Dashboard
+
+	source string            // sourceKinesis, ...
+	fnOpts *FunctionOptions  // as given
+	env    map[string]string // the variables the construct set
+	alarms *alarms
 }
 
 // commonProps are the props every consumer shares.
@@ -92,6 +101,7 @@ func (c *Consumer) build(p commonProps) *alarms {
 	if p.kafkaFormat != "" {
 		env[EnvKafkaEventRecordFormat] = p.kafkaFormat
 	}
+	c.fnOpts, c.env = p.fn, env
 	f := newFunction(c.Construct, p.fn, env)
 	c.Function, c.Role, c.LogGroup = f.fn, f.role, f.logGroup
 	p.deadLetters.Queue.GrantSendMessages(f.role)
@@ -103,7 +113,7 @@ func (c *Consumer) build(p commonProps) *alarms {
 	}
 	a := newAlarms(c.Construct, p.alarms)
 	a.function(f.fn)
-	c.Alarms = a.all
+	c.Alarms, c.alarms = a.all, a
 	return a
 }
 

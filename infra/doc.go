@@ -19,7 +19,21 @@
 // least-privilege grants and alarms (function errors and throttles,
 // iterator age, SQS backlog age, Kafka offset lag, dropped and on-failure
 // records, dead-letter age). Sources may be existing ones: a queue, a
-// stream, a table, a Kinesis enhanced fan-out consumer. Durations are
+// stream, a table, a Kinesis enhanced fan-out consumer.
+//
+// What an operator needs comes with them. Each consumer draws a CloudWatch
+// dashboard (its backlog age with the alarm threshold, the mapping's
+// event counts, the function's errors, throttles, duration and
+// concurrency, the handler's own metrics, the dead letters), and every
+// consumer of a stack adds its lines to the stack's StackDashboard, which
+// sums them; Dashboard false leaves a consumer out. Every mapping publishes
+// every metric group AWS offers for its source (MetricsConfig: EventCount;
+// Kafka in provisioned mode also ErrorCount and KafkaMetrics). Stream and
+// Kafka consumers can send their on-failure records to S3
+// (OnFailureToS3, or OnFailureBucket), where Lambda writes the failed
+// batch whole, for `sluice fetch-failed --from-bucket`. And ShadowReplay
+// replays retained history through Lambda itself: a second mapping from a
+// time into a shadow copy of the function (SLUICE_SHADOW=1). Durations are
 // awscdk.Duration and starting positions awslambda.StartingPosition, as in
 // aws-lambda-event-sources. Whatever the handler depends on reaches it as an environment
 // variable (the Env constants), so the handler checks at start-up that the

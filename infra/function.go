@@ -113,7 +113,7 @@ func functionProblems(o *FunctionOptions) []string {
 		}
 	}
 	if o.Environment != nil {
-		for _, k := range reservedEnv() {
+		for _, k := range append(reservedEnv(), EnvShadow) {
 			if _, ok := (*o.Environment)[k]; ok {
 				p = append(p, fmt.Sprintf("Function.Environment sets %s, which the construct sets from its props: remove it and set the prop", k))
 			}
@@ -213,20 +213,25 @@ func newFunction(scope constructs.Construct, o *FunctionOptions, env map[string]
 	return &function{fn: fn, role: role, logGroup: logGroup, timeout: functionTimeout(o)}
 }
 
-// alarms is the set of alarms a consumer makes.
+// alarms is the set of alarms a consumer makes, with each alarm's metric
+// and threshold, which its dashboard draws.
 type alarms struct {
-	scope  constructs.Construct
-	opts   *AlarmOptions
-	all    map[string]awscloudwatch.Alarm
-	prefix string
-	fn     awslambda.Function
+	scope      constructs.Construct
+	opts       *AlarmOptions
+	all        map[string]awscloudwatch.Alarm
+	metrics    map[string]awscloudwatch.IMetric
+	thresholds map[string]float64
+	order      []string // the alarms in the order they were made
+	prefix     string
+	fn         awslambda.Function
 }
 
 func newAlarms(scope constructs.Construct, o *AlarmOptions) *alarms {
 	if o == nil {
 		o = &AlarmOptions{}
 	}
-	return &alarms{scope: scope, opts: o, all: map[string]awscloudwatch.Alarm{}, prefix: *scope.Node().Path()}
+	return &alarms{scope: scope, opts: o, all: map[string]awscloudwatch.Alarm{}, metrics: map[string]awscloudwatch.IMetric{},
+		thresholds: map[string]float64{}, prefix: *scope.Node().Path()}
 }
 
 func (a *alarms) add(id string, m awscloudwatch.IMetric, threshold float64, op awscloudwatch.ComparisonOperator, what string) {
@@ -242,6 +247,8 @@ func (a *alarms) add(id string, m awscloudwatch.IMetric, threshold float64, op a
 		al.AddAlarmAction(a.opts.Action)
 	}
 	a.all[id] = al
+	a.metrics[id], a.thresholds[id] = m, threshold
+	a.order = append(a.order, id)
 }
 
 // function adds the alarms on function errors and throttles.
@@ -335,11 +342,24 @@ func (a *alarms) mappingMetrics(m awslambda.CfnEventSourceMapping) {
 		"the mapping gave up on records and sent their on-failure records: read them back with sluice fetch-failed and redrive them")
 }
 
-// metricsConfig is the mapping's MetricsConfig: EventCount unless off
-// (an untyped nil then, which jsii leaves out of the template).
-func metricsConfig(on bool) interface{} {
+// metricsConfig is the mapping's MetricsConfig, every metric group AWS
+// offers for the source (API reference, EventSourceMappingMetricsConfig):
+// EventCount everywhere, and for Kafka ErrorCount and KafkaMetrics too
+// (the constructs set them in provisioned mode only, which Lambda's Kafka
+// observability needs). Off, it is an untyped nil, which jsii leaves out
+// of the template.
+func metricsConfig(on bool, source string) interface{} {
 	if !on {
 		return nil
 	}
-	return &awslambda.CfnEventSourceMapping_MetricsConfigProperty{Metrics: jsii.Strings("EventCount")}
+	m := mappingMetricGroups(source)
+	return &awslambda.CfnEventSourceMapping_MetricsConfigProperty{Metrics: jsii.Strings(m...)}
+}
+
+// mappingMetricGroups are the MetricsConfig groups of a source.
+func mappingMetricGroups(source string) []string {
+	if source == sourceKafka {
+		return []string{"EventCount", "ErrorCount", "KafkaMetrics"}
+	}
+	return []string{"EventCount"}
 }

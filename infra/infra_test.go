@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -25,6 +26,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
+	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
@@ -162,13 +164,40 @@ func stacks(t *testing.T) *fixture {
 				TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000")}),
 			Function: fn()})
 
+		// What an operator looks at: dashboards, every mapping metric, S3
+		// on-failure destinations, shadow replays.
+		s = stack("Operate")
+		NewStreamConsumer(s, jsii.String("Orders"), &StreamConsumerProps{
+			Stream: awskinesis.NewStream(s, jsii.String("Stream"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED}),
+			Function: FunctionOptions{BootstrapDir: jsii.String(fnDir), FunctionName: jsii.String("orders"), MetricsNamespace: jsii.String("Shop"),
+				Environment: &map[string]*string{"SINK_TABLE": jsii.String("orders")}},
+			IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil),
+			OnFailureToS3:    jsii.Bool(true), OnFailureRetention: awscdk.Duration_Days(jsii.Number(30)),
+			ShadowReplay: &ShadowReplay{From: jsii.Number(1700000000), BatchSize: jsii.Number(1000),
+				Environment: &map[string]*string{"SINK_TABLE": jsii.String("orders-shadow")}}})
+		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
+			Table: awsdynamodb.NewTable(s, jsii.String("Source"), &awsdynamodb.TableProps{
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
+				BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST, Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+				PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}}),
+			ShadowReplay: &ShadowReplay{Enabled: jsii.Bool(true)}, Function: fn()})
+		given := awss3.Bucket_FromBucketArn(s, jsii.String("Failed"), jsii.String("arn:aws:s3:::shop-failed-batches"))
+		NewKafkaConsumer(s, jsii.String("Payments"), &KafkaConsumerProps{
+			ClusterArn: jsii.String("arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1"), Topic: jsii.String("payments"),
+			ConsumerGroupId: jsii.String("payments"), OnFailureBucket: given,
+			StartingPosition: awslambda.StartingPosition_AT_TIMESTAMP, StartingPositionTimestamp: jsii.Number(1690000000),
+			ShadowReplay: &ShadowReplay{From: jsii.Number(1700000000)}, Function: fn()})
+		NewQueueConsumer(s, jsii.String("Quiet"), &QueueConsumerProps{Function: fn(), Dashboard: jsii.Bool(false)})
+		NewQueueConsumer(s, jsii.String("Jobs"), &QueueConsumerProps{Function: fn()})
+
 		// The template sluice run --template reads in localtest's tests.
 		s = stack("Sluice")
 		NewStreamConsumer(s, jsii.String("Orders"), &StreamConsumerProps{
 			Stream: awskinesis.NewStream(s, jsii.String("Stream"), &awskinesis.StreamProps{Encryption: awskinesis.StreamEncryption_MANAGED,
 				ShardCount: jsii.Number(2)}),
 			IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), BatchSize: jsii.Number(4),
-			Function: FunctionOptions{BootstrapDir: jsii.String(fnDir), FunctionName: jsii.String("sluice-orders")}})
+			Function:     FunctionOptions{BootstrapDir: jsii.String(fnDir), FunctionName: jsii.String("sluice-orders")},
+			ShadowReplay: &ShadowReplay{From: jsii.Number(1700000000)}})
 		NewQueueConsumer(s, jsii.String("Ledger"), &QueueConsumerProps{Fifo: jsii.Bool(true), Function: fn()})
 
 		for name, st := range f.stacks {
@@ -246,6 +275,13 @@ func TestContractWithRuntime(t *testing.T) {
 		t.Errorf("EnvReportBatchItemFailures %q, handlers reads %q", EnvReportBatchItemFailures, handlers.EnvReportBatchItemFailures)
 	}
 	for mine, theirs := range map[string]string{
+		EnvShadow: handlers.EnvShadow,
+		// What the dashboards read is what the handlers write.
+		MetricRecordsFailed: handlers.MetricRecordsFailed, MetricInProcessRetries: handlers.MetricInProcessRetries,
+		MetricRecordsDuplicate: handlers.MetricRecordsDuplicate, MetricRecordsQuarantined: handlers.MetricRecordsQuarantined,
+		MetricBatchDuration: handlers.MetricBatchDuration, MetricOldestRecordAge: handlers.MetricOldestRecordAge,
+		sourceKinesis: string(sevents.SourceKinesis), sourceDynamoDB: string(sevents.SourceDynamoDB), sourceSQS: string(sevents.SourceSQS),
+		sourceSQSFIFO: string(sevents.SourceSQSFIFO), sourceKafka: string(sevents.SourceKafka),
 		EnvIdempotencyTable: fromenv.EnvIdempotencyTable, EnvDLQURL: fromenv.EnvDLQURL,
 		EnvMaxAttempts: fromenv.EnvMaxAttempts, EnvAttemptsTable: fromenv.EnvAttemptsTable,
 		EnvMetricsNamespace: handlers.EnvMetricsNamespace, EnvIdempotencyKey: fromenv.EnvIdempotencyKey,
@@ -334,7 +370,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// "*" only where AWS has no resource-level permission.
 	star := map[string]bool{"dynamodb:ListStreams": true, "ec2:CreateNetworkInterface": true, "ec2:DescribeNetworkInterfaces": true,
 		"ec2:DescribeVpcs": true, "ec2:DeleteNetworkInterface": true, "ec2:DescribeSubnets": true, "ec2:DescribeSecurityGroups": true}
-	for _, s := range []string{"KinesisDefaults", "DynamoDB", "QueueDefaults", "Kafka"} {
+	for _, s := range []string{"KinesisDefaults", "DynamoDB", "QueueDefaults", "Kafka", "Operate"} {
 		for id, p := range resources(t, s, "AWS::IAM::Policy") {
 			b, _ := json.Marshal(p["Properties"])
 			var doc struct {
@@ -354,6 +390,12 @@ func TestLeastPrivilege(t *testing.T) {
 				// A Glue registry's schemas, which producers name: its own only.
 				if strings.Contains(string(actions), "glue:") && strings.Contains(string(res), `:schema/shop/*"`) &&
 					!strings.Contains(string(res), `"*"`) {
+					continue
+				}
+				// The objects Lambda names in an on-failure bucket: one prefix
+				// of one bucket.
+				if string(actions) == `"s3:PutObject"` && strings.HasSuffix(string(res), `/aws/lambda/*"]]}`) ||
+					string(res) == `"arn:aws:s3:::shop-failed-batches/aws/lambda/*"` {
 					continue
 				}
 				if strings.Contains(string(res), `*`) {
@@ -553,7 +595,7 @@ func TestKafka(t *testing.T) {
 		"Statistic": "Maximum", "ComparisonOperator": "GreaterThanThreshold"})
 	has(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "OffsetLag", "Threshold": 500})
 	// Provisioned mode: EventCount metrics and the alarms on them; on-demand: neither.
-	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"orders"}, "MetricsConfig": map[string]any{"Metrics": []any{"EventCount"}},
+	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"orders"}, "MetricsConfig": map[string]any{"Metrics": []any{"EventCount", "ErrorCount", "KafkaMetrics"}},
 		"LoggingConfig": absent(), "AmazonManagedKafkaEventSourceConfig": map[string]any{"ConsumerGroupId": "orders-consumer"}})
 	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{"Topics": []any{"audit"}, "MetricsConfig": absent()})
 	hasNot(t, s, "AWS::CloudWatch::Alarm", map[string]any{"MetricName": "DroppedEventCount",
@@ -777,6 +819,47 @@ func TestRejected(t *testing.T) {
 			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
 				SchemaRegistry: &KafkaSchemaRegistry{Uri: jsii.String("https://r"), EventRecordFormat: "AVRO"}, Function: fn()})
 		}, `SchemaRegistry.EventRecordFormat "AVRO": use KafkaRecordFormatJSON or KafkaRecordFormatSource`},
+		{"shadow from on a table", func(s awscdk.Stack) {
+			tb := awsdynamodb.NewTable(s, jsii.String("T"), &awsdynamodb.TableProps{Stream: awsdynamodb.StreamViewType_NEW_IMAGE,
+				PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING}})
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Table: tb, Function: fn(), ShadowReplay: &ShadowReplay{From: jsii.Number(1.7e9)}})
+		}, "ShadowReplay.From: DynamoDB Streams have no AT_TIMESTAMP"},
+		{"shadow sets the shadow mark itself", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil), Function: fn(),
+				ShadowReplay: &ShadowReplay{Environment: &map[string]*string{"SLUICE_SHADOW": jsii.String("0")}}})
+		}, "ShadowReplay.Environment sets SLUICE_SHADOW, which the construct sets"},
+		{"shadow mark in the function", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{Function: FunctionOptions{BootstrapDir: jsii.String(fnDir),
+				Environment: &map[string]*string{"SLUICE_SHADOW": jsii.String("1")}}})
+		}, "Function.Environment sets SLUICE_SHADOW"},
+		{"shadow of a share group", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				ConsumptionMode: KafkaConsumptionQueue, ShadowReplay: &ShadowReplay{}, Function: fn()})
+		}, "a Kafka share group (ConsumptionMode Queue) has no starting position to replay from"},
+		{"shadow batch size", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil), Function: fn(),
+				ShadowReplay: &ShadowReplay{BatchSize: jsii.Number(20000)}})
+		}, "ShadowReplay.BatchSize 20000 is outside 1..10000"},
+		{"two on-failure destinations", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil), Function: fn(),
+				OnFailure: awssqs.NewQueue(s, jsii.String("Q"), nil), OnFailureToS3: jsii.Bool(true)})
+		}, "OnFailure, OnFailureBucket and OnFailureToS3 name the on-failure destination: set one"},
+		{"retention of a bucket not made", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil), Function: fn(),
+				OnFailureRetention: awscdk.Duration_Days(jsii.Number(3))})
+		}, "OnFailureRetention applies to the bucket the construct makes"},
+		{"retention in hours", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil), Function: fn(),
+				OnFailureToS3: jsii.Bool(true), OnFailureRetention: awscdk.Duration_Hours(jsii.Number(36))})
+		}, "OnFailureRetention: S3 expires objects after whole days"},
+		{"on-demand kafka bucket", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				OnDemand: jsii.Bool(true), OnFailureToS3: jsii.Bool(true), Function: fn()})
+		}, "OnFailureToS3 needs provisioned mode"},
+		{"kafka at timestamp without one", func(s awscdk.Stack) {
+			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
+				StartingPosition: awslambda.StartingPosition_AT_TIMESTAMP, Function: fn()})
+		}, "StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP"},
 		{"log level", func(s awscdk.Stack) {
 			NewKafkaConsumer(s, jsii.String("C"), &KafkaConsumerProps{BootstrapServers: jsii.Strings("b:9092"), Topic: jsii.String("t"),
 				SystemLogLevel: "TRACE", Function: fn()})

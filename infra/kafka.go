@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -129,32 +130,52 @@ type KafkaConsumerProps struct {
 	// true in provisioned mode.
 	MappingMetrics *bool
 
-	StartingPosition           awslambda.StartingPosition // TRIM_HORIZON
-	BatchSize                  *float64                   // 100
-	MaxBatchingWindow          awscdk.Duration            // Lambda's 0.5 s when unset
-	BisectBatchOnFunctionError *bool                      // true (provisioned)
-	MaximumRetryAttempts       *float64                   // 5 (provisioned)
-	MaxRecordAge               awscdk.Duration            // 6 h (provisioned)
-	NoRecordAgeLimit           *bool                      // (provisioned)
-	ReportBatchItemFailures    *bool                      // true (provisioned)
+	StartingPosition awslambda.StartingPosition // TRIM_HORIZON
+	// StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP:
+	// Unix seconds.
+	StartingPositionTimestamp  *float64
+	BatchSize                  *float64        // 100
+	MaxBatchingWindow          awscdk.Duration // Lambda's 0.5 s when unset
+	BisectBatchOnFunctionError *bool           // true (provisioned)
+	MaximumRetryAttempts       *float64        // 5 (provisioned)
+	MaxRecordAge               awscdk.Duration // 6 h (provisioned)
+	NoRecordAgeLimit           *bool           // (provisioned)
+	ReportBatchItemFailures    *bool           // true (provisioned)
 
-	MaxAttempts      *float64 // 3; at most MaximumRetryAttempts+1
-	DeadLetters      *DeadLetterQueue
-	OnFailure        awssqs.IQueue
-	IdempotencyTable *IdempotencyTable
+	MaxAttempts *float64 // 3; at most MaximumRetryAttempts+1
+	DeadLetters *DeadLetterQueue
+	// OnFailure, OnFailureBucket, OnFailureToS3 and OnFailureRetention
+	// name the on-failure destination (provisioned mode), as on a
+	// StreamConsumer: default a queue of its own.
+	OnFailure          awssqs.IQueue
+	OnFailureBucket    awss3.IBucket
+	OnFailureToS3      *bool
+	OnFailureRetention awscdk.Duration
+	IdempotencyTable   *IdempotencyTable
 	// IdempotencyKey names the business key the function registered with
 	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default
 	// "<topic>-<partition>-<offset>". Needs IdempotencyTable.
 	IdempotencyKey *string
 	AttemptsTable  *AttemptsTable
 	Alarms         *AlarmOptions
+	// Dashboard false leaves out the consumer's CloudWatch dashboard and its
+	// lines on the stack's: default true.
+	Dashboard *bool
+	// ShadowReplay adds a replay of the topic through Lambda into a shadow
+	// copy of the function, with a consumer group of its own: default none.
+	ShadowReplay *ShadowReplay
 }
 
 // KafkaConsumer deploys a function consuming a Kafka topic.
 type KafkaConsumer struct {
 	Consumer
-	OnFailure     awssqs.IQueue
-	AttemptsTable *AttemptsTable
+	// OnFailure is the mapping's on-failure queue, or nil (on-demand mode,
+	// or OnFailureBucket).
+	OnFailure       awssqs.IQueue
+	OnFailureBucket awss3.IBucket
+	AttemptsTable   *AttemptsTable
+	// Shadow is what ShadowReplay deployed, or nil.
+	Shadow *ShadowConsumer
 }
 
 func kafkaSettings(props *KafkaConsumerProps, timeout int) (mappingSettings, []string) {
@@ -171,6 +192,7 @@ func kafkaSettings(props *KafkaConsumerProps, timeout int) (mappingSettings, []s
 		report:           boolOr(props.ReportBatchItemFailures, true),
 		maxAttempts:      whole("MaxAttempts", props.MaxAttempts, DefaultMaxAttempts, &p),
 		startingPosition: startingPosition(props.StartingPosition),
+		timestamp:        props.StartingPositionTimestamp != nil,
 		minPollers:       whole("MinimumPollers", props.MinimumPollers, 0, &p),
 		maxPollers:       whole("MaximumPollers", props.MaximumPollers, 0, &p),
 		queueMode:        props.ConsumptionMode == KafkaConsumptionQueue,
@@ -217,6 +239,9 @@ func kafkaSettings(props *KafkaConsumerProps, timeout int) (mappingSettings, []s
 			"PollerGroupName":            props.PollerGroupName != nil,
 			"SchemaRegistry":             props.SchemaRegistry != nil,
 			"MappingMetrics":             props.MappingMetrics != nil && *props.MappingMetrics,
+			"OnFailure":                  props.OnFailure != nil,
+			"OnFailureBucket":            props.OnFailureBucket != nil,
+			"OnFailureToS3":              props.OnFailureToS3 != nil && *props.OnFailureToS3,
 		} {
 			if set {
 				p = append(p, name+" needs provisioned mode: leave OnDemand unset or false")
@@ -247,8 +272,11 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	}
 	problems = append(problems, functionProblems(&props.Function)...)
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
+	problems = append(problems, shadowProblems(props.ShadowReplay, sourceKafka, props.ConsumptionMode == KafkaConsumptionQueue)...)
+	of := onFailureProblems(props.OnFailure, props.OnFailureBucket, props.OnFailureToS3, props.OnFailureRetention, &problems)
 	s, sp := kafkaSettings(props, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
+	c.source = sourceKafka
 
 	c.AttemptsTable = props.AttemptsTable
 	if c.AttemptsTable == nil {
@@ -261,8 +289,10 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
 		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey,
 		kafkaFormat: format})
+	var dest onFailureDestination
 	if !s.onDemand {
-		c.OnFailure = c.onFailureQueue(props.OnFailure, a)
+		dest = c.onFailure(of, a)
+		c.OnFailure, c.OnFailureBucket = dest.queue, dest.bucket
 	}
 	a.offsetLag()
 
@@ -276,6 +306,7 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	}
 	if !s.queueMode {
 		mp.StartingPosition = jsii.String(s.startingPosition)
+		mp.StartingPositionTimestamp = props.StartingPositionTimestamp
 	}
 	if props.MaxBatchingWindow != nil {
 		mp.MaximumBatchingWindowInSeconds = jsii.Number(s.window)
@@ -285,7 +316,7 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	}
 	var registry interface{} // untyped nil unless set: jsii would send a typed nil
 	if props.SchemaRegistry != nil {
-		registry = c.schemaRegistry(props.SchemaRegistry)
+		registry = schemaRegistryConfig(props.SchemaRegistry)
 	}
 	var access []interface{}
 	if props.SourceAccessConfigurations != nil {
@@ -299,34 +330,52 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 			t = jsii.String("SASL_SCRAM_512_AUTH")
 		}
 		access = append(access, &awslambda.CfnEventSourceMapping_SourceAccessConfigurationProperty{Type: t, Uri: props.Secret.SecretArn()})
-		props.Secret.GrantRead(c.Role, nil)
 	}
 	if len(access) > 0 {
 		mp.SourceAccessConfigurations = &access
 	}
-	if msk {
-		mp.EventSourceArn = props.ClusterArn
-		mp.AmazonManagedKafkaEventSourceConfig = &awslambda.CfnEventSourceMapping_AmazonManagedKafkaEventSourceConfigProperty{
-			ConsumerGroupId: group, SchemaRegistryConfig: registry}
-		c.grantMSK(*props.ClusterArn, *props.Topic, *group, props.Secret == nil)
-	} else {
+	vpc := msk
+	if props.SourceAccessConfigurations != nil {
+		for _, sa := range *props.SourceAccessConfigurations {
+			if sa.Type != nil && (*sa.Type == "VPC_SUBNET" || *sa.Type == "VPC_SECURITY_GROUP") {
+				vpc = true
+			}
+		}
+	}
+	// grant lets a role read the topic as consumer group g, as Lambda's
+	// poller does.
+	grant := func(role awsiam.Role, g string) {
+		if props.Secret != nil {
+			props.Secret.GrantRead(role, nil)
+		}
+		if props.SchemaRegistry != nil {
+			grantSchemaRegistry(role, props.SchemaRegistry)
+		}
+		if msk {
+			grantMSK(role, *props.ClusterArn, *props.Topic, g, props.Secret == nil)
+		}
+		if vpc {
+			grantVPC(role)
+		}
+	}
+	groupConfig := func(g *string) {
+		if msk {
+			mp.EventSourceArn = props.ClusterArn
+			mp.AmazonManagedKafkaEventSourceConfig = &awslambda.CfnEventSourceMapping_AmazonManagedKafkaEventSourceConfigProperty{
+				ConsumerGroupId: g, SchemaRegistryConfig: registry}
+			return
+		}
 		mp.SelfManagedEventSource = &awslambda.CfnEventSourceMapping_SelfManagedEventSourceProperty{
 			Endpoints: &awslambda.CfnEventSourceMapping_EndpointsProperty{KafkaBootstrapServers: props.BootstrapServers},
 		}
-		cfg := &awslambda.CfnEventSourceMapping_SelfManagedKafkaEventSourceConfigProperty{ConsumerGroupId: group, SchemaRegistryConfig: registry}
+		cfg := &awslambda.CfnEventSourceMapping_SelfManagedKafkaEventSourceConfigProperty{ConsumerGroupId: g, SchemaRegistryConfig: registry}
 		if props.ConsumptionMode != "" {
 			cfg.ConsumptionMode = jsii.String(string(props.ConsumptionMode))
 		}
 		mp.SelfManagedKafkaEventSourceConfig = cfg
-		if props.SourceAccessConfigurations != nil {
-			for _, sa := range *props.SourceAccessConfigurations {
-				if sa.Type != nil && (*sa.Type == "VPC_SUBNET" || *sa.Type == "VPC_SECURITY_GROUP") {
-					c.grantVPC()
-					break
-				}
-			}
-		}
 	}
+	groupConfig(group)
+	grant(c.Role, *group)
 	if !s.onDemand {
 		mp.ProvisionedPollerConfig = &awslambda.CfnEventSourceMapping_ProvisionedPollerConfigProperty{
 			MinimumPollers:  orNumber(props.MinimumPollers, 1),
@@ -338,22 +387,30 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 		mp.MaximumRecordAgeInSeconds = jsii.Number(s.maxAge)
 		mp.FunctionResponseTypes = responseTypes(s.report)
 		mp.DestinationConfig = &awslambda.CfnEventSourceMapping_DestinationConfigProperty{
-			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: c.OnFailure.QueueArn()},
+			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: dest.arn()},
 		}
 	}
 	metrics := !s.onDemand && boolOr(props.MappingMetrics, true)
-	mp.MetricsConfig = metricsConfig(metrics)
-	c.mapping(mp)
+	mp.MetricsConfig = metricsConfig(metrics, sourceKafka)
+	prod := *mp
+	c.mapping(&prod)
 	if metrics {
 		a.mappingMetrics(c.Mapping)
 	}
+	if r := props.ShadowReplay; r != nil {
+		g := r.ConsumerGroupId
+		if g == nil {
+			g = jsii.String(*group + "-shadow")
+		}
+		groupConfig(g)
+		c.Shadow = c.shadow(r, *mp, c.AttemptsTable, func(role awsiam.Role) { grant(role, *g) })
+	}
+	c.dashboard(props.Dashboard, board{mappingMetrics: metrics, onFailure: dest, shadow: c.Shadow})
 	return c
 }
 
-// schemaRegistry makes the mapping's SchemaRegistryConfig and grants what
-// Lambda needs to read the registry: the secret of a Confluent registry,
-// the registry and its schemas for Glue.
-func (c *KafkaConsumer) schemaRegistry(r *KafkaSchemaRegistry) *awslambda.CfnEventSourceMapping_SchemaRegistryConfigProperty {
+// schemaRegistryConfig is the mapping's SchemaRegistryConfig.
+func schemaRegistryConfig(r *KafkaSchemaRegistry) *awslambda.CfnEventSourceMapping_SchemaRegistryConfigProperty {
 	cfg := &awslambda.CfnEventSourceMapping_SchemaRegistryConfigProperty{
 		SchemaRegistryUri: r.Uri, EventRecordFormat: jsii.String(string(r.EventRecordFormat)),
 	}
@@ -372,25 +429,32 @@ func (c *KafkaConsumer) schemaRegistry(r *KafkaSchemaRegistry) *awslambda.CfnEve
 			t = jsii.String("BASIC_AUTH")
 		}
 		cfg.AccessConfigs = &[]interface{}{&awslambda.CfnEventSourceMapping_SchemaRegistryAccessConfigProperty{Type: t, Uri: r.Secret.SecretArn()}}
-		r.Secret.GrantRead(c.Role, nil)
-	}
-	if uri := *r.Uri; strings.HasPrefix(uri, "arn:") && strings.Contains(uri, ":registry/") {
-		// arn:PARTITION:glue:REGION:ACCOUNT:registry/NAME -> schema/NAME/*
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("glue:GetRegistry", "glue:GetSchemaVersion"),
-			Resources: jsii.Strings(uri, strings.Replace(uri, ":registry/", ":schema/", 1)+"/*"),
-		}))
-		suppress(c.Role, "AwsSolutions-IAM5",
-			"Lambda reads the writer's schema of each record from the Glue registry: its schemas are named by the producers, so the grant covers the registry's schemas (schema/NAME/*) and no other registry's.",
-			"Resource::"+strings.Replace(uri, ":registry/", ":schema/", 1)+"/*")
 	}
 	return cfg
 }
 
+// grantSchemaRegistry lets a role read the registry as Lambda does: the
+// secret of a Confluent registry, the registry and its schemas for Glue.
+func grantSchemaRegistry(role awsiam.Role, r *KafkaSchemaRegistry) {
+	if r.Secret != nil {
+		r.Secret.GrantRead(role, nil)
+	}
+	if uri := *r.Uri; strings.HasPrefix(uri, "arn:") && strings.Contains(uri, ":registry/") {
+		// arn:PARTITION:glue:REGION:ACCOUNT:registry/NAME -> schema/NAME/*
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("glue:GetRegistry", "glue:GetSchemaVersion"),
+			Resources: jsii.Strings(uri, strings.Replace(uri, ":registry/", ":schema/", 1)+"/*"),
+		}))
+		suppress(role, "AwsSolutions-IAM5",
+			"Lambda reads the writer's schema of each record from the Glue registry: its schemas are named by the producers, so the grant covers the registry's schemas (schema/NAME/*) and no other registry's.",
+			"Resource::"+strings.Replace(uri, ":registry/", ":schema/", 1)+"/*")
+	}
+}
+
 // grantMSK lets the role read the cluster's topic as Lambda's MSK poller
 // does; with IAM authentication, the topic and the consumer group by name.
-func (c *KafkaConsumer) grantMSK(clusterArn, topic, group string, iamAuth bool) {
-	c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+func grantMSK(role awsiam.Role, clusterArn, topic, group string, iamAuth bool) {
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"),
 		Resources: jsii.Strings(clusterArn),
 	}))
@@ -406,31 +470,30 @@ func (c *KafkaConsumer) grantMSK(clusterArn, topic, group string, iamAuth bool) 
 				awscdk.Fn_Select(jsii.Number(2), path), jsii.String("/" + name),
 			})
 		}
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"),
 			Resources: jsii.Strings(clusterArn),
 		}))
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"),
 			Resources: jsii.Strings(arn("topic", topic)),
 		}))
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("kafka-cluster:DescribeGroup", "kafka-cluster:AlterGroup"),
 			Resources: jsii.Strings(arn("group", group)),
 		}))
 	}
-	c.grantVPC()
 }
 
 // grantVPC lets Lambda's poller reach a cluster inside a VPC through
 // network interfaces it makes in the cluster's subnets.
-func (c *KafkaConsumer) grantVPC() {
-	c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+func grantVPC(role awsiam.Role) {
+	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
 			"ec2:DeleteNetworkInterface", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"),
 		Resources: jsii.Strings("*"),
 	}))
-	suppress(c.Role, "AwsSolutions-IAM5",
+	suppress(role, "AwsSolutions-IAM5",
 		"Lambda's Kafka poller creates and describes network interfaces in the cluster's VPC; these EC2 actions take no resource-level scope that is known before the interfaces exist.",
 		"Resource::*")
 }

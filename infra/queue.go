@@ -1,6 +1,8 @@
 package infra
 
 import (
+	"strings"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -68,11 +70,18 @@ func newSafeQueue(scope constructs.Construct, id string, props *awssqs.QueueProp
 }
 
 // suppress records a cdk-nag finding that does not apply, with the reason.
+// appliesTo names the findings: literal strings, or a regular expression
+// ("/^Resource::.../g") where the finding holds a token CloudFormation
+// resolves at deploy.
 func suppress(c constructs.IConstruct, rule, reason string, appliesTo ...string) {
 	s := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
 	if len(appliesTo) > 0 {
 		var at []interface{}
 		for _, a := range appliesTo {
+			if strings.HasPrefix(a, "/") {
+				at = append(at, &cdknag.RegexAppliesTo{Regex: jsii.String(a)})
+				continue
+			}
 			at = append(at, a)
 		}
 		s.AppliesTo = &at

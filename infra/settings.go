@@ -124,8 +124,10 @@ func (s mappingSettings) validate() []string {
 		if s.stream() {
 			in("ParallelizationFactor", s.parallelization, 1, 10)
 		}
+		// AT_TIMESTAMP: Kinesis, Amazon MSK and self-managed Kafka
+		// (CreateEventSourceMapping's StartingPosition); not DynamoDB Streams.
 		valid := []string{"TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"}
-		if s.source != sourceKinesis {
+		if s.source == sourceDynamoDB {
 			valid = valid[:2]
 		}
 		switch {

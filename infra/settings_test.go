@@ -49,7 +49,10 @@ func TestValidate(t *testing.T) {
 		{"at timestamp kinesis", with(stream, func(s *mappingSettings) { s.startingPosition = "AT_TIMESTAMP"; s.timestamp = true }), ""},
 		{"at timestamp dynamodb", with(stream, func(s *mappingSettings) { s.source = sourceDynamoDB; s.startingPosition = "AT_TIMESTAMP" }),
 			`StartingPosition "AT_TIMESTAMP" is not valid for dynamodb`},
-		{"at timestamp kafka", with(kafka, func(s *mappingSettings) { s.startingPosition = "AT_TIMESTAMP" }), `StartingPosition "AT_TIMESTAMP" is not valid for kafka`},
+		// Lambda starts MSK and self-managed Kafka mappings at a timestamp too.
+		{"at timestamp kafka", with(kafka, func(s *mappingSettings) { s.startingPosition = "AT_TIMESTAMP"; s.timestamp = true }), ""},
+		{"at timestamp kafka without one", with(kafka, func(s *mappingSettings) { s.startingPosition = "AT_TIMESTAMP" }),
+			"StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP"},
 		{"kafka on-demand ignores retries", with(kafka, func(s *mappingSettings) { s.onDemand = true; s.maxAge = 5 }), ""},
 		{"fifo window 1", with(fifo, func(s *mappingSettings) { s.window = 1 }), "no batching window for FIFO"},
 		{"fifo window 0", with(fifo, func(s *mappingSettings) { s.window = 0 }), ""},

@@ -76,6 +76,9 @@ type QueueConsumerProps struct {
 	// receive count is its attempts.
 	AttemptsTable *AttemptsTable
 	Alarms        *AlarmOptions
+	// Dashboard false leaves out the consumer's CloudWatch dashboard and its
+	// lines on the stack's: default true.
+	Dashboard *bool
 }
 
 // QueueConsumer deploys a function consuming an SQS queue, standard or
@@ -153,6 +156,7 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 	s, sp := queueSettings(props, functionTimeout(&props.Function))
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	invalid(path, append(problems, sp...))
+	c.source = s.source
 
 	fifo := s.source == sourceSQSFIFO
 	if props.Queue != nil {
@@ -190,11 +194,12 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 	a.backlogAge(c.Queue)
 	c.Queue.GrantConsumeMessages(c.Role)
 
+	metrics := boolOr(props.MappingMetrics, true)
 	mp := &awslambda.CfnEventSourceMappingProps{
 		EventSourceArn:        c.Queue.QueueArn(),
 		BatchSize:             jsii.Number(s.batchSize),
 		FunctionResponseTypes: responseTypes(s.report),
-		MetricsConfig:         metricsConfig(boolOr(props.MappingMetrics, true)),
+		MetricsConfig:         metricsConfig(metrics, s.source),
 	}
 	if !fifo {
 		mp.MaximumBatchingWindowInSeconds = jsii.Number(s.window)
@@ -207,6 +212,11 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 			MinimumPollers: props.MinimumPollers, MaximumPollers: props.MaximumPollers}
 	}
 	c.mapping(mp)
+	var redrive awssqs.IQueue
+	if c.Redrive != nil {
+		redrive = c.Redrive
+	}
+	c.dashboard(props.Dashboard, board{mappingMetrics: metrics, redrive: redrive})
 	return c
 }
 

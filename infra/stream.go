@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesis"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -56,6 +57,17 @@ type StreamConsumerProps struct {
 	// OnFailure receives Lambda's on-failure records: default a queue of
 	// its own.
 	OnFailure awssqs.IQueue
+	// OnFailureBucket sends them to an S3 bucket of yours instead, where
+	// Lambda writes each failed batch whole (its event as "payload"), so
+	// `sluice fetch-failed --from-bucket` recovers the records even past
+	// the stream's retention. The role may put objects under aws/lambda/
+	// and list the bucket (and use its KMS key to write).
+	OnFailureBucket awss3.IBucket
+	// OnFailureToS3 true makes that bucket: SSE-S3, TLS only, public access
+	// blocked, ACLs off, kept when the stack is deleted, objects expiring
+	// after OnFailureRetention (14 days; whole days). Default false.
+	OnFailureToS3      *bool
+	OnFailureRetention awscdk.Duration
 	// IdempotencyTable turns idempotency on: default off.
 	IdempotencyTable *IdempotencyTable
 	// IdempotencyKey names the business key the function registered with
@@ -65,15 +77,25 @@ type StreamConsumerProps struct {
 	// AttemptsTable counts attempts: default a table of its own.
 	AttemptsTable *AttemptsTable
 	Alarms        *AlarmOptions
+	// Dashboard false leaves out the consumer's CloudWatch dashboard and its
+	// lines on the stack's: default true.
+	Dashboard *bool
+	// ShadowReplay adds a replay of the stream through Lambda into a shadow
+	// copy of the function: default none.
+	ShadowReplay *ShadowReplay
 }
 
 // StreamConsumer deploys a function consuming a Kinesis stream or a
 // DynamoDB table's stream.
 type StreamConsumer struct {
 	Consumer
-	// OnFailure is the mapping's on-failure destination.
-	OnFailure     awssqs.IQueue
-	AttemptsTable *AttemptsTable
+	// OnFailure is the mapping's on-failure queue, or nil when it sends
+	// its on-failure records to OnFailureBucket.
+	OnFailure       awssqs.IQueue
+	OnFailureBucket awss3.IBucket
+	AttemptsTable   *AttemptsTable
+	// Shadow is what ShadowReplay deployed, or nil.
+	Shadow *ShadowConsumer
 }
 
 // recordAge reads MaxRecordAge and NoRecordAgeLimit.
@@ -140,8 +162,11 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 	}
 	problems = append(problems, functionProblems(&props.Function)...)
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
+	problems = append(problems, shadowProblems(props.ShadowReplay, source, false)...)
+	of := onFailureProblems(props.OnFailure, props.OnFailureBucket, props.OnFailureToS3, props.OnFailureRetention, &problems)
 	s, sp := streamSettings(props, source, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
+	c.source = source
 
 	c.AttemptsTable = props.AttemptsTable
 	if c.AttemptsTable == nil {
@@ -149,46 +174,55 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
 		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey})
-	c.OnFailure = c.onFailureQueue(props.OnFailure, a)
+	dest := c.onFailure(of, a)
+	c.OnFailure, c.OnFailureBucket = dest.queue, dest.bucket
 	a.iteratorAge(c.Function)
 
-	var arn *string
-	if source == sourceKinesis {
-		arn = props.Stream.StreamArn()
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings("kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
-				"kinesis:GetShardIterator", "kinesis:ListShards"),
-			Resources: jsii.Strings(*arn),
-		}))
-		if props.StreamConsumerArn != nil {
-			arn = props.StreamConsumerArn
-			c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions:   jsii.Strings("kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer"),
-				Resources: jsii.Strings(*arn),
+	// grant lets a role read the stream as Lambda's poller does.
+	var streamArn *string
+	grant := func(role awsiam.Role) {
+		if source == sourceKinesis {
+			role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+					"kinesis:GetShardIterator", "kinesis:ListShards"),
+				Resources: jsii.Strings(*streamArn),
 			}))
+			if k := props.Stream.EncryptionKey(); k != nil {
+				k.GrantDecrypt(role)
+			}
+			return
 		}
-		if k := props.Stream.EncryptionKey(); k != nil {
-			k.GrantDecrypt(c.Role)
-		}
-	} else {
-		arn = props.Table.TableStreamArn()
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
-			Resources: jsii.Strings(*arn),
+			Resources: jsii.Strings(*streamArn),
 		}))
-		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("dynamodb:ListStreams"),
 			Resources: jsii.Strings("*"),
 		}))
-		suppress(c.Role, "AwsSolutions-IAM5",
+		suppress(role, "AwsSolutions-IAM5",
 			"dynamodb:ListStreams, which Lambda calls to poll a table's stream, has no resource-level permissions: it takes only \"*\".",
 			"Resource::*")
 		if k := props.Table.EncryptionKey(); k != nil {
-			k.GrantDecrypt(c.Role)
+			k.GrantDecrypt(role)
 		}
 	}
+	if source == sourceKinesis {
+		streamArn = props.Stream.StreamArn()
+	} else {
+		streamArn = props.Table.TableStreamArn()
+	}
+	grant(c.Role)
+	arn := streamArn
+	if props.StreamConsumerArn != nil {
+		arn = props.StreamConsumerArn
+		c.Role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer"),
+			Resources: jsii.Strings(*arn),
+		}))
+	}
 	metrics := boolOr(props.MappingMetrics, true)
-	c.mapping(&awslambda.CfnEventSourceMappingProps{
+	mp := awslambda.CfnEventSourceMappingProps{
 		EventSourceArn:                 arn,
 		StartingPosition:               jsii.String(s.startingPosition),
 		StartingPositionTimestamp:      props.StartingPositionTimestamp,
@@ -200,12 +234,21 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		MaximumRecordAgeInSeconds:      jsii.Number(s.maxAge),
 		FunctionResponseTypes:          responseTypes(s.report),
 		DestinationConfig: &awslambda.CfnEventSourceMapping_DestinationConfigProperty{
-			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: c.OnFailure.QueueArn()},
+			OnFailure: &awslambda.CfnEventSourceMapping_OnFailureProperty{Destination: dest.arn()},
 		},
-		MetricsConfig: metricsConfig(metrics),
-	})
+		MetricsConfig: metricsConfig(metrics, source),
+	}
+	prod := mp
+	c.mapping(&prod)
 	if metrics {
 		a.mappingMetrics(c.Mapping)
 	}
+	if props.ShadowReplay != nil {
+		// The replay reads the stream itself: an enhanced fan-out consumer
+		// serves one subscription per shard, production's.
+		mp.EventSourceArn = streamArn
+		c.Shadow = c.shadow(props.ShadowReplay, mp, c.AttemptsTable, grant)
+	}
+	c.dashboard(props.Dashboard, board{mappingMetrics: metrics, onFailure: dest, shadow: c.Shadow})
 	return c
 }

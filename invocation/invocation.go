@@ -33,6 +33,13 @@ type Invocation struct {
 	// N is the invocation's number in the run (1, 2, ...), for log prefixes;
 	// 0 when there is none.
 	N int
+	// Environment, when positive, asks an invoker that runs several
+	// execution environments at once (each its own process, with its own
+	// init, as Lambda runs a function under concurrency) to run the
+	// invocation in that one (1, 2, ...); the local runner numbers them so
+	// that a run repeats. 0 lets the invoker choose an idle one. Invokers
+	// of one environment ignore it.
+	Environment int
 	// Kill, when set, asks the invoker to end this invocation as a crash or
 	// a timeout ends one on Lambda: by killing the function's process
 	// inside it. The local runner sets it (localtest.Faults.CrashRate,
@@ -113,6 +120,11 @@ type Response struct {
 	// when the invoker sees them.
 	Logs     []string
 	Duration time.Duration
+	// Environment and PID are, when the invoker tells, the execution
+	// environment the invocation ran in (see Invocation.Environment) and
+	// the process id of the function there; 0 when unknown.
+	Environment int
+	PID         int
 	// Killed is set when the invoker killed the process as Invocation.Kill
 	// asked: where the kill landed and when, after the hand-over. It is
 	// nil when the process ended otherwise first (it exited by itself, or

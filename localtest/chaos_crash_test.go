@@ -84,7 +84,7 @@ func chaosCrashIdempotency(t *testing.T, n int) {
 	}
 	tt := rep.Totals
 	t.Logf("%d messages in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
-	checkKills(t, rep, effects)
+	checkKills(t, rep, effects, 1) // one batch at a time: one execution environment
 	// A claim a killed process left in progress makes its record fail
 	// until the claim's lease ends: counted, not hidden.
 	t.Logf("records failed on a claim left in progress: %d", stalls.count())

@@ -96,7 +96,7 @@ func TestChaos(t *testing.T) {
 	}
 	tt := rep.Totals
 	t.Logf("%d records in %v: %+v", n, time.Since(start).Round(time.Millisecond), tt)
-	checkKills(t, rep, effects)
+	checkKills(t, rep, effects, 8) // 4 shards, ParallelizationFactor 2: 8 execution environments
 	for _, inv := range rep.Invariants {
 		if inv.Status != localtest.StatusHeld {
 			t.Errorf("invariant %s %s: %s %v", inv.Name, inv.Status, inv.Reason, inv.Violations)
@@ -119,11 +119,14 @@ func TestChaos(t *testing.T) {
 // killed invocation left behind counted, and each kill followed by a new
 // process (effects from more than one process, and from no more than the
 // kills allow).
-func checkKills(t *testing.T, rep *localtest.Report, effects string) {
+func checkKills(t *testing.T, rep *localtest.Report, effects string, envs int) {
 	t.Helper()
 	points := map[invocation.KillPoint]int{}
 	timeouts, left := 0, 0
 	for _, k := range rep.Kills {
+		if k.Env < 1 || k.Env > envs || k.PID == 0 {
+			t.Fatalf("kill %+v: want the environment (1-%d) and the process it killed", k, envs)
+		}
 		if k.Timeout {
 			timeouts++
 		} else {
@@ -160,9 +163,10 @@ func checkKills(t *testing.T, rep *localtest.Report, effects string) {
 	}
 	t.Logf("%d effects from %d processes", len(all), len(pids))
 	// A process ends only when it is killed: by an injected kill, or at a
-	// real timeout (counted in Timeouts with the injected ones).
-	if ends := rep.Totals.Crashes + rep.Totals.Timeouts; len(pids) < 2 || len(pids) > ends+1 {
-		t.Fatalf("effects from %d processes after %d kills: want a new process after each kill, and no other", len(pids), ends)
+	// real timeout (counted in Timeouts with the injected ones); each of
+	// the envs execution environments starts one first.
+	if ends := rep.Totals.Crashes + rep.Totals.Timeouts; len(pids) < 2 || len(pids) > ends+envs {
+		t.Fatalf("effects from %d processes after %d kills in %d environments: want a new process after each kill, and no other", len(pids), ends, envs)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+
 	"github.com/sluicehq/sluice/events"
 )
 
@@ -20,6 +22,9 @@ import (
 type inFlight struct {
 	t    *testing.T
 	want int
+	// parse names the records of an event by payload id and their
+	// ordering key (group); default: an SQS event's message groups.
+	parse func(t *testing.T, p []byte) (pids, groups []string)
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -38,8 +43,13 @@ func newInFlight(t *testing.T, want int) *inFlight {
 }
 
 func (f *inFlight) Invoke(ctx context.Context, p []byte) ([]byte, error) {
-	_, pids, _ := sqsIDs(f.t, p)
-	groups := sqsGroups(f.t, p)
+	var pids, groups []string
+	if f.parse != nil {
+		pids, groups = f.parse(f.t, p)
+	} else {
+		_, pids, _ = sqsIDs(f.t, p)
+		groups = sqsGroups(f.t, p)
+	}
 	f.mu.Lock()
 	f.now++
 	f.max = max(f.max, f.now)
@@ -157,4 +167,81 @@ func TestSQSFIFOMaximumConcurrencyKeepsGroups(t *testing.T) {
 	if rep.Totals.Processed != 12 || !heldWithoutEffects(rep) {
 		t.Fatalf("totals %+v", rep.Totals)
 	}
+}
+
+// kinesisKeys names a Kinesis event's records by payload id and partition
+// key.
+func kinesisKeys(t *testing.T, p []byte) (pids, keys []string) {
+	var ev lambdaevents.KinesisEvent
+	if err := json.Unmarshal(p, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ev.Records {
+		pids = append(pids, payloadID(r.Kinesis.Data))
+		keys = append(keys, r.Kinesis.PartitionKey)
+	}
+	return pids, keys
+}
+
+// A stream's lanes run at once: one batch per shard, or ParallelizationFactor
+// batches per shard, in flight together, as Lambda runs them; no partition
+// key is in two batches at once, and each key's records run in order.
+func TestStreamLanesRunAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		shards, pf    int
+		inFlightLanes int
+	}{
+		{"three shards", 3, 1, 3},
+		{"ParallelizationFactor 4", 1, 4, 4},
+		{"two shards, ParallelizationFactor 2", 2, 2, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Keys spread so that every lane has records.
+			var keys []string
+			lanes := map[[2]int]bool{}
+			for i := 0; len(lanes) < tc.inFlightLanes; i++ {
+				if i == 10000 {
+					t.Fatalf("10,000 keys fill only %d of %d lanes", len(lanes), tc.inFlightLanes)
+				}
+				k := fmt.Sprint("key-", i)
+				lane := [2]int{kinesisShard(k, tc.shards), subLane(k, tc.pf)}
+				if !lanes[lane] {
+					lanes[lane] = true
+					keys = append(keys, k)
+				}
+			}
+			f := newInFlight(t, tc.inFlightLanes)
+			f.parse = kinesisKeys
+			m := kinesisMapping(5, func(m *Mapping) { m.Shards = ptr(tc.shards); m.ParallelizationFactor = ptr(tc.pf) })
+			n := 20 * len(keys)
+			rep, tr := run(t, Options{Mapping: m, Records: kinesisRecords(n, func(i int) string { return keys[i%len(keys)] }), Invoker: InProcess(f)})
+			if f.max != tc.inFlightLanes {
+				t.Fatalf("at most %d invocations were in flight at once, want %d (one per lane)", f.max, tc.inFlightLanes)
+			}
+			if len(f.overlap) > 0 {
+				t.Fatalf("partition keys in two invocations at once: %v", f.overlap)
+			}
+			for k, order := range f.order {
+				if !slices.IsSortedFunc(order, func(a, b string) int { return cmpNumbers(a, b) }) {
+					t.Fatalf("key %s ran %v: out of order", k, order)
+				}
+			}
+			if rep.Totals.Processed != n || !heldWithoutEffects(rep) {
+				t.Fatalf("totals %+v, invariants %+v", rep.Totals, rep.Invariants)
+			}
+			for i, e := range tr.entries {
+				if e.N != i+1 {
+					t.Fatalf("trace entry %d has n %d: answers are applied in the order the invocations were made", i, e.N)
+				}
+			}
+		})
+	}
+}
+
+func cmpNumbers(a, b string) int {
+	var x, y int
+	fmt.Sscan(a, &x)
+	fmt.Sscan(b, &y)
+	return x - y
 }

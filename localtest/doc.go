@@ -18,9 +18,11 @@
 // (docs/architecture.md, "Words for how things end", has them all, with
 // package batch's and package invocation's).
 //
-//   - A record has a fate (Fates: FateProcessed, FateQuarantined,
-//     FateDeadLettered, FateOnFailure, FateFiltered, FateLeft): what became
-//     of it by the end of the run. Report.Fates, RecordFate.Fate,
+//   - A record has a fate (Fates: FateProcessed, FateSkipped,
+//     FateQuarantined, FateDeadLettered, FateOnFailure, FateFiltered,
+//     FateLeft): what became of it by the end of the run. A user record of
+//     a KPL aggregate is a record of the run, named
+//     "<sequenceNumber>:<subSequenceNumber>", with a fate of its own. Report.Fates, RecordFate.Fate,
 //     InputRecord.Expect and Options.Allow speak of fates, and the fate
 //     check passes when every record ended with one it was allowed.
 //   - An invocation has a result (ResultSuccess, ResultPartial,

@@ -21,10 +21,9 @@ import (
 
 // The emulated sources hold the input records in memory and assign ids,
 // sequence numbers, offsets and arrival times as the real services would.
-// Arrival times start one hour before the run (a backlog) and are 1 ms
-// apart, in input order.
-
-const backlog = time.Hour
+// The first record arrives as the run starts and the others 1 ms apart, in
+// input order: a record is never older than the run, so
+// MaximumRecordAgeInSeconds counts only the time the run spends on it.
 
 // kinesisShard maps a partition key to one of n shards as Kinesis does: the
 // MD5 of the key as a 128-bit number, in n equal hash-key ranges.
@@ -66,7 +65,7 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 	}
 	refs := make([]inputRef, len(in))
 	for i, r := range in {
-		pk, payload, err := kinesisData(r)
+		pk, payload, users, err := kinesisData(r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %v; a Kinesis record is %s", where(i, r), err, recordShapes[sevents.SourceKinesis])
 		}
@@ -86,6 +85,14 @@ func newMemKinesis(m *Mapping, s settings, in []InputRecord, start time.Time) (*
 		seq := rec.Kinesis.SequenceNumber
 		ms.recs[shardID(sh)] = append(ms.recs[shardID(sh)], invocation.StreamRecord{SequenceNumber: seq, PartitionKey: pk, Arrival: at, Event: raw})
 		refs[i] = newRef(i, r, seq, pk, payload)
+		refs[i].lane = laneName(shardID(sh), pk, s.parallelization)
+		if users != nil {
+			expects := make([]string, len(r.Aggregate))
+			for j, u := range r.Aggregate {
+				expects[j] = u.Expect
+			}
+			refs[i].users = userRefs(refs[i], users, expects)
+		}
 	}
 	return ms, refs, nil
 }
@@ -305,19 +312,46 @@ func kafkaID(partition string, offset int64) string {
 }
 
 // inputRef ties a record to its id in the source (item identifier; for
-// Kafka "<topic>-<partition>@<offset>"), its ordering key, the id its
-// payload carries, where it came from, and its payload (for matching
-// effects by a payload field).
+// Kafka "<topic>-<partition>@<offset>"; for a KPL user record
+// "<sequenceNumber>:<subSequenceNumber>"), its ordering key, where it came
+// from, its payload (for matching effects by a payload field, and the id
+// it carries, read when the record is named unless payloadID is set), and
+// its expectation.
 type inputRef struct {
 	id, key, payloadID string
 	line               int    // records-file line, or 0
 	input              int    // 1-based position among Options.Records, or 0 (a real source)
 	payload            []byte // the record's payload: data, body, value, or the DynamoDB image
+	expect             string // its InputRecord.Expect (a user record's own, else its line's), "" for the default
+	items              int    // the items effects may name one by one (payloadItems)
+	// A KPL user record: its sub-sequence number. A KPL aggregate (as the
+	// engine sees it): its user records, the records of the run it
+	// stands for (runRecords).
+	user  bool
+	sub   int
+	users []inputRef
+	// lane is the shard (and, with ParallelizationFactor > 1, the shard's
+	// lane) a Kinesis record was read from: Lambda keeps order within it
+	// only, so a KPL user record's ordering key is its own partition key
+	// in its aggregate's lane (userRefs). "" when unknown.
+	lane string
 }
 
 // name is how reports name the record (see RecordFate.Name).
-func (r inputRef) name() string {
-	return RecordFate{ID: r.id, PayloadID: r.payloadID, Line: r.line, Input: r.input}.Name()
+func (r inputRef) name() string { return r.fate("").Name() }
+
+// fate is the RecordFate of the record.
+func (r inputRef) fate(f string) RecordFate {
+	pid := r.payloadID
+	if pid == "" {
+		pid = payloadID(r.payload) // read when a record is named, not for every record
+	}
+	rf := RecordFate{ID: r.id, Line: r.line, Input: r.input, PayloadID: pid, Key: r.key, Fate: f}
+	if r.user {
+		sub := r.sub
+		rf.SubSequenceNumber = &sub
+	}
+	return rf
 }
 
 // where names input record i for an error message.
@@ -330,7 +364,8 @@ func where(i int, r InputRecord) string {
 
 // newRef is the inputRef of input record i.
 func newRef(i int, r InputRecord, id, key string, payload []byte) inputRef {
-	return inputRef{id: id, key: key, payloadID: payloadID(payload), line: r.Line, input: i + 1, payload: payload}
+	return inputRef{id: id, key: key, line: r.Line, input: i + 1, payload: payload, expect: r.Expect,
+		items: payloadItems(payload)}
 }
 
 func or(s, def string) string {

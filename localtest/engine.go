@@ -15,7 +15,6 @@ import (
 
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/invocation"
-	"github.com/sluicehq/sluice/localtest/internal/checks"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/internal/killplan"
 	"github.com/sluicehq/sluice/localtest/onfailure"
@@ -127,6 +126,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer html.abandon()
+	r.readCompletedBefore(ctx)
 	switch {
 	case r.stream != nil:
 		err = r.runLanes(ctx, r.streamLanes)
@@ -177,6 +177,11 @@ type runner struct {
 	// row), and whether any init succeeded.
 	called, answered, initFailed, initFailedInRow int
 	initOK                                        bool
+	// completedBefore are the keys the function's idempotency store held
+	// completed before the first invocation (Options.Idempotency), or why
+	// they could not be read.
+	completedBefore    map[string]bool
+	completedBeforeErr error
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 	// recent are the durations and payload sizes of the last invocations
@@ -223,7 +228,12 @@ type KilledInvocation struct {
 	// effects name their invocation (Effect.Request); -1 when unknown.
 	Effects int `json:"effects"`
 	// What says it in words.
-	What  string        `json:"what"`
+	What string `json:"what"`
+	// Env and PID are the execution environment whose process was killed
+	// and that process's id (0 when the invoker does not tell): only that
+	// environment starts a new process; the others run on.
+	Env   int           `json:"env,omitempty"`
+	PID   int           `json:"pid,omitempty"`
 	after time.Duration // AfterMs, unrounded
 }
 
@@ -263,7 +273,7 @@ func (r *runner) setSource() error {
 			return fmt.Errorf("localtest: %s: %w", where(i, rec), err)
 		}
 	}
-	start := r.clock.Now().Add(-backlog)
+	start := r.clock.Now() // the first record arrives as the run starts
 	var err error
 	switch s.source {
 	case sevents.SourceKinesis:
@@ -320,11 +330,14 @@ func (f *fileDestination) Send(_ context.Context, rec sevents.OnFailureRecord) e
 }
 
 // invoke makes one invocation with the injected faults, and counts it.
-func (r *runner) invoke(ctx context.Context, payload []byte) (invocation.Response, string, error) {
+// env is the execution environment to run it in (see
+// invocation.Invocation.Environment; 0: any).
+func (r *runner) invoke(ctx context.Context, payload []byte, env int) (invocation.Response, string, error) {
 	c, err := r.beginInvoke(payload)
 	if err != nil {
 		return invocation.Response{}, "", err
 	}
+	c.inv.Environment = env
 	r.doInvoke(ctx, c)
 	return r.endInvoke(c)
 }
@@ -371,7 +384,8 @@ func (r *runner) beginInvoke(payload []byte) (*pendingInvoke, error) {
 }
 
 // doInvoke calls the function. It touches no runner state but the invoker
-// and the clock, so several may run at once (SQS MaximumConcurrency).
+// and the clock, so several may run at once (SQS MaximumConcurrency,
+// stream lanes).
 func (r *runner) doInvoke(ctx context.Context, c *pendingInvoke) {
 	if c.injected {
 		return
@@ -407,7 +421,8 @@ func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error
 			r.report.Totals.Crashes++
 		}
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
-			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1)})
+			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1),
+			Env: resp.Environment, PID: resp.PID})
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
 		p := killplan.Pace{D: resp.Duration, Bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {
@@ -496,6 +511,9 @@ func (r *runner) trace(e TraceEntry, resp invocation.Response) {
 	if e.Reported == nil {
 		e.Reported = []string{}
 	}
+	if e.Env == 0 {
+		e.Env, e.PID = resp.Environment, resp.PID
+	}
 	if resp.Failed() {
 		e.ErrorType, e.ErrorMessage = errorFields(resp)
 	}
@@ -533,7 +551,9 @@ func resultOf(resp invocation.Response) string {
 }
 
 func (r *runner) resolve(id, fate string) {
-	r.see(inputRef{id: id})
+	if r.refs == nil { // a real source's records are known as they come
+		r.see(inputRef{id: id})
+	}
 	r.fates[id] = fate
 }
 
@@ -592,32 +612,6 @@ func (r *runner) finish(ctx context.Context) error {
 			r.resolve(ref.id, FateLeft)
 		}
 	}
-	unknown := r.readQuarantine(ctx)
-	t := &r.report.Totals
-	t.Records = len(r.fates)
-	for _, f := range r.fates {
-		switch f {
-		case FateProcessed:
-			t.Processed++
-		case FateQuarantined:
-			t.Quarantined++
-		case FateOnFailure:
-			t.OnFailure++
-		case FateDeadLettered:
-			t.DeadLettered++
-		case FateLeft:
-			t.Left++
-		case FateFiltered:
-			t.Filtered++
-		}
-	}
-	r.report.Fates = r.fates
-	for _, ref := range r.records() {
-		if f := r.fates[ref.id]; f != FateProcessed && f != FateFiltered {
-			r.report.Unprocessed = append(r.report.Unprocessed, RecordFate{ID: ref.id, Line: ref.line, Input: ref.input,
-				PayloadID: ref.payloadID, Key: ref.key, Fate: f})
-		}
-	}
 	if r.report.Failure == nil && r.called > 0 {
 		switch {
 		case r.initFailed == r.called:
@@ -628,24 +622,7 @@ func (r *runner) finish(ctx context.Context) error {
 				Reason: fmt.Sprintf("the function never answered: each of its %d invocations timed out or crashed before it answered", r.called)}
 		}
 	}
-	in := effectsInput{records: r.records(), Input: checks.Input{Fates: r.fates, Have: r.opts.Effects != nil,
-		Field: r.opts.EffectsKey, Unordered: r.s.source == sevents.SourceSQS, Once: r.opts.ExactlyOnce, Unknown: unknown,
-		Killed: map[string]bool{}, KillRepeatsOK: r.opts.AllowKillRepeats}}
-	for _, k := range r.report.Kills {
-		// At the hand-over no record ran; before answering every record had
-		// completed: only a kill mid-batch can cut a record's run short.
-		if k.Point == invocation.KillMidBatch {
-			in.Killed[k.RequestID] = true
-		}
-	}
-	if in.Have {
-		in.effects, in.Err = r.opts.Effects()
-		if in.Err == nil {
-			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
-		}
-	}
-	r.report.Invariants = checkInvariants(in)
-	r.checkFates(unknown)
+	r.checkRun(ctx)
 	// Records that were never tried are not lost, but they were not tested
 	// either: a run that failed or stopped early holds nothing.
 	why := ""

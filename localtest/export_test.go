@@ -7,6 +7,7 @@ var (
 	KinesisMapping = kinesisMapping
 	KinesisRecords = kinesisRecords
 	OneKey         = oneKey
+	SubLane        = subLane
 
 	MD5OfMessageAttributes = md5OfMessageAttributes
 )

@@ -19,7 +19,7 @@ const InvariantFates = "fate-as-expected"
 
 // Fates lists every fate, in the order the summary counts them.
 func Fates() []string {
-	return []string{FateProcessed, FateQuarantined, FateDeadLettered, FateOnFailure, FateFiltered, FateLeft}
+	return []string{FateProcessed, FateSkipped, FateQuarantined, FateDeadLettered, FateOnFailure, FateFiltered, FateLeft}
 }
 
 // ParseFates reads a comma-separated list of fate names (--allow), as
@@ -55,11 +55,17 @@ func checkExpectations(opts Options) error {
 		}
 	}
 	for i, rec := range opts.Records {
-		if rec.Expect == "" {
-			continue
+		if rec.Expect != "" {
+			if err := checkFateName(rec.Expect); err != nil {
+				return fmt.Errorf("localtest: %s: expect: %w", where(i, rec), err)
+			}
 		}
-		if err := checkFateName(rec.Expect); err != nil {
-			return fmt.Errorf("localtest: %s: expect: %w", where(i, rec), err)
+		for j, u := range rec.Aggregate {
+			if u.Expect != "" {
+				if err := checkFateName(u.Expect); err != nil {
+					return fmt.Errorf("localtest: %s: user record %d of the aggregate: expect: %w", where(i, rec), j, err)
+				}
+			}
 		}
 	}
 	return nil
@@ -84,9 +90,9 @@ func checkFates(in fatesInput) (InvariantResult, []RecordFate) {
 		Fates: in.fates, Allow: in.allow, Unknown: in.unknown})
 	var out []RecordFate
 	for _, u := range unexpected {
-		rec := in.records[u.Index]
-		out = append(out, RecordFate{ID: rec.id, Line: rec.line, Input: rec.input, PayloadID: rec.payloadID,
-			Key: rec.key, Fate: u.Fate, Expected: u.Expected})
+		rf := in.records[u.Index].fate(u.Fate)
+		rf.Expected = u.Expected
+		out = append(out, rf)
 	}
 	return InvariantResult(res), out
 }
@@ -97,8 +103,10 @@ func checkFates(in fatesInput) (InvariantResult, []RecordFate) {
 // processed: both are reported handled to Lambda. An error makes the checks
 // that depend on it not evaluated, never guessed.
 type Quarantine interface {
-	// Quarantined returns the record ids (dlq.Envelope.RecordID: the
-	// record's batch item identifier) of the records parked during the run.
+	// Quarantined returns the record ids of the records parked during the
+	// run, as dlq.Envelope.RecordKey names them: the record's batch item
+	// identifier, and for a KPL user record ":" and its sub-sequence
+	// number (the user record alone was parked).
 	Quarantined(ctx context.Context) ([]string, error)
 }
 
@@ -129,13 +137,13 @@ func (q *FileQuarantine) Path() string { return q.path }
 // Quarantined reads the envelopes appended since the file was opened. A
 // line that is not an envelope is an error naming it.
 func (q *FileQuarantine) Quarantined(context.Context) ([]string, error) {
-	return dlqfile.RecordIDs(q.path, q.start)
+	return dlqfile.RecordKeys(q.path, q.start)
 }
 
 // readQuarantine turns the fate of the records the function quarantined
-// into FateQuarantined. It returns why Options.Quarantine could not be
-// read, or "".
-func (r *runner) readQuarantine(ctx context.Context) string {
+// into FateQuarantined, in fates (by record of the run). It returns why
+// Options.Quarantine could not be read, or "".
+func (r *runner) readQuarantine(ctx context.Context, fates map[string]string) string {
 	if r.opts.Quarantine == nil {
 		return ""
 	}
@@ -143,21 +151,19 @@ func (r *runner) readQuarantine(ctx context.Context) string {
 	if err != nil {
 		return fmt.Sprintf("the function's dead letters could not be read (%v): the records it quarantined cannot be told from those it processed", err)
 	}
-	checks.MarkQuarantined(r.fates, ids)
+	checks.MarkQuarantined(fates, ids)
 	return ""
 }
 
-// checkFates adds the check fate-as-expected and Report.Unexpected; unknown
-// is why quarantined records cannot be told from processed ones.
-func (r *runner) checkFates(unknown string) {
-	recs := r.records()
+// checkFates adds the check fate-as-expected and Report.Unexpected, for
+// the records of the run recs and their fates; unknown is why quarantined
+// records cannot be told from processed ones.
+func (r *runner) checkFates(recs []inputRef, fates map[string]string, unknown string) {
 	expect := make([]string, len(recs))
 	for i, ref := range recs {
-		if ref.input > 0 && ref.input <= len(r.opts.Records) {
-			expect[i] = r.opts.Records[ref.input-1].Expect
-		}
+		expect[i] = ref.expect
 	}
-	res, unexpected := checkFates(fatesInput{records: recs, expect: expect, fates: r.fates, allow: r.opts.Allow, unknown: unknown})
+	res, unexpected := checkFates(fatesInput{records: recs, expect: expect, fates: fates, allow: r.opts.Allow, unknown: unknown})
 	r.report.Unexpected = unexpected
 	r.report.Invariants = append(r.report.Invariants, res)
 }

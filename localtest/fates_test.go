@@ -106,7 +106,7 @@ func TestParseFates(t *testing.T) {
 		{in: "quarantined", want: []string{FateQuarantined}},
 		{in: "on-failure, dead-lettered,on-failure", want: []string{FateOnFailure, FateDeadLettered}},
 		{in: "left,filtered,processed", want: []string{FateLeft, FateFiltered, FateProcessed}},
-		{in: "dead-letter", err: `"dead-letter" is not a fate: want one of processed, quarantined, dead-lettered, on-failure, filtered, left`},
+		{in: "dead-letter", err: `"dead-letter" is not a fate: want one of processed, skipped, quarantined, dead-lettered, on-failure, filtered, left`},
 		{in: "", err: `"" is not a fate`},
 		{in: "processed,", err: `"" is not a fate`},
 	} {

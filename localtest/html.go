@@ -46,6 +46,12 @@ func (r *runner) startHTML() (*htmlOut, error) {
 	return h, nil
 }
 
+// htmlRecord is a record of the run as the page shows it.
+func htmlRecord(ref inputRef, lane string) htmlreport.Record {
+	f := ref.fate("") // its payload id, read now
+	return htmlreport.Record{ID: ref.id, Key: ref.key, PayloadID: f.PayloadID, Line: ref.line, Input: ref.input, Lane: lane}
+}
+
 // abandon removes the page of a run that ended in an error: no page is
 // better than one that looks like a run.
 func (h *htmlOut) abandon() {
@@ -81,18 +87,26 @@ func (h *htmlOut) write(r *runner) error {
 		}
 	}
 	for _, ref := range r.records() {
-		rec := htmlreport.Record{ID: ref.id, Key: ref.key, PayloadID: ref.payloadID, Line: ref.line, Input: ref.input}
+		lane := ""
 		switch r.s.source {
 		case sevents.SourceSQSFIFO:
-			rec.Lane = ref.key // the message group
+			lane = ref.key // the message group
 		case sevents.SourceSQS:
 		default:
-			rec.Lane = laneOf[ref.id]
-			if rec.Lane == "" {
-				rec.Lane = "(not read)" // a run that stopped before it read the record
+			if lane = laneOf[ref.id]; lane == "" {
+				lane = "(not read)" // a run that stopped before it read the record
 			}
 		}
-		in.Records = append(in.Records, rec)
+		if ref.users == nil {
+			in.Records = append(in.Records, htmlRecord(ref, lane))
+			continue
+		}
+		// A KPL aggregate: the records of the run are its user records.
+		for _, u := range ref.users {
+			rec := htmlRecord(u, lane)
+			rec.Of, rec.Sub = ref.id, u.sub
+			in.Records = append(in.Records, rec)
+		}
 	}
 	werr := htmlreport.Write(h.f, in)
 	if cerr := h.f.Close(); werr == nil {

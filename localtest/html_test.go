@@ -140,8 +140,14 @@ func checkPage(t *testing.T, p *browser.Page, rep *localtest.Report, trace []loc
 		if got := browser.Eval[int](t, p, `document.querySelectorAll('#timeline .tl .mk-of').length`); got != len(rep.OnFailureRecords) {
 			t.Errorf("the timeline marks %d on-failure records, the report has %d", got, len(rep.OnFailureRecords))
 		}
-		if got, n := browser.Eval[int](t, p, `document.querySelectorAll('#timeline .tl .mk-fate').length`), tot.Quarantined+tot.DeadLettered; got != n {
-			t.Errorf("the timeline marks %d records quarantined or dead-lettered, the report counts %d", got, n)
+		settled := 0 // records whose fate other than processed was settled in an invocation
+		for _, f := range rep.Fates {
+			if f != localtest.FateProcessed && f != localtest.FateFiltered && f != localtest.FateLeft && f != localtest.FateOnFailure {
+				settled++
+			}
+		}
+		if got := browser.Eval[int](t, p, `document.querySelectorAll('#timeline .tl .mk-fate').length`); got != settled {
+			t.Errorf("the timeline marks %d records quarantined, dead-lettered or skipped, the report has %d", got, settled)
 		}
 		// Each checkpoint's last move is to the report's checkpoint.
 		last := browser.Eval[map[string]string](t, p, `Object.fromEntries([...document.querySelectorAll('#timeline .lane')]
@@ -419,6 +425,62 @@ func TestHTMLReportKafka(t *testing.T) {
 	}
 	p := browser.Open(t, page, 1280, 900)
 	checkPage(t, p, rep, trace)
+}
+
+// TestHTMLReportKPL: a Kinesis record the KPL aggregated is its user
+// records; the trace, the checkpoints and on-failure records name the
+// Kinesis record, the page shows each user record with its path.
+func TestHTMLReportKPL(t *testing.T) {
+	h := handlers.MustKinesis(func(_ context.Context, r handlers.KinesisRecord[order]) error {
+		if r.Value.Poison {
+			return errors.New("poison")
+		}
+		return nil
+	}, handlers.WithLogger(slog.New(slog.DiscardHandler)), handlers.WithRetry(batch.RetryPolicy{}))
+	var recs []localtest.InputRecord
+	for i := range 12 {
+		if i%4 == 1 {
+			var users []localtest.UserRecord
+			for j := range 3 {
+				users = append(users, localtest.UserRecord{PartitionKey: fmt.Sprintf("u%d", j),
+					Data: json.RawMessage(fmt.Sprintf(`{"id":"a%d.%d","poison":%v}`, i, j, i == 5 && j == 1))})
+			}
+			recs = append(recs, localtest.InputRecord{Line: i + 1, Aggregate: users})
+			continue
+		}
+		recs = append(recs, localtest.InputRecord{Line: i + 1, PartitionKey: "k", Data: json.RawMessage(fmt.Sprintf(`{"id":"p%d"}`, i))})
+	}
+	m := &localtest.Mapping{EventSource: events.SourceKinesis, StartingPosition: "TRIM_HORIZON", BatchSize: ptr(4),
+		BisectBatchOnFunctionError: ptr(true), MaximumRetryAttempts: ptr(1), FunctionResponseTypes: []string{"ReportBatchItemFailures"}}
+	rep, trace, page := tracedRun(t, localtest.Options{Mapping: m, Records: recs, Invoker: localtest.InProcess(h),
+		Allow: []string{localtest.FateOnFailure}})
+	if rep.Totals.Aggregates != 3 || rep.Totals.Records != 9+9 || rep.Totals.OnFailure == 0 {
+		t.Fatalf("the run lacks aggregates or a given-up record: %+v", rep.Totals)
+	}
+	p := browser.Open(t, page, 1280, 900)
+	checkPage(t, p, rep, trace)
+	// A user record's path: the invocations that delivered its Kinesis record.
+	var user, of string
+	for id, f := range rep.Fates {
+		if f == localtest.FateOnFailure && strings.HasSuffix(id, ":1") {
+			user, of = id, strings.TrimSuffix(id, ":1")
+		}
+	}
+	p.Click(t, fmt.Sprintf(`#records tr[data-record=%q] a`, user))
+	p.Wait(t, fmt.Sprintf(`document.getElementById('panel').dataset.record === %q`, user))
+	var want []string
+	for _, e := range trace {
+		if slices.Contains(e.IDs, of) {
+			want = append(want, strconv.Itoa(e.N))
+		}
+	}
+	if got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#path tr[data-n]')].map(r => r.dataset.n)`); !slices.Equal(got, want) {
+		t.Errorf("user record %s: its path lists %v, the trace delivers its Kinesis record in %v", user, got, want)
+	}
+	if text := browser.Eval[string](t, p, `document.getElementById('panel').textContent`); !strings.Contains(text, "line 6:1 (id a5.1)") ||
+		!strings.Contains(text, "KPL user record of"+of) {
+		t.Errorf("the panel does not name the user record by its line and sub-sequence number: %s", text)
+	}
 }
 
 // TestHTMLReportLarge: a run too long for a bar per invocation is drawn

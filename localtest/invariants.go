@@ -54,16 +54,17 @@ func killWindow(effects []Effect, killed map[string]bool, ordered bool, key func
 // fate, and the effects the function recorded (in the order they
 // happened), as checks.Invariants does: no record lost, order per key
 // (not for SQS standard queues) and, with once, effect once.
-func checkInvariants(in effectsInput) []InvariantResult {
+// It also says how the claim of each skipped record checked out.
+func checkInvariants(in effectsInput) ([]InvariantResult, map[string]checks.Claimed) {
 	c := in.Input
 	c.Records, c.Name, c.Effects = checkRecords(in.records, c.Field), nameOf(in.records), checkEffects(in.effects)
 	c.WindowPerKey, c.WindowUnordered = killWindowPerKey, killWindowUnordered
-	res := checks.Invariants(c)
+	res, claimed := checks.Invariants(c)
 	out := make([]InvariantResult, len(res))
 	for i, r := range res {
 		out[i] = InvariantResult(r)
 	}
-	return out
+	return out, claimed
 }
 
 // checkRecords is the records as the checks read them; field, if set, is
@@ -71,7 +72,7 @@ func checkInvariants(in effectsInput) []InvariantResult {
 func checkRecords(refs []inputRef, field string) []checks.Record {
 	out := make([]checks.Record, len(refs))
 	for i, ref := range refs {
-		out[i] = checks.Record{ID: ref.id, Key: ref.key}
+		out[i] = checks.Record{ID: ref.id, Key: ref.key, Items: ref.items}
 		if field != "" {
 			out[i].Field, out[i].HasField = payloadField(ref.payload, field)
 		}

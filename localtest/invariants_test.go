@@ -99,7 +99,7 @@ func TestCheckInvariants(t *testing.T) {
 			if tt.recs != nil {
 				rs = tt.recs
 			}
-			res := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: tt.fates, Have: true, Err: tt.err,
+			res, _ := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: tt.fates, Have: true, Err: tt.err,
 				Field: tt.field, Unordered: tt.unordered, Unknown: tt.unknown}})
 			if tt.unordered && len(res) != 1 || !tt.unordered && len(res) != 2 {
 				t.Fatalf("%d invariants checked: %+v", len(res), res)
@@ -140,7 +140,7 @@ func TestCheckInvariantsWithoutEffects(t *testing.T) {
 		{"SQS standard", true, []string{InvariantNoLoss}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := checkInvariants(effectsInput{records: recs, Input: checks.Input{Fates: fates, Unordered: tt.unordered}})
+			res, _ := checkInvariants(effectsInput{records: recs, Input: checks.Input{Fates: fates, Unordered: tt.unordered}})
 			var names []string
 			for _, inv := range res {
 				names = append(names, inv.Name)
@@ -241,7 +241,7 @@ func TestCheckEffectOnce(t *testing.T) {
 				rs = []inputRef{{id: "s1", key: "a", line: 1, payload: []byte(`{"paymentId":"pay-005"}`)},
 					{id: "s2", key: "a", line: 2, payload: []byte(`{"paymentId":"pay-005"}`)}}
 			}
-			res := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: done, Have: tt.have, Err: tt.err, Once: true,
+			res, _ := checkInvariants(effectsInput{records: rs, effects: tt.effects, Input: checks.Input{Fates: done, Have: tt.have, Err: tt.err, Once: true,
 				Field: tt.field, Killed: tt.killed, KillRepeatsOK: tt.allow}})
 			var once *InvariantResult
 			for i := range res {
@@ -339,7 +339,7 @@ func TestKillWindow(t *testing.T) {
 		recs = append(recs, inputRef{id: id, key: "a", line: i})
 		done[id] = FateProcessed
 	}
-	res := checkInvariants(effectsInput{records: recs, effects: eff(last...),
+	res, _ := checkInvariants(effectsInput{records: recs, effects: eff(last...),
 		Input: checks.Input{Fates: done, Have: true, Once: true, KillRepeatsOK: true, Killed: map[string]bool{"r1": true}}})
 	for _, inv := range res {
 		if inv.Name == InvariantOnce && (inv.Status != StatusViolated || !strings.Contains(strings.Join(inv.Violations, ""), "record line 1 took effect 2 times")) {
@@ -353,6 +353,8 @@ func TestChecksSpellTheSameWords(t *testing.T) {
 	for _, p := range [][2]string{
 		{FateProcessed, checks.Processed}, {FateQuarantined, checks.Quarantined}, {FateOnFailure, checks.OnFailure},
 		{FateDeadLettered, checks.DeadLettered}, {FateFiltered, checks.Filtered}, {FateLeft, checks.Left},
+		{FateSkipped, checks.Skipped}, {SkipDuplicate, checks.ReasonDuplicate}, {SkipS3TestEvent, checks.ReasonS3TestEvent},
+		{SkipControlMessage, checks.ReasonControlMessage},
 		{StatusHeld, checks.Held}, {StatusViolated, checks.Violated}, {StatusNotEvaluated, checks.NotEvaluated},
 		{InvariantNoLoss, checks.NoLoss}, {InvariantOrder, checks.Order}, {InvariantOnce, checks.Once}, {InvariantFates, checks.Fates},
 	} {

@@ -21,6 +21,13 @@ type BytesHandler interface {
 // is a function error; a call that outlives its deadline is a timeout (its
 // goroutine is abandoned, as Lambda would freeze the sandbox).
 //
+// Run calls h from several goroutines at once when the mapping runs
+// several invocations at once (several shards, a ParallelizationFactor,
+// SQS MaximumConcurrency): where Lambda would run each in an execution
+// environment of its own, h shares one memory, so it must be safe for
+// concurrent use. A bootstrap (localtest/invoke.RuntimeAPI) gets one
+// process per environment.
+//
 // It is not a Killer: a goroutine cannot be stopped in the middle of an
 // effect, and the handler's memory would survive, so Run refuses crash
 // and timeout faults with it. Run the function as a bootstrap

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
@@ -37,6 +39,7 @@ type lane struct {
 	// from invoke to invoke within it.
 	window     time.Time
 	windowOpen bool
+	windowFrom int // the window's first record (an index into recs)
 	state      json.RawMessage
 	early      bool // the state outgrew maxWindowState: close the window early
 
@@ -100,12 +103,12 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 				}
 				k := 0
 				if pf > 1 {
-					k = kinesisShard(rec.PartitionKey, pf)
+					k = subLane(rec.PartitionKey, pf)
 				}
 				sub[k].recs = append(sub[k].recs, laneRec{id: rec.SequenceNumber, key: rec.PartitionKey, arrival: rec.Arrival, event: rec.Event})
 				r.shardOrder[shard] = append(r.shardOrder[shard], rec.SequenceNumber)
 				if r.refs == nil {
-					r.see(realRef(r.s.source, rec.SequenceNumber, rec.PartitionKey, rec.Event))
+					r.see(realLaneRef(r.s.source, rec.SequenceNumber, rec.PartitionKey, laneName(shard, rec.PartitionKey, pf), rec.Event))
 				}
 			}
 			after = recs[len(recs)-1].SequenceNumber
@@ -164,6 +167,19 @@ func (r *runner) streamLanes(ctx context.Context) ([]*lane, laneKind, error) {
 		},
 	}
 	return lanes, kind, nil
+}
+
+// subLane is the lane of a shard, of pf (ParallelizationFactor), that
+// holds a partition key's records. It hashes the key with FNV-1a, not
+// with the MD5 that places the key in its shard: within one shard the MD5
+// hashes of its keys share their leading bits, so sub-lanes taken from
+// them would leave some lanes empty (two shards and pf 2 would use two of
+// four lanes). How Lambda spreads keys is not documented; any stable
+// spread keeps each key in one lane, and so in order.
+func subLane(partitionKey string, pf int) int {
+	h := fnv.New32a()
+	h.Write([]byte(partitionKey))
+	return int(h.Sum32() % uint32(pf))
 }
 
 // entry starts the trace entry of a batch of lane l, naming the lane as
@@ -294,8 +310,11 @@ func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 // records write arrival times.
 func isoSeconds(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
 
-// runLanes runs every lane to the end, one batch per lane in turn (for
-// Kafka, lanes in turn fill one event, kafkaStep).
+// runLanes runs every lane to the end. A stream runs in rounds
+// (streamRound): every lane with work sends its next batch, all at once,
+// as Lambda runs a shard's batches (one per shard, or ParallelizationFactor
+// per shard) concurrently. Kafka lanes take turns filling one event
+// (kafkaStep).
 func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*lane, laneKind, error)) error {
 	r.shardOrder = map[string][]string{}
 	lanes, kind, err := build(ctx)
@@ -309,17 +328,19 @@ func (r *runner) runLanes(ctx context.Context, build func(context.Context) ([]*l
 		// progress too, whichever lane made them.)
 		busy := false
 		r.fetched = false
-		for i := 0; i < len(lanes); {
+		if kind.merge == nil {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			n, worked := 1, false
-			var err error
-			if kind.merge != nil {
-				n, worked, err = r.kafkaStep(ctx, kind, lanes[i:])
-			} else {
-				worked, err = r.step(ctx, kind, lanes[i])
+			if busy, err = r.streamRound(ctx, kind, lanes); err != nil {
+				return err
 			}
+		}
+		for i := 0; kind.merge != nil && i < len(lanes); {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n, worked, err := r.kafkaStep(ctx, kind, lanes[i:])
 			if err != nil {
 				return err
 			}
@@ -360,32 +381,117 @@ type part struct {
 
 func (p part) recs() []laneRec { return p.l.recs[p.a:p.b] }
 
-// step runs one batch of lane l and applies Lambda's rules to the answer. It
-// reports whether the lane had work.
-func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error) {
+// laneCall is one invocation of a round: lane l's next batch (part p), or
+// the final invoke of its tumbling window.
+type laneCall struct {
+	l       *lane
+	final   bool
+	p       part
+	batch   []laneRec
+	payload []byte
+	c       *pendingInvoke
+}
+
+// streamRound runs one round of a stream's lanes: each lane, in order,
+// readies its next batch (planStep) and has its invocation counted and
+// its faults drawn; the invocations then run at once, each in an
+// execution environment of its own (the i-th of the round in environment
+// i: a bootstrap runs one process per environment, as Lambda runs one
+// execution environment per concurrent batch); their answers are applied
+// in lane order, so a run repeats whatever order they end in. A partition
+// key lives in one lane and a lane has one batch in flight, so each key
+// keeps its order. Lambda waits RetryDelay once before it retries what
+// failed. It reports whether any lane had work.
+func (r *runner) streamRound(ctx context.Context, kind laneKind, lanes []*lane) (bool, error) {
+	var calls []*laneCall
+	worked := false
+	var stop error
+	for _, l := range lanes {
+		lc, w, err := r.planStep(ctx, kind, l)
+		worked = worked || w
+		if err != nil {
+			return worked, err
+		}
+		if lc == nil {
+			continue
+		}
+		c, err := r.beginInvoke(lc.payload)
+		if err != nil {
+			stop = err
+			break
+		}
+		c.inv.Environment = len(calls) + 1
+		lc.c = c
+		calls = append(calls, lc)
+	}
+	if len(calls) == 1 {
+		r.doInvoke(ctx, calls[0].c)
+	} else {
+		var wg sync.WaitGroup
+		for _, lc := range calls {
+			wg.Go(func() { r.doInvoke(ctx, lc.c) })
+		}
+		wg.Wait()
+	}
+	wait := false
+	for _, lc := range calls {
+		resp, reqID, err := r.endInvoke(lc.c)
+		if err != nil {
+			return true, err
+		}
+		w, err := r.settleStep(ctx, kind, lc, resp, reqID)
+		if err != nil {
+			return true, err
+		}
+		wait = wait || w
+	}
+	if stop != nil {
+		return true, stop
+	}
+	if wait {
+		return true, r.clock.Sleep(ctx, r.opts.RetryDelay)
+	}
+	return worked, nil
+}
+
+// planStep readies lane l's next invocation: its next batch, or the final
+// invoke of its window. It returns nil when the lane has nothing to send
+// now; worked says it did something (a give-up counts).
+func (r *runner) planStep(ctx context.Context, kind laneKind, l *lane) (*laneCall, bool, error) {
 	s := r.s
 	ready, worked, err := r.prepare(ctx, kind, l, s.batchSize)
 	if err != nil || !ready {
-		return worked, err
+		return nil, worked, err
 	}
 	win := time.Duration(s.tumbling) * time.Second
 	if win > 0 && len(l.split) == 0 && l.windowOpen && (l.early || l.pos >= len(l.recs) || window.Start(l.recs[l.pos].arrival, win) != l.window) {
-		return true, r.finalInvoke(ctx, kind, l, win)
+		if l.pos > l.windowFrom && window.Expired(r.windowLimits(), l.recs[l.pos-1].arrival, r.clock.Now()) {
+			return nil, true, r.giveUpWindow(ctx, kind, l, sevents.ConditionRecordAgeExceeded)
+		}
+		return &laneCall{l: l, final: true, payload: windowEvent(kind.envelope(l, nil), l, nil, win, true, l.early)}, true, nil
 	}
 	p, _, _ := r.bounds(l, s.batchSize, maxPayload-1024, true)
 	batch := p.recs()
 	payload := kind.envelope(l, batch)
 	if win > 0 {
 		if !l.windowOpen {
-			l.window, l.windowOpen, l.state = window.Start(batch[0].arrival, win), true, nil
+			l.window, l.windowOpen, l.windowFrom, l.state = window.Start(batch[0].arrival, win), true, p.a, nil
 		}
 		payload = windowEvent(payload, l, batch, win, false, false)
 	}
-	resp, reqID, err := r.invoke(ctx, payload)
-	if err != nil {
-		return false, err
+	return &laneCall{l: l, p: p, batch: batch, payload: payload}, true, nil
+}
+
+// settleStep applies Lambda's rules to the answer of lc. wait says the
+// lane retries, after RetryDelay.
+func (r *runner) settleStep(ctx context.Context, kind laneKind, lc *laneCall, resp invocation.Response, reqID string) (bool, error) {
+	if lc.final {
+		return r.settleFinal(ctx, kind, lc, resp, reqID)
 	}
+	l, p, batch := lc.l, lc.p, lc.batch
+	win := time.Duration(r.s.tumbling) * time.Second
 	entry := kind.entry(l)
+	entry.N, entry.RequestID = lc.c.n, reqID
 	entry.IDs, entry.Result, entry.Bisect, entry.Retry, entry.Ms = ids(batch), resultOf(resp), p.fromSplit, l.retries, resp.Duration.Milliseconds()
 	l.attempts++
 	l.lastReq, l.lastResp = reqID, resp
@@ -408,15 +514,11 @@ func (r *runner) step(ctx context.Context, kind laneKind, l *lane) (bool, error)
 	}
 	r.trace(entry, resp)
 	if v.Kind == batchresponse.Success {
-		if err := r.maybeDuplicate(ctx, kind.entry(l), payload, batch); err != nil {
+		if err := r.maybeDuplicate(ctx, kind.entry(l), lc.payload, batch, lc.c.inv.Environment); err != nil {
 			return false, err
 		}
 	}
-	wait, err := r.settle(ctx, kind, p, v)
-	if err != nil || !wait {
-		return true, err
-	}
-	return true, r.clock.Sleep(ctx, r.opts.RetryDelay)
+	return r.settle(ctx, kind, p, v)
 }
 
 // kafkaStep runs one Kafka invocation whose event holds several
@@ -465,7 +567,7 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 		entry.Retry = max(entry.Retry, p.l.retries)
 	}
 	payload := kind.merge(parts)
-	resp, reqID, err := r.invoke(ctx, payload)
+	resp, reqID, err := r.invoke(ctx, payload, 1)
 	if err != nil {
 		return n, true, err
 	}
@@ -478,7 +580,7 @@ func (r *runner) kafkaStep(ctx context.Context, kind laneKind, lanes []*lane) (i
 	v := r.answer(kind, resp, batch, func(body []byte) batchresponse.Reading { return batchresponse.Kafka(body, kafkaRefs(parts)) }, &entry)
 	r.trace(entry, resp)
 	if v.Kind == batchresponse.Success {
-		if err := r.maybeDuplicate(ctx, TraceEntry{Partition: entry.Partition}, payload, batch); err != nil {
+		if err := r.maybeDuplicate(ctx, TraceEntry{Partition: entry.Partition}, payload, batch, 1); err != nil {
 			return n, true, err
 		}
 	}
@@ -708,29 +810,76 @@ func windowEvent(payload []byte, l *lane, batch []laneRec, win time.Duration, fi
 		Final: final, TermEarly: early})
 }
 
-// finalInvoke closes the open window: an invoke without records, flagged
-// final, carrying the window's state. Lambda retries it until it succeeds.
+// settleFinal applies the answer of lc, the final invoke that closes its lane's
+// open window: an invoke without records, flagged final, carrying the
+// window's state. A failing one is retried within the mapping's limits, as
+// AWS says tumbling windows do ("Tumbling windows fully support the
+// existing retry policies maxRetryAttempts and maxRecordAge",
+// services-kinesis-windows): past MaximumRetryAttempts, or once even the
+// window's newest record is older than MaximumRecordAgeInSeconds
+// (planStep), the window is given up (giveUpWindow).
+// Options.WindowFinalUntilSuccess retries it until it succeeds instead.
 // A window whose state outgrew 1 MB is closed early (flagged
 // isWindowTerminatedEarly) and goes on with a fresh state, the reading of
 // aws-lambda-go's documentation of the flag.
-func (r *runner) finalInvoke(ctx context.Context, kind laneKind, l *lane, win time.Duration) error {
-	payload := windowEvent(kind.envelope(l, nil), l, nil, win, true, l.early)
-	resp, _, err := r.invoke(ctx, payload)
-	if err != nil {
-		return err
-	}
+func (r *runner) settleFinal(ctx context.Context, kind laneKind, lc *laneCall, resp invocation.Response, reqID string) (bool, error) {
+	l := lc.l
 	entry := kind.entry(l)
-	entry.IDs, entry.Result, entry.Final, entry.Ms = []string{}, resultOf(resp), true, resp.Duration.Milliseconds()
+	entry.N, entry.RequestID = lc.c.n, reqID
+	entry.IDs, entry.Result, entry.Final, entry.Retry, entry.Ms = []string{}, resultOf(resp), true, l.retries, resp.Duration.Milliseconds()
 	if _, ok := window.State(resp.Payload); !resp.Failed() && !ok {
 		entry.Result, entry.Error = ResultFunctionError, "the response carries no state (a tumbling window response must)"
 	}
+	l.attempts++
+	l.lastReq, l.lastResp = reqID, resp
 	r.trace(entry, resp)
 	if entry.Result != ResultSuccess {
-		return r.clock.Sleep(ctx, r.opts.RetryDelay)
+		l.retries++
+		r.report.Totals.Retries++
+		if window.Exhausted(r.windowLimits(), l.retries) {
+			r.report.Totals.Retries--
+			return false, r.giveUpWindow(ctx, kind, l, sevents.ConditionRetryAttemptsExhausted)
+		}
+		return true, nil
 	}
-	l.windowOpen, l.state = l.early, nil // an early close keeps the window open
-	l.early = false
+	l.retries, l.attempts = 0, 0
+	closeWindow(l)
+	return false, nil
+}
+
+// windowLimits is the mapping's retry policy as it applies to a window's
+// final invoke.
+func (r *runner) windowLimits() window.Limits {
+	lim := window.Limits{MaxRetries: r.s.maxRetries, MaxAge: time.Duration(r.s.maxAge) * time.Second, UntilSuccess: r.opts.WindowFinalUntilSuccess}
+	if r.s.maxAge < 0 {
+		lim.MaxAge = -1
+	}
+	return lim
+}
+
+// giveUpWindow ends a window whose final invocation was given up: the
+// window's records go to the on-failure destination, in one record that
+// names them all, and end on-failure even where their own invocations
+// succeeded, because the result they went into was never written. (AWS
+// does not say what Lambda sends then; this is the runner's reading, the
+// one that never counts a record processed whose result was lost.)
+func (r *runner) giveUpWindow(ctx context.Context, kind laneKind, l *lane, condition string) error {
+	if l.pos > l.windowFrom {
+		if err := r.giveUp(ctx, kind, l, l.windowFrom, l.pos, condition); err != nil {
+			return err
+		}
+	}
+	l.retries, l.attempts = 0, 0
+	closeWindow(l)
 	return nil
+}
+
+// closeWindow ends lane l's open window; an early close (the state outgrew
+// 1 MB) keeps it open with a fresh state.
+func closeWindow(l *lane) {
+	l.windowOpen, l.state = l.early, nil
+	l.early = false
+	l.windowFrom = l.pos
 }
 
 // succeed resolves records [a,k) as processed and moves the lane on.
@@ -808,12 +957,13 @@ func (r *runner) giveUp(ctx context.Context, kind laneKind, l *lane, a, b int, c
 }
 
 // maybeDuplicate delivers a batch that succeeded once more, as Lambda may,
-// at the injected DuplicateRate. entry names the batch's lanes.
-func (r *runner) maybeDuplicate(ctx context.Context, entry TraceEntry, payload []byte, batch []laneRec) error {
+// at the injected DuplicateRate, in execution environment env. entry names
+// the batch's lanes.
+func (r *runner) maybeDuplicate(ctx context.Context, entry TraceEntry, payload []byte, batch []laneRec, env int) error {
 	if f := r.opts.Faults.DuplicateRate; f <= 0 || r.rnd.Float64() >= f {
 		return nil
 	}
-	resp, _, err := r.invoke(ctx, payload)
+	resp, _, err := r.invoke(ctx, payload, env)
 	if err != nil {
 		return err
 	}

@@ -32,18 +32,23 @@ type Mapping struct {
 	// are stored under it. Default DefaultMappingUUID.
 	UUID string `json:"UUID,omitempty"`
 
-	BatchSize                      *int               `json:"BatchSize,omitempty"`
-	MaximumBatchingWindowInSeconds *int               `json:"MaximumBatchingWindowInSeconds,omitempty"`
-	BisectBatchOnFunctionError     *bool              `json:"BisectBatchOnFunctionError,omitempty"`
-	MaximumRetryAttempts           *int               `json:"MaximumRetryAttempts,omitempty"`
-	MaximumRecordAgeInSeconds      *int               `json:"MaximumRecordAgeInSeconds,omitempty"`
-	ParallelizationFactor          *int               `json:"ParallelizationFactor,omitempty"`
-	FunctionResponseTypes          []string           `json:"FunctionResponseTypes,omitempty"`
-	TumblingWindowInSeconds        *int               `json:"TumblingWindowInSeconds,omitempty"`
-	StartingPosition               string             `json:"StartingPosition,omitempty"`
-	DestinationConfig              *DestinationConfig `json:"DestinationConfig,omitempty"`
-	ScalingConfig                  *ScalingConfig     `json:"ScalingConfig,omitempty"`
-	FilterCriteria                 *FilterCriteria    `json:"FilterCriteria,omitempty"`
+	BatchSize                      *int     `json:"BatchSize,omitempty"`
+	MaximumBatchingWindowInSeconds *int     `json:"MaximumBatchingWindowInSeconds,omitempty"`
+	BisectBatchOnFunctionError     *bool    `json:"BisectBatchOnFunctionError,omitempty"`
+	MaximumRetryAttempts           *int     `json:"MaximumRetryAttempts,omitempty"`
+	MaximumRecordAgeInSeconds      *int     `json:"MaximumRecordAgeInSeconds,omitempty"`
+	ParallelizationFactor          *int     `json:"ParallelizationFactor,omitempty"`
+	FunctionResponseTypes          []string `json:"FunctionResponseTypes,omitempty"`
+	TumblingWindowInSeconds        *int     `json:"TumblingWindowInSeconds,omitempty"`
+	StartingPosition               string   `json:"StartingPosition,omitempty"`
+	// StartingPositionTimestamp goes with StartingPosition AT_TIMESTAMP
+	// (Unix seconds). An emulated source delivers the records it is given
+	// from the first, whatever the starting position; a Kinesis stream at
+	// an Endpoint starts at this time.
+	StartingPositionTimestamp *float64           `json:"StartingPositionTimestamp,omitempty"`
+	DestinationConfig         *DestinationConfig `json:"DestinationConfig,omitempty"`
+	ScalingConfig             *ScalingConfig     `json:"ScalingConfig,omitempty"`
+	FilterCriteria            *FilterCriteria    `json:"FilterCriteria,omitempty"`
 
 	// SQS queue settings.
 	VisibilityTimeout *int           `json:"VisibilityTimeout,omitempty"`
@@ -244,14 +249,17 @@ func (m *Mapping) Validate() error {
 		}
 		if m.StartingPosition == "" {
 			bad("StartingPosition", "is required for Kafka event sources")
-		} else if m.StartingPosition != "TRIM_HORIZON" && m.StartingPosition != "LATEST" {
-			bad("StartingPosition", "%q is not valid for Kafka; use TRIM_HORIZON or LATEST", m.StartingPosition)
+		} else if m.StartingPosition != "TRIM_HORIZON" && m.StartingPosition != "LATEST" && m.StartingPosition != "AT_TIMESTAMP" {
+			bad("StartingPosition", "%q is not valid for Kafka; use TRIM_HORIZON, LATEST or AT_TIMESTAMP", m.StartingPosition)
 		}
 		notFor("ParallelizationFactor", m.ParallelizationFactor != nil, "Kafka")
 		notFor("TumblingWindowInSeconds", m.TumblingWindowInSeconds != nil, "Kafka")
 		notFor("VisibilityTimeout", m.VisibilityTimeout != nil, "Kafka")
 		notFor("RedrivePolicy", m.RedrivePolicy != nil, "Kafka")
 		notFor("ScalingConfig", m.ScalingConfig != nil, "Kafka")
+	}
+	if m.StartingPositionTimestamp != nil && m.StartingPosition != "AT_TIMESTAMP" {
+		bad("StartingPositionTimestamp", "goes with StartingPosition AT_TIMESTAMP only (StartingPosition %q)", m.StartingPosition)
 	}
 	if d := m.DestinationConfig; d != nil && d.OnFailure != nil {
 		dst := d.OnFailure.Destination

@@ -145,9 +145,10 @@ func (r *runner) queueBatch(msgs []invocation.QueueMessage) *queueBatch {
 	return qb
 }
 
-// invokeQueueBatches invokes the batches at once and then applies their
-// answers in the order they were received, so a run repeats whatever order
-// the invocations end in.
+// invokeQueueBatches invokes the batches at once, each in an execution
+// environment of its own, and then applies their answers in the order
+// they were received, so a run repeats whatever order the invocations end
+// in.
 func (r *runner) invokeQueueBatches(ctx context.Context, batches []*queueBatch) error {
 	calls := make([]*pendingInvoke, 0, len(batches))
 	var stop error
@@ -157,6 +158,10 @@ func (r *runner) invokeQueueBatches(ctx context.Context, batches []*queueBatch) 
 			stop = err
 			break
 		}
+		// The i-th batch in flight runs in execution environment i: a
+		// bootstrap runs one process per environment, as Lambda runs one
+		// execution environment per concurrent invocation.
+		c.inv.Environment = len(calls) + 1
 		calls = append(calls, c)
 	}
 	if len(calls) == 1 {
@@ -238,7 +243,7 @@ func (r *runner) settleQueueBatch(ctx context.Context, qb *queueBatch, c *pendin
 	}
 	if entry.Result == ResultSuccess && len(remove) == len(msgs) {
 		if f := r.opts.Faults.DuplicateRate; f > 0 && r.rnd.Float64() < f {
-			dup, _, err := r.invoke(ctx, qb.payload)
+			dup, _, err := r.invoke(ctx, qb.payload, c.inv.Environment)
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 // InputRecord is one line of records.jsonl. Which fields count depends on the
 // source (every source takes "expect", see Expect):
 //
-//	kinesis   {"partitionKey", "data"}, or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}
+//	kinesis   {"partitionKey", "data"}, or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?, "expect"?}, ...]}
 //	dynamodb  {"keys", "newImage", "oldImage", "eventName"}  (plain JSON objects; eventName defaults from the images)
 //	sqs       {"body", "messageGroupId"?, "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}
 //	kafka     {"partition", "key", "value", "headers"?}
@@ -29,7 +29,8 @@ import (
 // "aggregate" makes the line one Kinesis record aggregated as the Kinesis
 // Producer Library writes it (package events/kpl), holding those user
 // records; its partitionKey defaults to the first user record's, as the
-// KPL puts it.
+// KPL puts it. Each user record is a record of the run (UserRecord): the
+// line's "expect" applies to each that has none of its own.
 //
 // messageAttributes are SQS message attributes in the shape an SQS event
 // carries them, {"name": {"dataType": "String", "stringValue": "..."}}, with
@@ -72,30 +73,38 @@ type InputRecord struct {
 	Line int `json:"-"`
 }
 
-// UserRecord is one user record of a Kinesis records line's "aggregate".
+// UserRecord is one user record of a Kinesis records line's "aggregate":
+// a record of the run in its own right, named
+// "<sequenceNumber>:<subSequenceNumber>" (its index in the aggregate,
+// from 0), as the handlers and dead letters name it.
 type UserRecord struct {
 	PartitionKey    string          `json:"partitionKey"`
 	ExplicitHashKey string          `json:"explicitHashKey,omitempty"`
 	Data            json.RawMessage `json:"data"`
+	// Expect is the fate this user record must end with, as
+	// InputRecord.Expect (which it overrides for this user record; the
+	// line's applies to the others).
+	Expect string `json:"expect,omitempty"`
 }
 
 // kinesisData is the partition key and data of a Kinesis input record:
-// for an aggregate, the KPL's bytes and the first user record's key.
-func kinesisData(r InputRecord) (partitionKey string, data []byte, err error) {
+// for an aggregate, the KPL's bytes, the first user record's key and the
+// user records.
+func kinesisData(r InputRecord) (partitionKey string, data []byte, users []kpl.Record, err error) {
 	if len(r.Aggregate) == 0 {
-		return r.PartitionKey, payloadText(r.Data), nil
+		return r.PartitionKey, payloadText(r.Data), nil, nil
 	}
 	if len(r.Data) > 0 {
-		return "", nil, errors.New(`a Kinesis record has "data" or "aggregate", not both`)
+		return "", nil, nil, errors.New(`a Kinesis record has "data" or "aggregate", not both`)
 	}
-	users := make([]kpl.Record, len(r.Aggregate))
+	users = make([]kpl.Record, len(r.Aggregate))
 	for i, u := range r.Aggregate {
 		if u.PartitionKey == "" {
-			return "", nil, fmt.Errorf("user record %d of the aggregate needs a partitionKey", i)
+			return "", nil, nil, fmt.Errorf("user record %d of the aggregate needs a partitionKey", i)
 		}
 		users[i] = kpl.Record{PartitionKey: u.PartitionKey, ExplicitHashKey: u.ExplicitHashKey, Data: payloadText(u.Data)}
 	}
-	return or(r.PartitionKey, users[0].PartitionKey), kpl.Encode(users), nil
+	return or(r.PartitionKey, users[0].PartitionKey), kpl.Encode(users), users, nil
 }
 
 // LineError is a records.jsonl line that is not a record.
@@ -130,6 +139,13 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 				return nil, &LineError{Line: n, Err: fmt.Errorf("expect: %w", err)}
 			}
 		}
+		for j, u := range rec.Aggregate {
+			if u.Expect != "" {
+				if err := checkFateName(u.Expect); err != nil {
+					return nil, &LineError{Line: n, Err: fmt.Errorf("user record %d of the aggregate: expect: %w", j, err)}
+				}
+			}
+		}
 		rec.Line = n
 		out = append(out, rec)
 	}
@@ -141,7 +157,7 @@ func ReadRecords(r io.Reader) ([]InputRecord, error) {
 
 // recordShapes is the shape of a records.jsonl line for each source.
 var recordShapes = map[events.Source]string{
-	events.SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?}, ...]}`,
+	events.SourceKinesis:  `{"partitionKey", "data"} or {"partitionKey"?, "aggregate": [{"partitionKey", "data", "explicitHashKey"?, "expect"?}, ...]}`,
 	events.SourceDynamoDB: `{"keys", "newImage"?, "oldImage"?, "eventName"?}`,
 	events.SourceSQS:      `{"body", "attributes"?, "messageAttributes"?}`,
 	events.SourceSQSFIFO:  `{"body", "messageGroupId", "messageDeduplicationId"?, "attributes"?, "messageAttributes"?}`,

@@ -32,7 +32,8 @@ type TraceEntry struct {
 	Reported  []string `json:"reported"`
 	Bisect    bool     `json:"bisect"` // this batch is a half of a split
 	// Retry is, for streams and Kafka, the retries consumed so far by the
-	// batch's first record (for a Kafka event of several partitions, the
+	// batch's first record (for a window's final invoke, by that final
+	// invoke; for a Kafka event of several partitions, the
 	// most any of its partitions' first records consumed); for SQS, how often the batch's first message
 	// was received before (ApproximateReceiveCount - 1).
 	Retry int `json:"retry"`
@@ -55,12 +56,26 @@ type TraceEntry struct {
 	// the function's process and where ("crashed: the process was killed
 	// mid-batch, 14ms after the hand-over; ...").
 	Killed string `json:"killed,omitempty"`
-	Ms     int64  `json:"ms"` // wall-clock duration of the invocation
+	// Env and PID say where the invocation ran, when the invoker tells
+	// (a bootstrap run behind the Runtime API does): the execution
+	// environment (1, 2, ...; several run at once under
+	// ScalingConfig.MaximumConcurrency, several shards or a
+	// ParallelizationFactor), and the process id of the function there.
+	// A process that was killed, or exited, is replaced in its
+	// environment by a new one (a new PID, a new init).
+	Env int   `json:"env,omitempty"`
+	PID int   `json:"pid,omitempty"`
+	Ms  int64 `json:"ms"` // wall-clock duration of the invocation
 }
 
 // Totals counts what a run did.
 type Totals struct {
+	// Records counts the records of the run: each user record of a KPL
+	// aggregate is one (UserRecords of them, from Aggregates Kinesis
+	// records), as every fate below counts them.
 	Records         int `json:"records"`
+	UserRecords     int `json:"userRecords,omitempty"`
+	Aggregates      int `json:"aggregates,omitempty"`
 	Invocations     int `json:"invocations"`
 	Successes       int `json:"successes"`
 	PartialFailures int `json:"partialFailures"`
@@ -87,12 +102,15 @@ type Totals struct {
 	// acknowledged as processed anyway.
 	IgnoredResponses int `json:"ignoredResponses"`
 	IgnoredRecords   int `json:"ignoredRecords"`
-	// Records by fate: processed; quarantined by the function in its own
-	// dead letters (Options.Quarantine); sent to the on-failure
-	// destination; moved to the queue's dead-letter queue; still waiting;
-	// Filtered those that matched none of the mapping's FilterCriteria,
-	// which Lambda discarded without invoking the function.
+	// Records by fate: processed; skipped (acknowledged by its handler
+	// without running the function: Report.Skipped); quarantined by the
+	// function in its own dead letters (Options.Quarantine); sent to the
+	// on-failure destination; moved to the queue's dead-letter queue;
+	// still waiting; Filtered those that matched none of the mapping's
+	// FilterCriteria, which Lambda discarded without invoking the
+	// function.
 	Processed    int `json:"processed"`
+	Skipped      int `json:"skipped"`
 	Quarantined  int `json:"quarantined"`
 	OnFailure    int `json:"onFailure"`
 	DeadLettered int `json:"deadLettered"`
@@ -124,8 +142,13 @@ type Report struct {
 	// moved to the queue's dead-letter queue.
 	QueueLeft    int `json:"queueLeft"`
 	DeadLettered int `json:"deadLettered"`
-	// Fates says what became of each input record, by record id.
+	// Fates says what became of each record of the run, by record id (a
+	// KPL user record's is "<sequenceNumber>:<subSequenceNumber>").
 	Fates map[string]string `json:"fates,omitempty"`
+	// Skipped lists, in source order, the records their handler
+	// acknowledged without running the function, with why and how the
+	// runner checked it.
+	Skipped []SkippedRecord `json:"skipped,omitempty"`
 	// Unprocessed lists, in source order, the records that did not end
 	// processed (filtered records aside: Fates names them), with the line they came from, the id their payload
 	// carries and their ordering key.
@@ -181,11 +204,14 @@ type RecordFate struct {
 	ID string `json:"id"`
 	// Line is the records-file line; Input the 1-based position among
 	// Options.Records (both 0 for a record read from a real source).
-	Line      int    `json:"line,omitempty"`
-	Input     int    `json:"input,omitempty"`
-	PayloadID string `json:"payloadId,omitempty"`
-	Key       string `json:"key,omitempty"`
-	Fate      string `json:"fate"`
+	Line  int `json:"line,omitempty"`
+	Input int `json:"input,omitempty"`
+	// SubSequenceNumber is, for a user record of a KPL aggregate, its
+	// index in the aggregate (from 0).
+	SubSequenceNumber *int   `json:"subSequenceNumber,omitempty"`
+	PayloadID         string `json:"payloadId,omitempty"`
+	Key               string `json:"key,omitempty"`
+	Fate              string `json:"fate"`
 	// Expected is, in Report.Unexpected, the fate the record was expected
 	// to end with (its InputRecord.Expect, by default processed).
 	Expected string `json:"expected,omitempty"`
@@ -226,11 +252,29 @@ const (
 	FateDeadLettered = "dead-lettered"
 	// FateLeft: the record was still in the source when the run ended.
 	FateLeft = "left"
+	// FateSkipped: the record's handler acknowledged it without running
+	// the function, and said so (an s3:TestEvent message, a duplicate
+	// whose idempotency key had completed, a CloudWatch Logs control
+	// message); the no-record-lost check verifies each such claim.
+	FateSkipped = "skipped"
 )
+
+// SkippedRecord is a record its handler acknowledged without running the
+// function (FateSkipped): why (Reason: "duplicate", "s3-test-event",
+// "control-message"), the idempotency key of a duplicate, and how the
+// runner checked the claim (Checked), or why it could not (Problem).
+type SkippedRecord struct {
+	RecordFate
+	Reason         string `json:"reason"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	Checked        string `json:"checked,omitempty"`
+	Problem        string `json:"problem,omitempty"`
+}
 
 // Name names the record for people: by its records-file line (or its
 // position among Options.Records), else by its id in the source; with the
-// id its payload carries, e.g. "line 5 (id o5)".
+// id its payload carries, e.g. "line 5 (id o5)". A KPL user record is
+// named by its aggregate's line and its sub-sequence number, "line 5:1".
 func (f RecordFate) Name() string {
 	var s string
 	switch {
@@ -240,6 +284,9 @@ func (f RecordFate) Name() string {
 		s = fmt.Sprintf("record %d", f.Input)
 	default:
 		s = f.ID
+	}
+	if f.SubSequenceNumber != nil && (f.Line > 0 || f.Input > 0) {
+		s += fmt.Sprintf(":%d", *f.SubSequenceNumber)
 	}
 	if f.PayloadID != "" {
 		s += " (id " + f.PayloadID + ")"

@@ -77,6 +77,19 @@ type Options struct {
 	// Without it a quarantined record looks processed, and, with effects,
 	// lost: its effect never happened.
 	Quarantine Quarantine
+	// Skips, when set, returns what the function's handlers said of the
+	// records they answered without running the function (ReadSkips of
+	// the file the function's SLUICE_SKIPS_FILE names): those records end
+	// FateSkipped, and each claim is checked (an s3:TestEvent's body, a
+	// duplicate's idempotency key). Without it such a record looks
+	// processed, and, with effects, lost. An error makes the checks it
+	// changes not evaluated.
+	Skips func() ([]Skip, error)
+	// Idempotency, when set, is the function's idempotency store, read to
+	// check the claim of a record skipped as a duplicate (see
+	// IdempotencyKeys). Without it such a claim cannot be checked unless
+	// the record's business key took effect in the run (EffectsKey).
+	Idempotency IdempotencyKeys
 	// Seed makes fault injection and arrival jitter repeatable.
 	Seed uint64
 	// WallClock runs the emulated source on the wall clock instead of the
@@ -91,6 +104,16 @@ type Options struct {
 	// batch of several partitions, taken in turn, BatchSize and the 6 MB
 	// limit counting across them.
 	KafkaOnePartitionPerBatch bool
+	// WindowFinalUntilSuccess retries a failing final invocation of a
+	// tumbling window until it succeeds, past MaximumRetryAttempts and
+	// MaximumRecordAgeInSeconds: the literal reading of "If invocation is
+	// unsuccessful, your Lambda function suspends further processing until
+	// a successful invocation" (services-kinesis-windows). Default false:
+	// the final invocation obeys the mapping's retry limits, as the same
+	// page says ("Tumbling windows fully support the existing retry
+	// policies maxRetryAttempts and maxRecordAge"), and a window given up
+	// sends its records to the on-failure destination.
+	WindowFinalUntilSuccess bool
 }
 
 // Faults are injected by the runner around the invoker. Which invocations
@@ -110,10 +133,11 @@ type Faults struct {
 	// expected duration: its payload's size at the pace (time per byte) of
 	// the last 8 invocations the function answered, at most the timeout
 	// (none answered yet: at once after the hand-over); one that comes
-	// after the function answered lands before the answer. Lambda sees Runtime.ExitError ("signal:
-	// killed"); the next invocation starts a new process (a new init, the
-	// function's memory gone). Effects done before the kill stay, claims
-	// the function took stay in progress.
+	// after the function answered lands before the answer. Lambda sees
+	// Runtime.ExitError ("signal: killed"); the next invocation in that
+	// execution environment starts a new process (a new init, the
+	// function's memory gone; other environments run on). Effects done
+	// before the kill stay, claims the function took stay in progress.
 	//
 	// Crash and timeout faults need an invoker that can kill the
 	// function's process (a Killer: localtest/invoke.RuntimeAPI); Run

@@ -53,10 +53,20 @@ type KafkaSource interface {
 
 // realRef is the inputRef of a record read from a real source, with its
 // payload taken from its event record (Kinesis data, SQS body, Kafka value,
-// DynamoDB image).
+// DynamoDB image); a Kinesis record a producer aggregated with the KPL
+// stands for its user records (deaggregated), as the handlers see it.
 func realRef(source sevents.Source, id, key string, event json.RawMessage) inputRef {
+	return realLaneRef(source, id, key, "", event)
+}
+
+// realLaneRef is realRef for a Kinesis record read from lane (laneName).
+func realLaneRef(source sevents.Source, id, key, lane string, event json.RawMessage) inputRef {
 	p := eventPayload(source, event)
-	return inputRef{id: id, key: key, payloadID: payloadID(p), payload: p}
+	ref := inputRef{id: id, key: key, payload: p, items: payloadItems(p), lane: lane}
+	if source == sevents.SourceKinesis {
+		ref = deaggregated(ref)
+	}
+	return ref
 }
 
 // eventPayload extracts the payload of one event record, or nil.

@@ -126,3 +126,31 @@ func TestMappingFromTemplateErrors(t *testing.T) {
 		})
 	}
 }
+
+// A replay mapping starting at a time (a Kafka topic here, as the infra
+// constructs' ShadowReplay writes it) is read with its timestamp, and a
+// timestamp CloudFormation computes is refused.
+func TestMappingFromTemplateAtTimestamp(t *testing.T) {
+	const tmpl = `{"Resources": {"M": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {"FunctionName": "orders-shadow",
+		"Topics": ["orders"], "EventSourceArn": "arn:aws:kafka:eu-west-1:123456789012:cluster/shop/0123-abcd-1",
+		"StartingPosition": "AT_TIMESTAMP", "StartingPositionTimestamp": 1700000000, "Enabled": false,
+		"ProvisionedPollerConfig": {"MinimumPollers": 1}}}}}`
+	tm, err := localtest.MappingFromTemplate([]byte(tmpl), "orders-shadow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := tm.Mapping.StartingPositionTimestamp; ts == nil || *ts != 1700000000 || tm.Mapping.StartingPosition != "AT_TIMESTAMP" {
+		t.Fatalf("starting position %q at %v", tm.Mapping.StartingPosition, ts)
+	}
+	if err := tm.Mapping.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(tm.Notes, "\n"), "deployed disabled (Enabled false)") {
+		t.Errorf("notes %q: a disabled mapping runs, and says so", tm.Notes)
+	}
+	withParam := `{"Parameters": {"From": {"Type": "Number"}}, ` + strings.TrimPrefix(strings.Replace(tmpl, "1700000000", `{"Ref": "From"}`, 1), "{")
+	_, err = localtest.MappingFromTemplate([]byte(withParam), "M")
+	if err == nil || !strings.Contains(err.Error(), "From") || !strings.Contains(err.Error(), "parameter-overrides") {
+		t.Fatalf("error %v: a timestamp only a deploy knows is refused, naming the parameter", err)
+	}
+}

@@ -34,7 +34,10 @@ func TestRedriveUsage(t *testing.T) {
 		{"unknown flag", []string{"redrive", "--from-file", f, "--bogus"}, "flag provided but not defined"},
 		{"fetch: no output", []string{"fetch-failed", "--from-file", f}, "name one of --to-file and --to-queue"},
 		{"fetch: same file", []string{"fetch-failed", "--from-file", f, "--to-file", f}, "the same file"},
-		{"fetch: no input", []string{"fetch-failed", "--to-file", f}, "name one of --from-queue and --from-file"},
+		{"fetch: no input", []string{"fetch-failed", "--to-file", f}, "name one of --from-queue, --from-file, --from-bucket and --from-dir"},
+		{"fetch: two inputs", []string{"fetch-failed", "--from-file", f, "--from-dir", dir, "--to-file", f + ".out"}, "name one of --from-queue"},
+		{"fetch: not a bucket", []string{"fetch-failed", "--from-bucket", "https://b", "--to-file", f}, `--from-bucket: "https://b": want s3://BUCKET[/PREFIX]`},
+		{"fetch: no bucket", []string{"fetch-failed", "--from-bucket", "s3:///x", "--to-file", f}, "names no bucket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -90,7 +92,12 @@ func openEndpoint(ctx context.Context, m *localtest.Mapping, opts *localtest.Opt
 		if err := need("StreamName", m.StreamName); err != nil {
 			return err
 		}
-		opts.Stream = source.KinesisStream(cfg, m.StreamName, m.StartingPosition)
+		var kopts []source.KinesisStreamOption
+		if ts := m.StartingPositionTimestamp; ts != nil {
+			sec, frac := math.Modf(*ts)
+			kopts = append(kopts, source.KinesisStartingTimestamp(time.Unix(int64(sec), int64(frac*1e9))))
+		}
+		opts.Stream = source.KinesisStream(cfg, m.StreamName, m.StartingPosition, kopts...)
 	case events.SourceDynamoDB:
 		if err := need("StreamArn", m.StreamARN); err != nil {
 			return err

@@ -80,8 +80,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	allowFlag := fs.String("allow", "", "FATE[,FATE...]: fates every record may end with besides its expectation (processed unless its records line "+
 		`says "expect"): `+strings.Join(localtest.Fates(), ", "))
 	var expectFlags multiFlag
-	fs.Var(&expectFlags, "expect", `FATE or N=FATE (repeatable): the fate every record of --records without its own "expect" must end with, `+
-		"or that of the record the report names line N (record N of an event file)")
+	fs.Var(&expectFlags, "expect", `FATE, N=FATE or N:S=FATE (repeatable): the fate every record of --records without its own "expect" must end with, `+
+		"that of the record the report names line N (record N of an event file), or of user record S (from 0) of the KPL aggregate on line N")
 	var env multiFlag
 	fs.Var(&env, "env", "KEY=VALUE for the function's environment (repeatable); wins over SLUICE_REPORT_BATCH_ITEM_FAILURES, "+
 		"which sluice sets from the mapping's FunctionResponseTypes")
@@ -292,6 +292,24 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if opts.Quarantine, err = quarantineOf(context.Background(), fenv, *handler); err != nil {
 			return fail(err)
 		}
+		// What its handlers answer without running it (a duplicate, an
+		// s3:TestEvent), in a file of the run's own, and its idempotency
+		// table, to check those claims.
+		skips, cerr := os.CreateTemp("", "sluice-skips-*.jsonl")
+		if cerr != nil {
+			return fail(cerr)
+		}
+		skips.Close()
+		defer os.Remove(skips.Name())
+		fenv = append(fenv, handlers.EnvSkipsFile+"="+skips.Name())
+		opts.Skips = func() ([]localtest.Skip, error) { return localtest.ReadSkips(skips.Name()) }
+		if table := envValue(fenv, "SLUICE_IDEMPOTENCY_TABLE"); table != "" {
+			cfg, err := functionAWSConfig(context.Background(), fenv, "DYNAMODB")
+			if err != nil {
+				return fail(fmt.Errorf("reading the function's idempotency table (SLUICE_IDEMPOTENCY_TABLE=%s): %w", table, err))
+			}
+			opts.Idempotency = source.IdempotencyTable(cfg, table)
+		}
 		ropts := []invoke.RuntimeAPIOption{invoke.RuntimeAPIInitTimeout(*initTimeout)}
 		if *logs {
 			ropts = append(ropts, invoke.RuntimeAPILogs(stderr))
@@ -418,7 +436,15 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 	t := rep.Totals
 	m := rep.Mapping
 	sqs := m.EventSource == events.SourceSQS || m.EventSource == events.SourceSQSFIFO
-	fmt.Fprintf(w, "%s mapping: %d records, %d invocations in %v\n", m.EventSource, t.Records, t.Invocations, took.Round(time.Millisecond))
+	users := ""
+	if t.Aggregates > 0 {
+		agg := "aggregates"
+		if t.Aggregates == 1 {
+			agg = "aggregate"
+		}
+		users = fmt.Sprintf(" (%d of them user records of %d KPL %s)", t.UserRecords, t.Aggregates, agg)
+	}
+	fmt.Fprintf(w, "%s mapping: %d records%s, %d invocations in %v\n", m.EventSource, t.Records, users, t.Invocations, took.Round(time.Millisecond))
 	if f := rep.Failure; f != nil {
 		fmt.Fprintf(w, "  RUN FAILED (%s): %s\n", f.Kind, f.Reason)
 	}
@@ -431,6 +457,9 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 		fmt.Fprintf(tw, "  lambda\tbisections %d\tretries %d\tduplicates %d\t\t\n", t.Bisections, t.Retries, t.Duplicates)
 	}
 	fmt.Fprintf(tw, "  records\tprocessed %d\t", t.Processed)
+	if t.Skipped > 0 {
+		fmt.Fprintf(tw, "skipped %d\t", t.Skipped)
+	}
 	if quarantine || t.Quarantined > 0 {
 		fmt.Fprintf(tw, "quarantined %d\t", t.Quarantined)
 	}
@@ -482,6 +511,20 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 		}
 		fmt.Fprintln(w)
 	}
+	for i, s := range rep.Skipped {
+		if i == 5 {
+			fmt.Fprintf(w, "    ... and %d more skipped (see --report skipped)\n", len(rep.Skipped)-5)
+			break
+		}
+		if i == 0 {
+			fmt.Fprintf(w, "  skipped (answered by the handler without running the function):\n")
+		}
+		how := s.Checked
+		if s.Problem != "" {
+			how = "NOT SHOWN: " + s.Problem
+		}
+		fmt.Fprintf(w, "    %s: %s; %s\n", s.Name(), s.Reason, how)
+	}
 	for i, of := range rep.OnFailureRecords {
 		if i == 3 {
 			fmt.Fprintf(w, "  ... and %d more on-failure records (see --report)\n", len(rep.OnFailureRecords)-3)
@@ -528,7 +571,7 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 		}
 		if inv.Name == localtest.InvariantFates && inv.Status == localtest.StatusViolated {
 			fmt.Fprintf(w, "    a record may end other than processed only where you say so: \"expect\" on its records line, "+
-				"--expect FATE or N=FATE, or --allow FATE for every record (fates: %s)\n", strings.Join(localtest.Fates(), ", "))
+				"--expect FATE, N=FATE or N:S=FATE, or --allow FATE for every record (fates: %s)\n", strings.Join(localtest.Fates(), ", "))
 		}
 	}
 	if rep.Failure != nil {
@@ -563,9 +606,12 @@ func verdictLine(rep *localtest.Report) string {
 }
 
 // recordExpect is one --expect: the fate of every record (n == 0) or of
-// the record the report names line n (record n of an event file).
+// the record the report names line n (record n of an event file), or of
+// user record sub of the KPL aggregate there (user).
 type recordExpect struct {
 	n    int
+	user bool
+	sub  int
 	fate string
 }
 
@@ -576,11 +622,16 @@ func parseExpects(flags []string) ([]recordExpect, error) {
 	for _, f := range flags {
 		e := recordExpect{fate: f}
 		if n, fate, ok := strings.Cut(f, "="); ok {
-			v, err := strconv.Atoi(n)
-			if err != nil || v < 1 {
-				return nil, fmt.Errorf("--expect %q: want FATE or N=FATE, N a line (record) number from 1", f)
+			line, sub, user := strings.Cut(n, ":")
+			v, err := strconv.Atoi(line)
+			s, serr := 0, error(nil)
+			if user {
+				s, serr = strconv.Atoi(sub)
 			}
-			e = recordExpect{n: v, fate: fate}
+			if err != nil || v < 1 || serr != nil || s < 0 {
+				return nil, fmt.Errorf("--expect %q: want FATE, N=FATE or N:S=FATE, N a line (record) number from 1, S a user record of its KPL aggregate from 0", f)
+			}
+			e = recordExpect{n: v, user: user, sub: s, fate: fate}
 		}
 		if _, err := localtest.ParseFates(e.fate); err != nil || strings.Contains(e.fate, ",") {
 			return nil, fmt.Errorf("--expect %q: %q is not a fate: want one of %s", f, e.fate, strings.Join(localtest.Fates(), ", "))
@@ -616,19 +667,33 @@ func applyExpects(recs []localtest.InputRecord, expects []recordExpect) error {
 		}
 		found := false
 		for i := range recs {
-			if recs[i].Line == e.n || recs[i].Line == 0 && i+1 == e.n {
-				recs[i].Expect, found = e.fate, true
+			if recs[i].Line != e.n && (recs[i].Line != 0 || i+1 != e.n) {
+				continue
+			}
+			found = true
+			switch {
+			case !e.user:
+				recs[i].Expect = e.fate
+			case e.sub >= len(recs[i].Aggregate):
+				return fmt.Errorf("--expect %d:%d=%s: %s %d holds no user record %d (it holds %d)", e.n, e.sub, e.fate, where(recs), e.n, e.sub, len(recs[i].Aggregate))
+			default:
+				recs[i].Aggregate[e.sub].Expect = e.fate
 			}
 		}
 		if !found {
-			name := "line"
-			if recs[0].Line == 0 {
-				name = "record"
-			}
-			return fmt.Errorf("--expect %d=%s: no record is %s %d", e.n, e.fate, name, e.n)
+			return fmt.Errorf("--expect %d=%s: no record is %s %d", e.n, e.fate, where(recs), e.n)
 		}
 	}
 	return nil
+}
+
+// where says how --expect N names the records: by line, or (an event
+// file) by number.
+func where(recs []localtest.InputRecord) string {
+	if recs[0].Line == 0 {
+		return "record"
+	}
+	return "line"
 }
 
 // quarantineOf is the Quarantine of a bootstrap run with env: its
@@ -637,7 +702,7 @@ func applyExpects(recs []localtest.InputRecord, expects []recordExpect) error {
 // directory, the bootstrap's (LAMBDA_TASK_ROOT). Nil when it has neither.
 func quarantineOf(ctx context.Context, env []string, bootstrap string) (localtest.Quarantine, error) {
 	if url := envValue(env, "SLUICE_DLQ_URL"); url != "" {
-		cfg, err := functionAWSConfig(ctx, env)
+		cfg, err := functionAWSConfig(ctx, env, "SQS")
 		if err != nil {
 			return nil, fmt.Errorf("reading the function's dead letters (SLUICE_DLQ_URL=%s): %w", url, err)
 		}
@@ -662,18 +727,19 @@ func quarantineOf(ctx context.Context, env []string, bootstrap string) (localtes
 }
 
 // functionAWSConfig is the AWS configuration a function started with env
-// uses for SQS: its region, its SQS endpoint (AWS_ENDPOINT_URL_SQS, else
-// AWS_ENDPOINT_URL) and its credentials; the default chain when it names
-// neither credentials nor an endpoint (the queue is then on AWS).
-func functionAWSConfig(ctx context.Context, env []string) (aws.Config, error) {
+// uses for a service (SQS, DYNAMODB, as AWS_ENDPOINT_URL_<SERVICE> names
+// it): its region, its endpoint for the service (AWS_ENDPOINT_URL_SQS,
+// else AWS_ENDPOINT_URL) and its credentials; the default chain when it
+// names neither credentials nor an endpoint (the service is then AWS's).
+func functionAWSConfig(ctx context.Context, env []string, service string) (aws.Config, error) {
 	region := orDefault(envValue(env, "AWS_REGION"), orDefault(envValue(env, "AWS_DEFAULT_REGION"), "us-east-1"))
-	endpoint := orDefault(envValue(env, "AWS_ENDPOINT_URL_SQS"), envValue(env, "AWS_ENDPOINT_URL"))
+	endpoint := orDefault(envValue(env, "AWS_ENDPOINT_URL_"+service), envValue(env, "AWS_ENDPOINT_URL"))
 	key, secret := envValue(env, "AWS_ACCESS_KEY_ID"), envValue(env, "AWS_SECRET_ACCESS_KEY")
 	if endpoint == "" && key == "" {
 		return config.LoadDefaultConfig(ctx, config.WithRegion(region))
 	}
-	// Built by hand: the process's own AWS_ENDPOINT_URL_SQS, which the
-	// default loader would read, is not the function's.
+	// Built by hand: the process's own AWS_ENDPOINT_URL_SQS (and the
+	// like), which the default loader would read, is not the function's.
 	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	if key != "" {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(key, secret, envValue(env, "AWS_SESSION_TOKEN"))

@@ -10,6 +10,10 @@
 // sluice redrive replays.
 //
 // Records past the stream's retention are gone: the error wraps ErrTrimmed.
+// Except from S3: an S3 on-failure destination's object carries the batch's
+// whole invocation event as "payload", and Fetcher takes the records from
+// there, reading no stream; Bucket reads such a bucket, Dir the files
+// `sluice run` writes for a file://dir/ destination.
 //
 // Only the sluice command links this package: it carries the Kinesis,
 // DynamoDB Streams and Kafka clients, which a Lambda function must not.

@@ -111,8 +111,15 @@ func Parse(body []byte) (*sevents.OnFailureRecord, error) {
 }
 
 // Fetch reads back the records rec names and returns their envelopes, in
-// the stream's order.
+// the stream's order. A record that carries its batch as "payload" (what
+// Lambda writes to an S3 on-failure destination) is read from there, not
+// from the stream: it needs no client and works past the stream's
+// retention.
 func (f *Fetcher) Fetch(ctx context.Context, rec *sevents.OnFailureRecord) ([]*dlq.Envelope, error) {
+	if rec.Payload != "" {
+		// An S3 destination's object holds the batch itself.
+		return fromPayload(rec)
+	}
 	switch {
 	case rec.KinesisBatchInfo != nil:
 		return f.kinesis(ctx, rec)
@@ -127,6 +134,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rec *sevents.OnFailureRecord) ([]*d
 // base is the envelope fields an on-failure record gives every record of
 // its batch.
 func base(rec *sevents.OnFailureRecord, source sevents.Source, arn string) dlq.Envelope {
+	return baseHow(rec, source, arn, "fetched back by sluice fetch-failed")
+}
+
+// baseHow is base, saying how the record was recovered.
+func baseHow(rec *sevents.OnFailureRecord, source sevents.Source, arn, how string) dlq.Envelope {
 	at, _ := time.Parse(time.RFC3339Nano, rec.Timestamp)
 	rc := rec.RequestContext
 	why := fmt.Sprintf("Lambda gave up on the batch (%s) after %d invocation(s)", rc.Condition, rc.ApproximateInvokeCount)
@@ -138,7 +150,7 @@ func base(rec *sevents.OnFailureRecord, source sevents.Source, arn string) dlq.E
 	default:
 		why += "; the last answer failed it through the response"
 	}
-	why += "; the record itself may not be to blame: it was in the batch (fetched back by sluice fetch-failed)"
+	why += "; the record itself may not be to blame: it was in the batch (" + how + ")"
 	return dlq.Envelope{
 		Version:      dlq.Version,
 		Source:       source,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -25,9 +26,11 @@ type Command struct {
 }
 
 // Effect is one line of the effects file: the record's identity in its
-// source (SQS messageId, Kinesis or DynamoDB sequence number, Kafka
-// "<topic>-<partition>@<offset>"), the payload's id if it has one, and the
-// ordering key.
+// source (SQS messageId, Kinesis or DynamoDB sequence number, for a KPL
+// user record "<sequenceNumber>:<subSequenceNumber>", Kafka
+// "<topic>-<partition>@<offset>"; for an object of an S3 notification
+// "<messageId>#<i>"), the payload's id if it has one, and the ordering
+// key.
 type Effect struct {
 	Record string `json:"record"`
 	ID     string `json:"id,omitempty"`
@@ -53,6 +56,11 @@ type ddbItem struct {
 // invocations of one process.
 type function struct {
 	effects string // path of the effects file, or ""
+	skips   string // path of the skips file (SLUICE_SKIPS_FILE), or ""
+	// dropUsers plays a function that acknowledges a KPL user record
+	// without doing its work: every user record after the first of its
+	// aggregate (CONFORMANCE_DROP=user-records).
+	dropUsers bool
 
 	mu    sync.Mutex
 	calls map[string]int // per id, for transient:<n>
@@ -78,11 +86,21 @@ var Sources = []string{"kinesis", "dynamodb", "sqs", "sqs-fifo", "kafka"}
 // services wrap: sqs-sns, SNS notifications in an SQS queue (each
 // Message a command); firehose, a Firehose transformation (each record's
 // data a command; ok answers the data unchanged, fail answers
-// ProcessingFailed).
-var PayloadSources = []string{"sqs-sns", "firehose"}
+// ProcessingFailed); sqs-s3, S3 event notifications in an SQS queue (one
+// effect per object, named by its item, "<messageId>#<i>"; an object key
+// holding a command's action, e.g. "fail.txt", does it; the s3:TestEvent
+// message is skipped by the handler).
+var PayloadSources = []string{"sqs-sns", "firehose", "sqs-s3"}
 
 func newHandler(source, effects string, opts ...handlers.Option) (lambda.Handler, error) {
-	f := &function{effects: effects, calls: map[string]int{}}
+	f := &function{effects: effects, calls: map[string]int{}, skips: os.Getenv(handlers.EnvSkipsFile)}
+	switch v := os.Getenv("CONFORMANCE_DROP"); v {
+	case "":
+	case "user-records":
+		f.dropUsers = true
+	default:
+		return nil, fmt.Errorf("CONFORMANCE_DROP=%q: want user-records", v)
+	}
 	h, err := f.handler(source, opts...)
 	if err != nil {
 		return nil, err
@@ -94,7 +112,10 @@ func (f *function) handler(source string, opts ...handlers.Option) (lambda.Handl
 	switch source {
 	case "kinesis":
 		return handlers.NewKinesis(func(ctx context.Context, r handlers.KinesisRecord[Command]) error {
-			return f.run(ctx, r.Value, r.SequenceNumber(), r.PartitionKey())
+			if f.dropUsers && r.SubSequenceNumber() > 0 {
+				return nil // acknowledged, its work never done: the bug a run must catch
+			}
+			return f.run(ctx, r.Value, r.RecordID(), r.PartitionKey())
 		}, opts...)
 	case "dynamodb":
 		return handlers.NewDynamoDB(func(ctx context.Context, r handlers.DynamoDBRecord[ddbItem]) error {
@@ -130,6 +151,16 @@ func (f *function) handler(source string, opts ...handlers.Option) (lambda.Handl
 	case "sqs-sns":
 		return handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[handlers.SNSMessage[Command]]) error {
 			return f.run(ctx, r.Value.Message, r.MessageID(), r.Value.TopicArn)
+		}, opts...)
+	case "sqs-s3":
+		return handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[handlers.S3Notification]) error {
+			for i, rec := range r.Value.Records {
+				action, _, _ := strings.Cut(rec.S3.Object.URLDecodedKey, ".")
+				if err := f.run(ctx, Command{ID: rec.S3.Object.URLDecodedKey, Action: action}, r.ItemID(i), r.MessageID()); err != nil {
+					return err
+				}
+			}
+			return nil
 		}, opts...)
 	case "firehose":
 		return handlers.NewFirehose(func(ctx context.Context, r handlers.FirehoseRecord[Command]) (handlers.FirehoseResult, error) {
@@ -186,7 +217,12 @@ func (f *function) run(ctx context.Context, c Command, record, key string) error
 	if c.ID == "" {
 		c.ID = record
 	}
-	if err := f.act(ctx, c); err != nil {
+	if verb, reason, _ := strings.Cut(c.Action, ":"); verb == "claim-skipped" && !fixed(verb) {
+		return f.claimSkipped(record, reason)
+	}
+	if err := f.act(ctx, c); errors.Is(err, errDrop) {
+		return nil // acknowledged without its effect
+	} else if err != nil {
 		return err
 	}
 	if err := f.record(e); err != nil {
@@ -207,6 +243,8 @@ func (f *function) act(ctx context.Context, c Command) error {
 	switch verb {
 	case "ok", "", "exitafter":
 		return nil
+	case "drop":
+		return errDrop
 	case "fail":
 		return fmt.Errorf("record %s: asked to fail", c.ID)
 	case "permanent":
@@ -281,6 +319,30 @@ func (f *function) record(e Effect) error {
 	if _, err := file.Write(append(line, '\n')); err != nil {
 		file.Close()
 		return fmt.Errorf("effects file: %w", err)
+	}
+	return file.Close()
+}
+
+// errDrop is act's answer for "drop": run returns nil without the effect.
+var errDrop = errors.New("drop")
+
+// claimSkipped plays a function that acknowledges its record without doing
+// its work and tells the runner, falsely, that its handler skipped it for
+// reason: it appends that claim to the skips file (SLUICE_SKIPS_FILE).
+func (f *function) claimSkipped(record, reason string) error {
+	if f.skips == "" {
+		return nil
+	}
+	line := fmt.Sprintf(`{"record":%q,"reason":%q,"key":"conformance#never-completed"}`+"\n", record, reason)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	file, err := os.OpenFile(f.skips, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("skips file: %w", err)
+	}
+	if _, err := file.WriteString(line); err != nil {
+		file.Close()
+		return fmt.Errorf("skips file: %w", err)
 	}
 	return file.Close()
 }

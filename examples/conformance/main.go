@@ -9,12 +9,15 @@
 // Environment:
 //
 //	SLUICE_SOURCE        kinesis | dynamodb | sqs | sqs-fifo | kafka, or
-//	                     sqs-sns | firehose (see PayloadSources) (required)
+//	                     sqs-sns | firehose | sqs-s3 (see PayloadSources)
+//	                     (required)
 //	SLUICE_EFFECTS_FILE  if set, one JSON line {"record":...,"id":...,"key":...}
 //	                     is appended for every record processed successfully:
 //	                     record is the record's identity in its source (SQS
-//	                     messageId, Kinesis or DynamoDB sequence number, Kafka
-//	                     "<topic>-<partition>@<offset>"), id the payload's id
+//	                     messageId, Kinesis or DynamoDB sequence number, a
+//	                     KPL user record's "<sequenceNumber>:<subSequenceNumber>",
+//	                     Kafka "<topic>-<partition>@<offset>", an S3
+//	                     notification's object "<messageId>#<i>"), id the payload's id
 //	                     (left out when it has none), key its ordering key;
 //	                     request the invocation's request id, pid the
 //	                     process id, invocation the number of invocations
@@ -69,6 +72,12 @@
 //	                     the payload's id (a business key: a producer's
 //	                     duplicate takes effect once) instead of the
 //	                     record's id in its source
+//	SLUICE_SKIPS_FILE    read by the handlers (handlers.EnvSkipsFile): the file
+//	                     they tell the local runner in of the records they
+//	                     answered without the function (sluice run sets it)
+//	CONFORMANCE_DROP     user-records: acknowledge every KPL user record after
+//	                     the first of its aggregate without doing its work
+//	                     (no effect): the bug a run must catch
 //	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
 //	                     instead (e.g. exit,fail): the fix deployed before a
 //	                     sluice redrive
@@ -90,6 +99,13 @@
 //	               succeed (a test holds a record mid-effect with it)
 //	transient:<n>  return a transient error on the first n calls for this id
 //	               in this process, then succeed
+//	drop           succeed without the effect: a record acknowledged with
+//	               its work never done, which a run must report lost
+//	claim-skipped:<reason>
+//	               succeed without the effect, and tell the runner falsely
+//	               (a line in SLUICE_SKIPS_FILE) that the handler answered
+//	               it without the function for reason (duplicate,
+//	               s3-test-event), which a run must report
 //
 // A payload that is not such JSON is a decode error.
 package main
@@ -177,7 +193,7 @@ func main() {
 // an unknown one, which newHandler reports.
 func envSource(source string) (fromenv.Source, bool) {
 	switch source {
-	case "sqs", "sqs-fifo":
+	case "sqs", "sqs-fifo", "sqs-sns", "sqs-s3":
 		return events.SourceSQS, true
 	case "kinesis", "dynamodb", "kafka":
 		return fromenv.Source(source), true

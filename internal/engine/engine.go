@@ -52,7 +52,9 @@
 // tells the engine about each one with NoteRetry, which counts it into the
 // record's attempts and logs it at debug level. An idempotency middleware
 // tells it about a record whose effect had already completed with
-// NoteDuplicate: the record succeeded, and is counted as a duplicate. A
+// NoteSkip (reason SkipDuplicate): the record succeeded, and is counted as
+// a duplicate; any record answered without the user's function is noted
+// the same way, with its reason (Result.Skipped). A
 // dead-letter middleware quarantines a record with Park: the record counts
 // as succeeded, so the policy goes on past it. On an ordered policy the
 // middleware sends the record's envelope inside Process, before parking it,
@@ -177,10 +179,10 @@ type Result struct {
 	// Err, when non-nil, is a function error: the whole invocation fails.
 	Err error
 
-	// Duplicates marks, per item, a record that succeeded without running
-	// because its effect had already completed (NoteDuplicate); it is nil
-	// when there were none. Use Duplicate(i).
-	Duplicates []bool
+	// Skips holds, per item, why a record was answered without the user's
+	// function (NoteSkip); it is nil when none was. Use Skipped(i) and
+	// Duplicate(i).
+	Skips []Skip
 
 	// Parked holds, per item, the value given to Park for a record that was
 	// quarantined instead of failing; it is nil when none was. A parked
@@ -189,7 +191,7 @@ type Result struct {
 
 	Succeeded, Failed, NotAttempted int
 	Retried                         int // in-process retries, all items
-	Duplicated                      int // items marked with NoteDuplicate that succeeded
+	Duplicated                      int // items skipped as SkipDuplicate that succeeded
 	Quarantined                     int // items parked with Park and not revoked
 	Duration                        time.Duration
 	// Oldest is the arrival time of the oldest item that has one (zero if
@@ -263,7 +265,17 @@ func (r *Result) Error(i int) error {
 // Duplicate reports whether item i succeeded as a duplicate: its effect had
 // already completed, so the function did not run.
 func (r *Result) Duplicate(i int) bool {
-	return r.Duplicates != nil && r.Duplicates[i] && r.Outcomes[i] == Succeeded
+	s, ok := r.Skipped(i)
+	return ok && s.Reason == SkipDuplicate
+}
+
+// Skipped returns why item i was answered without the user's function,
+// when it was and succeeded.
+func (r *Result) Skipped(i int) (Skip, bool) {
+	if r.Skips == nil || r.Skips[i].Reason == "" || r.Outcomes[i] != Succeeded {
+		return Skip{}, false
+	}
+	return r.Skips[i], true
 }
 
 // Attempts returns how many times item i was run in this invocation: 0 when
@@ -350,9 +362,9 @@ func (r *runner) settle() *Result {
 	for _, n := range r.retries {
 		res.Retried += int(n)
 	}
-	res.Duplicates = r.dups
-	for i, d := range r.dups {
-		if d && r.outcomes[i] == Succeeded {
+	res.Skips = r.skips
+	for i, s := range r.skips {
+		if s.Reason == SkipDuplicate && r.outcomes[i] == Succeeded {
 			res.Duplicated++
 		}
 	}
@@ -400,8 +412,8 @@ type runner struct {
 	errsOnce  sync.Once
 	retries   []int32 // allocated on the first retry
 	retryOnce sync.Once
-	dups      []bool // allocated on the first duplicate
-	dupOnce   sync.Once
+	skips     []Skip // allocated on the first skip
+	skipOnce  sync.Once
 	parked    []any // allocated on the first Park
 	parkOnce  sync.Once
 
@@ -458,19 +470,31 @@ func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
 	}
 }
 
-// NoteDuplicate tells the engine that the record being processed under ctx
-// (a context given to Process, or derived from one) was skipped because its
-// effect had already completed. If the record then succeeds it is counted
-// as a duplicate in the Result and the batch log line. Outside a Run it
-// does nothing.
-func NoteDuplicate(ctx context.Context) {
-	s, _ := ctx.Value(slotKey{}).(*slot)
-	if s == nil || s.r == nil {
+// Skip says why a record was answered without the user's function:
+// Reason, and for a duplicate the idempotency key that had completed.
+type Skip struct {
+	Reason, Key string
+}
+
+// SkipDuplicate is the Reason of a record skipped because its effect had
+// already completed (its idempotency key, Skip.Key): it is counted as a
+// duplicate.
+const SkipDuplicate = "duplicate"
+
+// NoteSkip tells the engine that the record being processed under ctx (a
+// context given to Process, or derived from one) was answered without the
+// user's function, and why (s.Reason not empty). If the record then
+// succeeds, Result.Skipped says so, and a SkipDuplicate is counted as a
+// duplicate in the Result and the batch log line. Outside a Run it does
+// nothing.
+func NoteSkip(ctx context.Context, s Skip) {
+	sl, _ := ctx.Value(slotKey{}).(*slot)
+	if sl == nil || sl.r == nil {
 		return
 	}
-	r, i := s.r, s.i
-	r.dupOnce.Do(func() { r.dups = make([]bool, len(r.items)) })
-	r.dups[i] = true // only the worker running item i touches its mark
+	r, i := sl.r, sl.i
+	r.skipOnce.Do(func() { r.skips = make([]Skip, len(r.items)) })
+	r.skips[i] = s // only the worker running item i touches its mark
 }
 
 // Index returns the index of the item being processed under ctx (a

@@ -371,7 +371,7 @@ func TestProcessContextKeepsParentValuesAndCancellation(t *testing.T) {
 	}
 }
 
-func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
+func TestNoteSkipCountsSucceededDuplicates(t *testing.T) {
 	var buf strings.Builder
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	// Records 0 and 2 are duplicates; record 3 is marked but then fails,
@@ -379,7 +379,7 @@ func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
 	res := Run(context.Background(), items("abcd"), Config{Policy: Independent, Concurrency: 2, Logger: logger, Source: "test"},
 		func(ctx context.Context, w, i int) error {
 			if i != 1 {
-				NoteDuplicate(ctx)
+				NoteSkip(ctx, Skip{Reason: SkipDuplicate, Key: "k" + strconv.Itoa(i)})
 			}
 			if i == 3 {
 				return errors.New("boom")
@@ -387,7 +387,10 @@ func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
 			return nil
 		})
 	if res.Duplicated != 2 || !res.Duplicate(0) || res.Duplicate(1) || !res.Duplicate(2) || res.Duplicate(3) {
-		t.Fatalf("Duplicated %d, marks %v, outcomes %v", res.Duplicated, res.Duplicates, res.Outcomes)
+		t.Fatalf("Duplicated %d, marks %v, outcomes %v", res.Duplicated, res.Skips, res.Outcomes)
+	}
+	if s, ok := res.Skipped(2); !ok || s.Key != "k2" {
+		t.Fatalf("Skipped(2) = %v %v", s, ok)
 	}
 	var sum map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -403,10 +406,10 @@ func TestNoteDuplicateCountsSucceededDuplicates(t *testing.T) {
 		t.Fatalf("summary line should count 2 duplicates: %s", buf.String())
 	}
 	none := Run(context.Background(), items("ab"), Config{Policy: Stream}, func(context.Context, int, int) error { return nil })
-	if none.Duplicated != 0 || none.Duplicates != nil || none.Duplicate(0) {
+	if none.Duplicated != 0 || none.Skips != nil || none.Duplicate(0) {
 		t.Fatalf("no duplicates expected: %+v", none)
 	}
-	NoteDuplicate(context.Background()) // outside a Run: nothing to mark
+	NoteSkip(context.Background(), Skip{Reason: SkipDuplicate}) // outside a Run: nothing to mark
 }
 
 // TestParkAndAfter: parked records count as succeeded, so a stream goes on

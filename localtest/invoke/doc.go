@@ -2,10 +2,14 @@
 // the test's process, as Lambda runs it:
 //
 //   - RuntimeAPI starts a compiled handler (a Lambda bootstrap) and serves
-//     it the Lambda Runtime API: cold and warm starts, the init limit,
-//     deadlines that kill the whole process group, crashes, log capture
-//     with per-invocation prefixes. It is an invocation.Killer: the runner's
-//     injected crashes and timeouts kill its process inside the invocation
+//     it the Lambda Runtime API (net/http, one server per process): cold
+//     and warm starts, the init limit, deadlines that kill the whole
+//     process group, crashes, log capture with per-invocation prefixes. It
+//     runs as many execution environments at once as invocations ask for
+//     (invocation.Invocation.Environment), each its own process with its
+//     own init, as Lambda does under concurrency. It is an
+//     invocation.Killer: the runner's injected crashes and timeouts kill
+//     the process of the invocation's environment inside the invocation
 //     (invocation.Invocation.Kill).
 //   - InvokeAPI calls any Lambda Invoke API endpoint (SAM start-lambda, the
 //     Runtime Interface Emulator, LocalStack, AWS), signed with SigV4 when

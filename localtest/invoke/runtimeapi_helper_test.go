@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +46,29 @@ func (f handlerFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error)
 	return f(ctx, payload)
 }
 
-// runTestFunction runs the test function. Payloads: "hang" starts a
+// meet is the "meet:<dir>" payload: the process leaves a file named by
+// its pid in dir, then waits (until its deadline) for a second process to
+// do the same, and answers its pid: two invocations that both answer ran
+// at the same time, in two processes.
+func meet(ctx context.Context, dir string) ([]byte, error) {
+	pid := strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(filepath.Join(dir, pid), nil, 0o644); err != nil {
+		return nil, err
+	}
+	for {
+		if names, _ := os.ReadDir(dir); len(names) >= 2 {
+			return []byte(pid), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("pid %s met no other process: %w", pid, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// runTestFunction runs the test function. Payloads: "meet:<dir>" (see
+// meet); "hang" starts a
 // grandchild (printing its pid) and never returns, ignoring its deadline;
 // "panic" panics; "exit" exits with status 3; "big" answers 7 MB; "env"
 // answers an envReport; anything else is echoed. Mode "initerror" posts
@@ -68,6 +92,9 @@ func runTestFunction(mode string) {
 		return
 	}
 	lambda.Start(handlerFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		if dir, ok := strings.CutPrefix(string(payload), "meet:"); ok {
+			return meet(ctx, dir)
+		}
 		switch string(payload) {
 		case "hang":
 			self, _ := os.Executable()

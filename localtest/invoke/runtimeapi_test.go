@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -454,8 +455,85 @@ func TestRuntimeAPIRingBuffer(t *testing.T) {
 	}
 }
 
-func TestRuntimeAPIAcceptedLength(t *testing.T) {
-	if !strings.Contains(accepted, fmt.Sprintf("Content-Length: %d\r\n", len(acceptedBody))) {
-		t.Fatalf("accepted: wrong Content-Length in %q", accepted)
+// TestRuntimeAPIEnvironments: invocations asked to run in two execution
+// environments run at once, in two processes, each with its own init; a
+// crash kills only its own environment's process, and the next invocation
+// there starts a new one while the other environment stays warm.
+func TestRuntimeAPIEnvironments(t *testing.T) {
+	t.Parallel()
+	var stream syncBuffer
+	inv, err := RuntimeAPI(testBinary(t), []string{testFunctionEnv + "=echo"}, RuntimeAPILogs(&stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := inv.(*RuntimeAPIInvoker)
+	defer func() {
+		r.Close()
+		if t.Failed() {
+			t.Logf("function output:\n%s", r.Logs())
+		}
+	}()
+	ctx := context.Background()
+	dir := t.TempDir()
+	resps := make([]invocation.Response, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			resps[i], errs[i] = r.Invoke(ctx, invocation.Invocation{RequestID: fmt.Sprint("meet-", i+1), Payload: []byte("meet:" + dir),
+				Timeout: 5 * time.Second, N: i + 1, Environment: i + 1})
+		})
+	}
+	wg.Wait()
+	for i, resp := range resps {
+		if errs[i] != nil || resp.Failed() {
+			t.Fatalf("environment %d: %v %+v (%s): the two invocations did not run at once", i+1, errs[i], resp, resp.Payload)
+		}
+		if resp.Environment != i+1 || resp.PID == 0 || string(resp.Payload) != strconv.Itoa(resp.PID) {
+			t.Fatalf("environment %d answered %+v (%s)", i+1, resp, resp.Payload)
+		}
+	}
+	if resps[0].PID == resps[1].PID {
+		t.Fatalf("both environments ran in pid %d", resps[0].PID)
+	}
+	logs := stream.String()
+	if !strings.Contains(logs, "[init] localtest: started") || !strings.Contains(logs, "[init env 2] localtest: started") {
+		t.Fatalf("want an init in each environment:\n%s", logs)
+	}
+
+	// A crash in environment 2 leaves environment 1's process alone.
+	resp, err := r.Invoke(ctx, invocation.Invocation{RequestID: "crash", Payload: []byte(`1`), Timeout: time.Second, N: 3, Environment: 2,
+		Kill: &invocation.Kill{Point: invocation.KillAtHandOver}})
+	if err != nil || resp.Killed == nil || resp.Environment != 2 || resp.PID != resps[1].PID {
+		t.Fatalf("crash in environment 2: %v %+v", err, resp)
+	}
+	waitGone(t, resps[1].PID)
+	if !alive(resps[0].PID) {
+		t.Fatalf("environment 1's process %d died with environment 2's", resps[0].PID)
+	}
+	// Without an environment named, the first idle one: environment 1,
+	// still warm.
+	if resp := invoke(t, r, []byte(`2`), time.Second); resp.Failed() || resp.Environment != 1 || resp.PID != resps[0].PID {
+		t.Fatalf("environment 1 after the crash: %+v, want its warm process %d", resp, resps[0].PID)
+	}
+	resp, err = r.Invoke(ctx, invocation.Invocation{Payload: []byte(`3`), Timeout: time.Second, Environment: 2})
+	if err != nil || resp.Failed() || resp.Environment != 2 || resp.PID == resps[1].PID || resp.PID == resps[0].PID {
+		t.Fatalf("environment 2 after the crash: %v %+v, want a new process", err, resp)
+	}
+	if n := strings.Count(stream.String(), "[init env 2] localtest: started"); n != 2 {
+		t.Fatalf("want two inits in environment 2, got %d:\n%s", n, stream.String())
+	}
+
+	// Environment 0 takes an idle environment, or a new one when all are
+	// busy.
+	dir = t.TempDir()
+	for i := range 2 {
+		wg.Go(func() {
+			resps[i], errs[i] = r.Invoke(ctx, invocation.Invocation{Payload: []byte("meet:" + dir), Timeout: 5 * time.Second})
+		})
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || resps[0].Failed() || resps[1].Failed() || resps[0].Environment == resps[1].Environment {
+		t.Fatalf("two invocations at once without an environment: %v %v %+v %+v", errs[0], errs[1], resps[0], resps[1])
 	}
 }

@@ -49,8 +49,9 @@ func SQSQuarantine(cfg aws.Config, queueURL string) *SQSQuarantineQueue {
 // visible again at once after.
 const peekVisibility = 60
 
-// Quarantined returns the record ids of the envelopes sent to the queue
-// since it was opened. It fails, rather than return part of them, when it
+// Quarantined returns the record keys of the envelopes sent to the queue
+// since it was opened (dlq.Envelope.RecordKey: the record's id, with a KPL
+// user record's sub-sequence number). It fails, rather than return part of them, when it
 // cannot receive every message the queue holds (another consumer has some
 // in flight) or a message sent during the run is not an envelope.
 func (q *SQSQuarantineQueue) Quarantined(ctx context.Context) ([]string, error) {
@@ -97,7 +98,7 @@ func (q *SQSQuarantineQueue) Quarantined(ctx context.Context) ([]string, error) 
 			if err != nil {
 				return nil, fmt.Errorf("%s: message %s, sent during the run: %w", where, aws.ToString(m.MessageId), err)
 			}
-			ids = append(ids, e.RecordID)
+			ids = append(ids, e.RecordKey())
 		}
 	}
 	if len(seen) < visible {

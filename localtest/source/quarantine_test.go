@@ -50,14 +50,22 @@ func TestSQSQuarantine(t *testing.T) {
 	for i := range 12 {
 		send(envelope("m" + string(rune('a'+i))))
 	}
+	// A user record of a KPL aggregate is named by its record key: its
+	// aggregate's sequence number and its sub-sequence number.
+	sub := int64(2)
+	kplEnv, err := (&dlq.Envelope{Version: dlq.Version, Source: events.SourceKinesis, RecordID: "49", SubSequenceNumber: &sub, Record: []byte(`{}`)}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(string(kplEnv))
 	ids, err := q.Quarantined(ctx)
 	slices.Sort(ids)
-	if err != nil || len(ids) != 12 || ids[0] != "ma" || ids[11] != "ml" {
-		t.Fatalf("got %v %v, want the 12 envelopes sent during the run", ids, err)
+	if err != nil || len(ids) != 13 || ids[0] != "49:2" || ids[1] != "ma" || ids[12] != "ml" {
+		t.Fatalf("got %v %v, want the 13 envelopes sent during the run", ids, err)
 	}
 	// The dead letters are still there, visible, to be redriven.
 	again, err := q.Quarantined(ctx)
-	if err != nil || len(again) != 12 {
+	if err != nil || len(again) != 13 {
 		t.Fatalf("a second read: %v %v", again, err)
 	}
 	send(`{"not":"an envelope"}`)

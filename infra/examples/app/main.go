@@ -7,13 +7,22 @@
 // checks, and exits 1 when a check reports an error, so both `make synth`
 // and `cdk deploy` stop there.
 //
+// It shows what an operator gets: a dashboard per consumer and one per
+// stack (the handler's own metrics on, in namespace SluiceExample), every
+// mapping metric, an S3 on-failure destination for the orders stream, and
+// shadow replays of the orders stream and the payments topic, deployed
+// disabled: enable one with -c replay=true (or aws lambda
+// update-event-source-mapping --enabled), watch its line on the dashboard,
+// and tear it down by deploying without it.
+//
 //	make synth                    templates in cdk.out/, no AWS credentials needed
 //	cd infra/examples/app && cdk deploy SluiceExample
 //	cdk deploy SluiceExampleKafka -c kafkaClusterArn=arn:aws:kafka:...
 //
 // The templates are what `sluice run --template cdk.out/SluiceExample.template.json
 // --mapping sluice-example-orders` runs locally (one mapping per function
-// name: sluice-example-orders, -changes, -jobs, -ledger, -payments).
+// name: sluice-example-orders, -orders-shadow, -changes, -jobs, -ledger,
+// -payments, -payments-shadow).
 package main
 
 import (
@@ -51,7 +60,13 @@ func run() error {
 		return err
 	}
 
-	app := awscdk.NewApp(nil)
+	// The output directory is read here, not left to the jsii runtime,
+	// which saw the environment when it started.
+	var props *awscdk.AppProps
+	if dir := os.Getenv("CDK_OUTDIR"); dir != "" {
+		props = &awscdk.AppProps{Outdir: jsii.String(dir)}
+	}
+	app := awscdk.NewApp(props)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	stack := awscdk.NewStack(app, jsii.String("SluiceExample"), &awscdk.StackProps{
 		Description: jsii.String("Sluice example: consumers of a Kinesis stream (with idempotency), a DynamoDB table's stream, an SQS queue and an SQS FIFO queue"),
@@ -61,8 +76,14 @@ func run() error {
 			BootstrapDir: jsii.String(bootstrap),
 			FunctionName: jsii.String("sluice-example-" + name),
 			Environment:  &map[string]*string{"SLUICE_SOURCE": jsii.String(source)},
+			// The handler's own metrics, which the dashboards draw.
+			MetricsNamespace: jsii.String("SluiceExample"),
 		}
 	}
+	// The shadow replays poll once enabled: -c replay=true.
+	replay := app.Node().TryGetContext(jsii.String("replay")) == "true"
+	// Where the replays start: 2026-12-01T00:00:00Z.
+	const from = 1796083200
 
 	orders := awskinesis.NewStream(stack, jsii.String("OrdersStream"), &awskinesis.StreamProps{
 		Encryption: awskinesis.StreamEncryption_MANAGED, ShardCount: jsii.Number(2),
@@ -71,6 +92,17 @@ func run() error {
 		Stream:           orders,
 		IdempotencyTable: infra.NewIdempotencyTable(stack, jsii.String("Idempotency"), nil),
 		Function:         function("orders", "kinesis"),
+		// Failed batches whole, in a bucket of the construct's own.
+		OnFailureToS3: jsii.Bool(true),
+		// History replayed through Lambda into sluice-example-orders-shadow
+		// (SLUICE_SHADOW=1: the conformance function marks its effects
+		// "shadow"; a real function names its shadow sink here).
+		ShadowReplay: &infra.ShadowReplay{
+			From:        jsii.Number(from),
+			Enabled:     jsii.Bool(replay),
+			BatchSize:   jsii.Number(1000),
+			Environment: &map[string]*string{"ORDERS_SINK": jsii.String("orders-shadow")},
+		},
 	})
 	accounts := awsdynamodb.NewTable(stack, jsii.String("Accounts"), &awsdynamodb.TableProps{
 		PartitionKey:  &awsdynamodb.Attribute{Name: jsii.String("pk"), Type: awsdynamodb.AttributeType_STRING},
@@ -109,6 +141,9 @@ func run() error {
 		Topic:           jsii.String("payments"),
 		ConsumerGroupId: jsii.String("sluice-example-payments"),
 		Function:        function("payments", "kafka"),
+		// A replay of the topic with a consumer group of its own,
+		// sluice-example-payments-shadow.
+		ShadowReplay: &infra.ShadowReplay{From: jsii.Number(from), Enabled: jsii.Bool(replay)},
 	})
 
 	asm := app.Synth(nil)

@@ -63,10 +63,10 @@ func templateProperty(k string) bool {
 	switch k {
 	case "EventSourceArn", "FunctionName", "BatchSize", "MaximumBatchingWindowInSeconds",
 		"ParallelizationFactor", "BisectBatchOnFunctionError", "MaximumRetryAttempts", "MaximumRecordAgeInSeconds",
-		"FunctionResponseTypes", "StartingPosition", "DestinationConfig", "ScalingConfig", "FilterCriteria",
+		"FunctionResponseTypes", "StartingPosition", "StartingPositionTimestamp", "DestinationConfig", "ScalingConfig", "FilterCriteria",
 		"TumblingWindowInSeconds", "Topics", "ProvisionedPollerConfig", "SelfManagedEventSource",
 		"Enabled", "SourceAccessConfigurations", "AmazonManagedKafkaEventSourceConfig",
-		"SelfManagedKafkaEventSourceConfig", "Tags", "LoggingConfig", "MetricsConfig", "StartingPositionTimestamp", "KmsKeyArn":
+		"SelfManagedKafkaEventSourceConfig", "Tags", "LoggingConfig", "MetricsConfig", "KmsKeyArn":
 		return true
 	}
 	return false
@@ -176,12 +176,20 @@ func readMapping(t *cfnTemplate, id string, checkFilters func(raw json.RawMessag
 			}
 		}
 		tm.StartingPositionTimestamp = ts
+		if ts != 0 {
+			m["StartingPositionTimestamp"] = ts
+		}
 	}
 	if raw, ok := r.Properties["StartingPosition"]; ok {
 		if s, ok := literalString(raw); ok {
 			m["StartingPosition"] = s
 		} else {
 			bad("StartingPosition", "%s", unresolvable(raw))
+		}
+	}
+	if raw, ok := r.Properties["Enabled"]; ok {
+		if enabled, ok := boolValue(raw); ok && !enabled {
+			tm.Notes = append(tm.Notes, "the mapping is deployed disabled (Enabled false): AWS polls nothing until it is enabled; this run delivers the records anyway")
 		}
 	}
 	literal := func(name string, dst any) bool {

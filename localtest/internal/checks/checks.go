@@ -11,6 +11,7 @@ package checks
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,7 @@ const (
 	DeadLettered = "dead-lettered"
 	Filtered     = "filtered"
 	Left         = "left"
+	Skipped      = "skipped"
 )
 
 // Statuses of a check, as localtest's Status constants spell them.
@@ -86,6 +88,10 @@ type Record struct {
 	// matched by (Input.Field), and HasField whether the payload has it.
 	Field    string
 	HasField bool
+	// Items is how many items the record carries that effects may name
+	// one by one (the S3 records of an S3 event notification), each as
+	// "<id>#<i>" (events.ItemID); 0 for none.
+	Items int
 }
 
 // Effect is one effect the function recorded: the record it names (by
@@ -124,6 +130,22 @@ type Input struct {
 	Killed                        map[string]bool
 	KillRepeatsOK                 bool
 	WindowPerKey, WindowUnordered int
+
+	// Claims are, by record id, what the handlers said of the records
+	// they answered without the user's function (MarkSkipped made those
+	// that took no effect Skipped); Stray the claims that name no record
+	// of the run. Shows(i, reason) says whether record i's payload is
+	// what reason says (an s3:TestEvent, a CloudWatch Logs control
+	// message). Store is the function's idempotency store, nil when the
+	// run was not given it.
+	Claims map[string][]Claim
+	Stray  []Claim
+	Shows  func(i int, reason string) bool
+	Store  *Store
+	// Aggregates is, per id of a Kinesis record that is a KPL aggregate,
+	// how many user records it holds: an effect naming the aggregate
+	// rather than one of its user records is told what to name.
+	Aggregates map[string]int
 }
 
 // KillWindow returns the positions of the effects a kill can have cut
@@ -169,9 +191,12 @@ func killRepeats(at []int, window map[int]bool) int {
 //
 //   - no record lost: every record was processed, sent to the on-failure
 //     destination, moved to the dead-letter queue, filtered out by the
-//     mapping's FilterCriteria, or is still waiting in the source; and, when effects are given, every record that counts as
-//     processed has at least one effect (a record acknowledged without its
-//     effect is lost: the mapping ignored its failure).
+//     mapping's FilterCriteria, skipped by its handler for a reason the
+//     runner could check (Claims), or is still waiting in the source; and,
+//     when effects are given, every record that counts as processed has
+//     at least one effect, or effects naming each of its items (a record
+//     acknowledged without its effect is lost: the mapping ignored its
+//     failure).
 //   - order per key: for every ordering key, the first effects of its records
 //     happen in record order. Not checked for SQS standard queues, which
 //     promise no order.
@@ -179,11 +204,14 @@ func killRepeats(at []int, window map[int]bool) int {
 // A check that cannot be evaluated says why and is not held: no effects
 // given (order-per-key and effect-once), effects that cannot be read,
 // effects that name no record of the run, no effects at all although
-// records were acknowledged as processed, or (matching by a payload field)
-// processed records whose payload lacks the field. Records that share the
-// field's value are one business key (see matchEffects): one effect covers
-// them all, and effect-once counts the key's effects.
-func Invariants(in Input) []Result {
+// records were acknowledged as processed, (matching by a payload field)
+// processed records whose payload lacks the field, or a skipped record's
+// claim that cannot be checked. Records that share the field's value are
+// one business key (see matchEffects): one effect covers them all, and
+// effect-once counts the key's effects.
+//
+// It also returns, per skipped record, how its claims checked out.
+func Invariants(in Input) ([]Result, map[string]Claimed) {
 	loss := Result{Name: NoLoss, Status: Held}
 	processed := 0
 	for i, rec := range in.Records {
@@ -196,6 +224,10 @@ func Invariants(in Input) []Result {
 		}
 	}
 	if !in.Have {
+		claimed, unsure, why := checkSkipped(in, &loss, func(int) bool { return false })
+		if unsure > 0 {
+			loss = loss.NotEvaluated(skipsUnsure(unsure, why))
+		}
 		out := []Result{loss}
 		if !in.Unordered {
 			out = append(out, Result{Name: Order, Status: NotEvaluated,
@@ -205,10 +237,11 @@ func Invariants(in Input) []Result {
 			out = append(out, Result{Name: Once, Status: NotEvaluated,
 				Reason: "no effects were given to check (Options.Effects, --effects)"})
 		}
-		return out
+		return out, claimed
 	}
-	group, first, count, at, why := matchEffects(in, processed)
+	m, why := matchEffects(in, processed)
 	if why != "" {
+		claimed, _, _ := checkSkipped(in, &loss, func(int) bool { return false })
 		out := []Result{loss.NotEvaluated(why)}
 		if !in.Unordered {
 			out = append(out, Result{Name: Order, Status: NotEvaluated, Reason: why})
@@ -216,28 +249,41 @@ func Invariants(in Input) []Result {
 		if in.Once {
 			out = append(out, Result{Name: Once, Status: NotEvaluated, Reason: why})
 		}
-		return out
+		return out, claimed
 	}
+	group, first := m.group, m.first
 	unsure := 0
 	for i, rec := range in.Records {
-		if in.Fates[rec.ID] == Processed && first[group[i]] < 0 {
-			if in.Unknown != "" {
-				unsure++
-				continue
-			}
-			loss.Violate("record %s was acknowledged as processed but no effect names it: its effect never happened "+
-				"(if the function parked it in its dead letters, give the runner that destination: SLUICE_DLQ_FILE, Options.Quarantine)", in.Name(i))
+		if in.Fates[rec.ID] != Processed {
+			continue
 		}
+		if first[group[i]] >= 0 {
+			if missing := m.missingItems(group[i]); len(missing) > 0 {
+				loss.Violate("record %s was acknowledged as processed, and effects name some of its %d items but not item %s: their effects never happened",
+					in.Name(i), rec.Items, strings.Join(missing, ", "))
+			}
+			continue
+		}
+		if in.Unknown != "" {
+			unsure++
+			continue
+		}
+		loss.Violate("record %s was acknowledged as processed but no effect names it: its effect never happened "+
+			"(if the function parked it in its dead letters, give the runner that destination: SLUICE_DLQ_FILE, Options.Quarantine)", in.Name(i))
 	}
 	if unsure > 0 {
 		loss = loss.NotEvaluated(fmt.Sprintf("%d records acknowledged as processed have no effect, and %s", unsure, in.Unknown))
 	}
+	claimed, unsureSkips, whySkips := checkSkipped(in, &loss, func(i int) bool { return in.Field != "" && first[group[i]] >= 0 })
+	if unsureSkips > 0 {
+		loss = loss.NotEvaluated(skipsUnsure(unsureSkips, whySkips))
+	}
 	out := []Result{loss}
 	if in.Once {
-		out = append(out, effectOnce(in, group, count, at))
+		out = append(out, effectOnce(in, m))
 	}
 	if in.Unordered {
-		return out
+		return out, claimed
 	}
 	order := Result{Name: Order, Status: Held}
 	// Walk records by the position of their first effect; within a key the
@@ -264,12 +310,22 @@ func Invariants(in Input) []Result {
 		}
 		last[rec.Key] = i
 	}
-	return append(out, order)
+	return append(out, order), claimed
+}
+
+// skipsUnsure is why no-record-lost is not evaluated when claims of
+// skipped records could not be checked.
+func skipsUnsure(n int, why string) string {
+	if n == 1 {
+		return "a record its handler answered without running the function cannot be shown to have taken effect: " + why
+	}
+	return fmt.Sprintf("%d records their handlers answered without running the function cannot be shown to have taken effect; the first, %s", n, why)
 }
 
 // effectOnce is the check effect-once, from what matchEffects found.
-func effectOnce(in Input, group, count []int, at [][]int) Result {
+func effectOnce(in Input, m matched) Result {
 	once := Result{Name: Once, Status: Held}
+	group := m.group
 	size := map[int]int{}
 	for i := range in.Records {
 		size[group[i]]++
@@ -282,32 +338,46 @@ func effectOnce(in Input, group, count []int, at [][]int) Result {
 	}
 	owner := make([]int, len(in.Effects)) // effect position -> record index
 	for i := range in.Records {
-		for _, pos := range at[i] {
+		for _, pos := range m.at[i] {
 			owner[pos] = i
+		}
+		for _, at := range m.items[i] {
+			for _, pos := range at {
+				owner[pos] = i
+			}
 		}
 	}
 	window := KillWindow(in.Effects, in.Killed, !in.Unordered, in.WindowPerKey, in.WindowUnordered,
 		func(pos int) string { return in.Records[owner[pos]].Key })
 	allowed := 0
-	for i, rec := range in.Records {
-		if count[i] <= 1 {
-			continue
+	check := func(at []int, name func() string) {
+		n := len(at)
+		if n <= 1 {
+			return
 		}
-		what := fmt.Sprintf("record %s", in.Name(i))
-		if len(members[i]) > 0 {
-			what = fmt.Sprintf("%s %q (records %s)", in.Field, rec.Field, strings.Join(members[i], ", "))
-		}
-		cut := killRepeats(at[i], window)
+		what := name()
+		cut := killRepeats(at, window)
 		switch {
-		case cut >= count[i]-1 && in.KillRepeatsOK:
-			allowed += count[i] - 1
-		case cut >= count[i]-1:
+		case cut >= n-1 && in.KillRepeatsOK:
+			allowed += n - 1
+		case cut >= n-1:
 			once.Violate("%s took effect %d times: its run in an invocation the runner killed made the effect and died before "+
 				"its completion was stored, so the record ran again. No idempotency store closes that window (the effect is "+
 				"outside it): make the effect itself idempotent (pass the record's idempotency key to the service it goes to), "+
-				"then accept such repeats with --allow-kill-repeats (Options.AllowKillRepeats)", what, count[i])
+				"then accept such repeats with --allow-kill-repeats (Options.AllowKillRepeats)", what, n)
 		default:
-			once.Violate("%s took effect %d times", what, count[i])
+			once.Violate("%s took effect %d times", what, n)
+		}
+	}
+	for i, rec := range in.Records {
+		check(m.at[i], func() string {
+			if len(members[i]) > 0 {
+				return fmt.Sprintf("%s %q (records %s)", in.Field, rec.Field, strings.Join(members[i], ", "))
+			}
+			return "record " + in.Name(i)
+		})
+		for j := range rec.Items {
+			check(m.items[i][j], func() string { return fmt.Sprintf("item %d of record %s", j, in.Name(i)) })
 		}
 	}
 	if allowed > 0 && once.Status == Held {
@@ -317,38 +387,62 @@ func effectOnce(in Input, group, count []int, at [][]int) Result {
 	return once
 }
 
-// matchEffects returns, per record, the record that answers for its
-// effects (group: itself, or with a payload field the representative of the
-// records that share its value), and per representative the position of its
-// first effect (-1 for none) and how many effects name it; or why the
-// effects cannot be matched to the records.
+// matched is what matchEffects found: per record, the record that answers
+// for its effects (group: itself, or with a payload field the
+// representative of the records that share its value); per
+// representative the position of its first effect (-1 for none), the
+// positions of the effects that name it whole (at), and of those that
+// name each of its items (items, nil for a record none names by item).
+type matched struct {
+	group, first []int
+	at           [][]int
+	items        []map[int][]int
+	records      []Record
+}
+
+// missingItems lists the items of record i that no effect names when
+// effects name some of its items and none names it whole, or nil.
+func (m matched) missingItems(i int) []string {
+	if len(m.at[i]) > 0 || len(m.items[i]) == 0 {
+		return nil
+	}
+	var out []string
+	for j := range m.records[i].Items {
+		if len(m.items[i][j]) == 0 {
+			out = append(out, strconv.Itoa(j))
+		}
+	}
+	return out
+}
+
+// matchEffects matches the effects to the records (see matched), or says
+// why they cannot be matched.
 //
 // Matching by a payload field (a business key such as paymentId) reads an
 // effect as the effect of that key: records that carry the same value (a
 // producer's duplicate) are one business entity, with one effect between
 // them. Their representative is the first of them, in source order, that
 // ended processed (else the first of them): the one whose delivery the
-// effect came from when the duplicates keep their order.
-func matchEffects(in Input, processed int) (group, first, count []int, at [][]int, why string) {
+// effect came from when the duplicates keep their order. Matching by
+// record id, an effect may name a record whole or one of its items
+// ("<id>#<i>", Record.Items).
+func matchEffects(in Input, processed int) (m matched, why string) {
 	if in.Err != nil {
-		return nil, nil, nil, nil, "the effects could not be read: " + in.Err.Error()
+		return m, "the effects could not be read: " + in.Err.Error()
 	}
-	group = make([]int, len(in.Records))
-	for i := range group {
-		group[i] = i
+	n := len(in.Records)
+	m = matched{group: make([]int, n), first: make([]int, n), at: make([][]int, n), items: make([]map[int][]int, n), records: in.Records}
+	for i := range m.group {
+		m.group[i], m.first[i] = i, -1
 	}
 	if len(in.Effects) == 0 {
 		if processed == 0 { // nothing needed an effect
-			none := make([]int, len(in.Records))
-			for i := range none {
-				none[i] = -1
-			}
-			return group, none, make([]int, len(in.Records)), make([][]int, len(in.Records)), ""
+			return m, ""
 		}
-		return nil, nil, nil, nil, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
+		return m, fmt.Sprintf("no effect was recorded (an effects file that was never written) although %d records were "+
 			"acknowledged as processed: the function must write one effect per processed record (SLUICE_EFFECTS_FILE)", processed)
 	}
-	index := make(map[string]int, len(in.Records))
+	index := make(map[string]int, n)
 	if in.Field == "" {
 		for i, rec := range in.Records {
 			index[rec.ID] = i
@@ -371,18 +465,14 @@ func matchEffects(in Input, processed int) (group, first, count []int, at [][]in
 			}
 		}
 		if len(missing) > 0 {
-			return nil, nil, nil, nil, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
+			return m, fmt.Sprintf("%d processed records have no top-level payload field %q to match effects by (%s)",
 				len(missing), in.Field, list(missing))
 		}
 		for i, rec := range in.Records {
 			if rec.HasField {
-				group[i] = index[rec.Field]
+				m.group[i] = index[rec.Field]
 			}
 		}
-	}
-	first, count, at = make([]int, len(in.Records)), make([]int, len(in.Records)), make([][]int, len(in.Records))
-	for i := range first {
-		first[i] = -1
 	}
 	var stray []string
 	for pos, e := range in.Effects {
@@ -391,32 +481,64 @@ func matchEffects(in Input, processed int) (group, first, count []int, at [][]in
 			name = e.ID
 		}
 		i, ok := index[name]
+		item := -1
+		if !ok && in.Field == "" {
+			i, item, ok = itemOf(index, in.Records, name)
+		}
 		if !ok {
-			stray = append(stray, fmt.Sprintf("effect %d %s", pos+1, e.describe(in.Field)))
+			stray = append(stray, fmt.Sprintf("effect %d %s", pos+1, e.describe(in.Field, in.Aggregates)))
 			continue
 		}
-		if first[i] < 0 {
-			first[i] = pos
+		if m.first[i] < 0 {
+			m.first[i] = pos
 		}
-		count[i]++
-		at[i] = append(at[i], pos)
+		if item < 0 {
+			m.at[i] = append(m.at[i], pos)
+			continue
+		}
+		if m.items[i] == nil {
+			m.items[i] = map[int][]int{}
+		}
+		m.items[i][item] = append(m.items[i][item], pos)
 	}
 	if len(stray) > 0 {
 		how := `"record" (the record's id in its source)`
 		if in.Field != "" {
 			how = fmt.Sprintf("the payload field %q", in.Field)
 		}
-		return nil, nil, nil, nil, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.Effects), how, list(stray))
+		return m, fmt.Sprintf("%d of %d effects name no record of this run by %s (%s)", len(stray), len(in.Effects), how, list(stray))
 	}
-	return group, first, count, at, ""
+	return m, ""
 }
 
-func (e Effect) describe(field string) string {
+// itemOf reads name as "<id>#<i>", item i of a record that has at least
+// i+1 items.
+func itemOf(index map[string]int, recs []Record, name string) (rec, item int, ok bool) {
+	at := strings.LastIndexByte(name, '#')
+	if at < 0 {
+		return 0, 0, false
+	}
+	i, found := index[name[:at]]
+	if !found {
+		return 0, 0, false
+	}
+	j, err := strconv.Atoi(name[at+1:])
+	if err != nil || j < 0 || j >= recs[i].Items || strconv.Itoa(j) != name[at+1:] {
+		return 0, 0, false
+	}
+	return i, j, true
+}
+
+func (e Effect) describe(field string, aggregates map[string]int) string {
 	if field != "" {
 		return fmt.Sprintf("%s=%q", field, e.ID)
 	}
 	if e.Record == "" {
 		return `has no "record"`
+	}
+	if n, ok := aggregates[e.Record]; ok {
+		return fmt.Sprintf("record=%q, a KPL aggregate: name each of its %d user records by \"<sequenceNumber>:<subSequenceNumber>\" (%s:0 to %s:%d; handlers.KinesisRecord.RecordID)",
+			e.Record, n, e.Record, e.Record, n-1)
 	}
 	return fmt.Sprintf("record=%q", e.Record)
 }

@@ -20,17 +20,20 @@ func words(fate string) string {
 		return "filtered (it matched none of the mapping's FilterCriteria)"
 	case Left:
 		return "left (still in the source when the run ended)"
+	case Skipped:
+		return "skipped (its handler acknowledged it without running the function)"
 	}
 	return fate
 }
 
 // allowedFates is what a record may end as: its expectation (processed by
-// default, where a record the mapping's filters drop is expected by
-// construction) and every fate the run allows.
+// default, where a record the mapping's filters drop, or its handler
+// answers without the function for a reason the no-record-lost check
+// verifies, is expected by construction) and every fate the run allows.
 func allowedFates(expect string, allow []string) []string {
 	out := []string{expect}
 	if expect == "" {
-		out = []string{Processed, Filtered}
+		out = []string{Processed, Filtered, Skipped}
 	}
 	for _, f := range allow {
 		if !slices.Contains(out, f) {
@@ -99,8 +102,8 @@ func CheckFates(in FatesInput) (Result, []Unexpected) {
 
 // expectedWords says what a record was allowed to end as.
 func expectedWords(expect string, allowed []string) string {
-	if expect == "" { // filtered is allowed by construction, not expected
-		allowed = slices.DeleteFunc(slices.Clone(allowed), func(f string) bool { return f == Filtered })
+	if expect == "" { // filtered and skipped are allowed by construction, not expected
+		allowed = slices.DeleteFunc(slices.Clone(allowed), func(f string) bool { return f == Filtered || f == Skipped })
 	}
 	switch len(allowed) {
 	case 1:

@@ -26,11 +26,12 @@ func Size(path string) (int64, error) {
 	return st.Size(), nil
 }
 
-// RecordIDs reads the record ids of the envelopes appended to the file at
-// path after its first start bytes. A line that is not an envelope is an
+// RecordKeys reads the record keys (dlq.Envelope.RecordKey: the record's
+// id, with a KPL user record's sub-sequence number) of the envelopes
+// appended to the file at path after its first start bytes. A line that is not an envelope is an
 // error naming it, and so is a file that shrank below start or was
 // removed after it had held something.
-func RecordIDs(path string, start int64) ([]string, error) {
+func RecordKeys(path string, start int64) ([]string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if start > 0 {
@@ -65,7 +66,7 @@ func RecordIDs(path string, start int64) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dead-letter file %s: envelope %d written during the run: %w", path, n, err)
 		}
-		ids = append(ids, e.RecordID)
+		ids = append(ids, e.RecordKey())
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("dead-letter file %s: %w", path, err)

@@ -288,13 +288,18 @@ func filteredMarks(filtered []int, recLane, pos []int, ordered []bool, invs []in
 
 // nameRef matches how reports name a record by where it came from:
 // "line 5" (a records-file line) or "record 3" (a position among the
-// records given in Go).
-var nameRef = regexp.MustCompile(`\b(line|record) ([0-9]+)\b`)
+// records given in Go), and for a KPL user record its sub-sequence number
+// after a colon ("line 5:2").
+var nameRef = regexp.MustCompile(`\b(line|record) ([0-9]+)(?::([0-9]+))?\b`)
+
+// place is a record's line or position, and its sub-sequence number (-1
+// for a record that is not a KPL user record).
+type place struct{ n, sub int }
 
 // linkViolation lists the records a violation names, in the order it
 // names them: by "line N" or "record N" (RecordFate.Name), or by their id
 // in the source (records read from a real source are named by it).
-func linkViolation(text string, byLine, byInput map[int]int, byID map[string]int) []int {
+func linkViolation(text string, byLine, byInput map[place]int, byID map[string]int) []int {
 	var out []int
 	seen := map[int]bool{}
 	add := func(r int) {
@@ -308,11 +313,17 @@ func linkViolation(text string, byLine, byInput map[int]int, byID map[string]int
 		if err != nil {
 			continue
 		}
-		if text[m[2]:m[3]] == "line" {
-			if r, ok := byLine[n]; ok {
-				add(r)
+		at := place{n, -1}
+		if m[6] >= 0 {
+			if at.sub, err = strconv.Atoi(text[m[6]:m[7]]); err != nil {
+				continue
 			}
-		} else if r, ok := byInput[n]; ok {
+		}
+		by := byInput
+		if text[m[2]:m[3]] == "line" {
+			by = byLine
+		}
+		if r, ok := by[at]; ok {
 			add(r)
 		}
 	}

@@ -167,8 +167,8 @@ func TestFilteredMarks(t *testing.T) {
 }
 
 func TestLinkViolation(t *testing.T) {
-	byLine := map[int]int{1: 10, 2: 11, 3: 12, 15: 13}
-	byInput := map[int]int{3: 20}
+	byLine := map[place]int{{1, -1}: 10, {2, -1}: 11, {3, -1}: 12, {15, -1}: 13, {7, 0}: 40, {7, 1}: 41}
+	byInput := map[place]int{{3, -1}: 20}
 	byID := map[string]int{"49590338271490256608559690000000000000000000000000000003": 30, "orders-0@7": 31}
 	for _, tc := range []struct {
 		text string
@@ -182,6 +182,8 @@ func TestLinkViolation(t *testing.T) {
 		{"record 49590338271490256608559690000000000000000000000000000003 has no fate: it was never delivered", []int{30}},
 		{"orders-0@7: expected processed, got on-failure", []int{31}},
 		{"line 99: expected processed, got left", nil},
+		{"line 7:1 (id u1): expected processed, got quarantined", []int{41}},
+		{"line 7 (id u1): a KPL line names its user records with their sub-sequence numbers", nil},
 		{"... more", nil},
 	} {
 		t.Run(tc.text, func(t *testing.T) {

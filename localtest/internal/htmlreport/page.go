@@ -57,6 +57,11 @@ type Record struct {
 	Input     int    // its 1-based position among the records given in Go, or 0
 	// Lane is its shard, partition or message group; "" for a queue.
 	Lane string
+	// Of is, for a KPL user record, its Kinesis record's sequence number:
+	// the id the trace, the checkpoints and on-failure records name it by
+	// (with its siblings); Sub is its sub-sequence number.
+	Of  string
+	Sub int
 }
 
 // queueLane names the one lane of a standard queue.
@@ -201,6 +206,7 @@ type recCols struct {
 	Lane  []int    `json:"lane"`
 	Fate  []int    `json:"fate"`   // index in Fates, or -1: no fate
 	Exp   [][2]int `json:"expect"` // [record, fate]: records whose fate was not the one expected
+	User  [][3]int `json:"user"`   // [record, string, sub]: a KPL user record, the Kinesis record it is of, its sub-sequence number
 }
 
 type invCols struct {
@@ -264,6 +270,7 @@ func laneKind(source string) string {
 type builder struct {
 	d      *data
 	byID   map[string]int
+	engine map[string][]int // the records an id of the trace stands for (a KPL aggregate's user records)
 	lane   map[string]int
 	recs   []Record
 	fate   []string
@@ -336,14 +343,18 @@ func build(in Input) (*data, error) {
 	if !in.Generated.IsZero() {
 		d.Generated = in.Generated.UTC().Format(time.RFC3339)
 	}
-	b := &builder{d: d, byID: map[string]int{}, lane: map[string]int{}, strIdx: map[string]int{}}
+	b := &builder{d: d, byID: map[string]int{}, engine: map[string][]int{}, lane: map[string]int{}, strIdx: map[string]int{}}
 
 	// Records: each ordered lane's in its order (so a batch is a range and
 	// neighbouring ids share their prefix), lanes by name; then the others
-	// in source order; then ids only the trace names.
+	// in source order; then ids only the trace names. A KPL aggregate's
+	// place holds its user records.
 	src := map[string]Record{}
+	users := map[string][]Record{}
 	for _, r := range in.Records {
-		if _, ok := src[r.ID]; !ok {
+		if r.Of != "" {
+			users[r.Of] = append(users[r.Of], r)
+		} else if _, ok := src[r.ID]; !ok {
 			src[r.ID] = r
 		}
 	}
@@ -352,6 +363,13 @@ func build(in Input) (*data, error) {
 		l := b.laneOf(name)
 		d.Ordered[l] = true
 		for _, id := range in.LaneOrder[name] {
+			if us, ok := users[id]; ok {
+				for _, u := range us {
+					u.Lane = name
+					b.record(u)
+				}
+				continue
+			}
 			r, ok := src[id]
 			if !ok {
 				r = Record{ID: id}
@@ -364,12 +382,19 @@ func build(in Input) (*data, error) {
 		b.laneOf(r.Lane)
 		b.record(r)
 	}
+	for i, r := range b.recs {
+		id := r.ID
+		if r.Of != "" {
+			id = r.Of
+		}
+		b.engine[id] = append(b.engine[id], i)
+	}
 	for _, e := range entries {
 		lanes := e.lanesOf()
 		for _, id := range e.IDs {
-			if _, ok := b.byID[id]; !ok {
+			if _, ok := b.engine[id]; !ok {
 				b.laneOf(lanes[0])
-				b.record(Record{ID: id, Lane: lanes[0]})
+				b.engine[id] = []int{b.record(Record{ID: id, Lane: lanes[0]})}
 			}
 		}
 	}
@@ -411,10 +436,10 @@ func build(in Input) (*data, error) {
 	for i, e := range entries {
 		v := inv{result: e.Result, bisect: e.Bisect, dup: e.Duplicate}
 		for _, id := range e.IDs {
-			v.recs = append(v.recs, b.byID[id])
+			v.recs = append(v.recs, b.engine[id]...)
 		}
 		for _, id := range e.Reported {
-			if r, ok := b.byID[id]; ok {
+			for _, r := range b.engine[id] {
 				v.reported = append(v.reported, r)
 				c.Rep = append(c.Rep, [2]int{i, r})
 			}
@@ -527,13 +552,18 @@ func build(in Input) (*data, error) {
 	}
 
 	// Invariants, each violation with the records it names.
-	byLine, byInput := map[int]int{}, map[int]int{}
+	byLine, byInput := map[place]int{}, map[place]int{}
 	for i, r := range b.recs {
+		at := place{r.Line, -1}
+		if r.Of != "" {
+			at.sub = r.Sub
+		}
 		if r.Line > 0 {
-			byLine[r.Line] = i
+			byLine[at] = i
 		}
 		if r.Input > 0 {
-			byInput[r.Input] = i
+			at.n = r.Input
+			byInput[at] = i
 		}
 	}
 	for _, iv := range rep.Invariants {
@@ -582,6 +612,7 @@ func (d *data) noNulls() {
 	empty(&r.Lane)
 	empty(&r.Fate)
 	empty(&r.Exp)
+	empty(&r.User)
 	m := &d.Marks
 	empty(&m.Split)
 	empty(&m.CP)
@@ -627,6 +658,11 @@ func (b *builder) columns(recLane []int, rep report) {
 		c.Key = append(c.Key, k)
 		c.Lane = append(c.Lane, recLane[i])
 		c.Fate = append(c.Fate, slices.Index(b.d.Fates, b.fate[i]))
+	}
+	for i, r := range b.recs {
+		if r.Of != "" {
+			c.User = append(c.User, [3]int{i, b.str(r.Of), r.Sub})
+		}
 	}
 	for _, u := range rep.Unexpected {
 		if r, ok := b.byID[u.ID]; ok {
@@ -677,11 +713,11 @@ func (b *builder) onFailureRecords(raw json.RawMessage, reqAt map[string]int, or
 	if !known || !b.d.Ordered[l] {
 		return 0, 0, nil, false
 	}
-	fi, okF := b.byID[first]
-	li, okL := b.byID[last]
-	if !okF || !okL {
+	fs, ls := b.engine[first], b.engine[last]
+	if len(fs) == 0 || len(ls) == 0 {
 		return 0, 0, nil, false
 	}
+	fi, li := fs[0], ls[len(ls)-1]
 	in := false
 	for _, r := range order[l] {
 		if r == fi {

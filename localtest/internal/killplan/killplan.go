@@ -80,7 +80,7 @@ func Words(k *invocation.Kill, timeout time.Duration, effects int) string {
 	case effects >= 0:
 		s += fmt.Sprintf(", after %d effects", effects)
 	}
-	return s + "; the next invocation starts a new process"
+	return s + "; the next invocation in its execution environment starts a new process"
 }
 
 func roundMs(d time.Duration) time.Duration {

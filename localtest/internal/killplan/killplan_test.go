@@ -64,15 +64,15 @@ func TestKillWords(t *testing.T) {
 		effects int
 		want    string
 	}{
-		{invocation.Kill{Point: invocation.KillAtHandOver}, -1, "crashed: the process was killed at the hand-over, before the first record; the next invocation starts a new process"},
+		{invocation.Kill{Point: invocation.KillAtHandOver}, -1, "crashed: the process was killed at the hand-over, before the first record; the next invocation in its execution environment starts a new process"},
 		{invocation.Kill{Point: invocation.KillMidBatch, After: 14 * time.Millisecond}, 2,
-			"crashed: the process was killed mid-batch, 14ms after the hand-over, after 2 effects; the next invocation starts a new process"},
+			"crashed: the process was killed mid-batch, 14ms after the hand-over, after 2 effects; the next invocation in its execution environment starts a new process"},
 		{invocation.Kill{Point: invocation.KillBeforeAnswer}, 1,
-			"crashed: the process was killed after the function's last effect, before its answer reached Lambda, after 1 effect; the next invocation starts a new process"},
+			"crashed: the process was killed after the function's last effect, before its answer reached Lambda, after 1 effect; the next invocation in its execution environment starts a new process"},
 		{invocation.Kill{Point: invocation.KillMidBatch, After: 300 * time.Microsecond, Timeout: true}, 0,
-			"timed out: the process was frozen mid-batch 300µs after the hand-over and killed at the deadline (3s), after 0 effects; the next invocation starts a new process"},
+			"timed out: the process was frozen mid-batch 300µs after the hand-over and killed at the deadline (3s), after 0 effects; the next invocation in its execution environment starts a new process"},
 		{invocation.Kill{Point: invocation.KillBeforeAnswer, Timeout: true}, -1,
-			"timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (3s); the next invocation starts a new process"},
+			"timed out: the function had answered (its answer was held), the process was frozen and killed at the deadline (3s); the next invocation in its execution environment starts a new process"},
 	}
 	for _, tc := range cases {
 		if got := Words(&tc.k, 3*time.Second, tc.effects); got != tc.want {

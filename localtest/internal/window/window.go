@@ -64,3 +64,33 @@ func State(body []byte) (json.RawMessage, bool) {
 	}
 	return resp.State, true
 }
+
+// Limits are a stream mapping's retry policy as it applies to the final
+// invocation of a window. AWS: "Tumbling windows fully support the
+// existing retry policies maxRetryAttempts and maxRecordAge"
+// (services-kinesis-windows, services-ddb-windows).
+type Limits struct {
+	// MaxRetries is MaximumRetryAttempts; -1 retries without limit.
+	MaxRetries int
+	// MaxAge is MaximumRecordAgeInSeconds; negative for no limit.
+	MaxAge time.Duration
+	// UntilSuccess retries the final invocation until it succeeds,
+	// whatever the limits say: the literal reading of "If invocation is
+	// unsuccessful, your Lambda function suspends further processing until
+	// a successful invocation" on the same pages (a runner option).
+	UntilSuccess bool
+}
+
+// Expired reports whether a window's final invocation is no longer made
+// at now because even the window's newest record, which arrived at
+// newest, is older than MaxAge: the final invocation carries no records,
+// so its age is that of the records whose result it writes.
+func Expired(l Limits, newest, now time.Time) bool {
+	return !l.UntilSuccess && l.MaxAge >= 0 && newest.Before(now.Add(-l.MaxAge))
+}
+
+// Exhausted reports whether a final invocation that has now failed
+// retries+1 times (retries of them retries) is given up.
+func Exhausted(l Limits, retries int) bool {
+	return !l.UntilSuccess && l.MaxRetries >= 0 && retries > l.MaxRetries
+}

@@ -64,14 +64,22 @@
     var recId = unfront(R.idp, R.ids);
     var recLine = undelta(R.line), recInput = undelta(R.input);
     var expected = new Map(R.expect.map(function (p) { return [p[0], p[1]]; }));
-    var idIndex = new Map();
+    var idIndex = new Map(), cpRecord = new Map(); // cpRecord: the last record an id of the trace stands for
     for (var i0 = 0; i0 < nrec; i0++) idIndex.set(recId[i0], i0);
     function recKey(r) { return R.key[r] < 0 ? recId[r] : R.keys[R.key[r]]; }
+    // A KPL user record: the Kinesis record it is of (the id the trace,
+    // checkpoints and on-failure records name), its sub-sequence number.
+    var userOf = new Map();
+    R.user.forEach(function (u) { userOf.set(u[0], { of: D.strs[u[1]], sub: u[2] }); });
     function recName(r) {
       var s = recLine[r] > 0 ? 'line ' + recLine[r] : recInput[r] > 0 ? 'record ' + recInput[r] : recId[r];
+      var u = userOf.get(r);
+      if (u && (recLine[r] > 0 || recInput[r] > 0)) s += ':' + u.sub;
       if (R.pid[r]) s += ' (id ' + R.pid[r] + ')';
       return s;
     }
+    // engineId is the id the trace names a record by.
+    function engineId(r) { var u = userOf.get(r); return u ? u.of : recId[r]; }
     function fateWord(f) { return f >= 0 ? D.fates[f] : 'no fate'; }
     function fateBadge(f) { return el('span', 'fate f-' + (f >= 0 ? f % 10 : 5), fateWord(f)); }
     function recLink(r, text) { return link(text || recName(r), 'record=' + encodeURIComponent(recId[r])); }
@@ -131,6 +139,7 @@
     for (var a1 = 0; a1 < ninv; a1++) I.lanes[a1].forEach(function (l) { laneInvs[l].push(a1); });
     var laneRecCount = new Int32Array(nl);
     for (var r1 = 0; r1 < nrec; r1++) laneRecCount[R.lane[r1]]++;
+    for (var r3 = 0; r3 < nrec; r3++) cpRecord.set(engineId(r3), r3);
     var M = D.marks;
     // Marks on a bar, by "invocation:lane"; marks at a lane's edges.
     var barMarks = new Map(), laneStart = [];
@@ -320,7 +329,7 @@
     function markTitle(m, i) {
       switch (m.t) {
         case 'split': return 'bisected: Lambda split this batch in two; the next invocations of the lane are its halves';
-        case 'cp': return 'checkpoint moved to ' + recName(m.rec) + ' (' + recId[m.rec] + ')';
+        case 'cp': return 'checkpoint moved to ' + recName(m.rec) + ' (' + engineId(m.rec) + ')';
         case 'of': {
           var of = D.onFailure[m.of.i] || {}, rc = of.requestContext || {};
           return 'on-failure record #' + (m.of.i + 1) + ': ' + (rc.condition || '') + ', ' + fmt(countRanges(m.of.r)) + ' records given up on' +
@@ -386,7 +395,7 @@
       add(tlSection, c);
       var lg = el('div', 'legend');
       D.results.concat(['crash']).forEach(function (w) { add(lg, add(el('span'), el('span', 'sw r-' + cssWord(w)), resultWord(w))); });
-      [['split', 'bisection split'], ['retry', 'retry'], ['of', 'on-failure record'], ['kill', 'process killed'], ['fate', 'quarantined / dead-lettered'],
+      [['split', 'bisection split'], ['retry', 'retry'], ['of', 'on-failure record'], ['kill', 'process killed'], ['fate', 'quarantined, dead-lettered or another fate'],
         ['filt', 'filtered'], ['dup', 'duplicate delivery']].forEach(function (g) {
         add(lg, add(el('span'), el('span', 'g mk-' + g[0], GLYPH[g[0]]), g[1]));
       });
@@ -456,7 +465,7 @@
         var info = fmt(laneRecCount[l]) + ' records, ' + fmt(laneInvs[l].length) + ' invocations';
         add(label, el('small', null, info));
         if (D.checkpoints && D.checkpoints[D.lanes[l]] !== undefined) {
-          var cpText = D.checkpoints[D.lanes[l]], cpRec = idIndex.get(D.source === 'kafka' ? D.lanes[l] + '@' + cpText : cpText);
+          var cpText = D.checkpoints[D.lanes[l]], cpRec = cpRecord.get(D.source === 'kafka' ? D.lanes[l] + '@' + cpText : cpText);
           var cs = el('small', null, 'checkpoint: ' + (cpText === '' ? 'none' : cpRec !== undefined ? recName(cpRec) : cpText));
           cs.title = 'the report\'s final checkpoint: ' + (cpText || 'none');
           add(label, cs);
@@ -820,6 +829,10 @@
           add(out, 'The queue\'s redrive policy moved it to the dead-letter queue after its last delivery' + (at ? ' (invocation ' + at + ')' : '') +
             ', received ' + list.length + ' times.');
           break;
+        case 'skipped':
+          add(out, 'Skipped: its handler acknowledged it without running the function (a duplicate whose idempotency key had completed, a test event)' +
+            (at ? ' in invocation ' + at : '') + '; the report\'s skipped list says why and how the runner checked it.');
+          break;
         case 'filtered':
           add(out, 'Filtered: it matched none of the mapping\'s FilterCriteria, and Lambda dropped it without invoking the function.');
           break;
@@ -839,7 +852,9 @@
       panel.dataset.record = recId[r];
       var fb = el('span');
       add(fb, fateBadge(R.fate[r]));
-      add(p, dl([['fate', fb], ['id in the source', recId[r]], ['payload id', R.pid[r]], ['key', recKey(r)], [D.laneKind, D.lanes[R.lane[r]]]]));
+      var u = userOf.get(r);
+      add(p, dl([['fate', fb], ['id in the source', recId[r]], ['KPL user record of', u ? u.of + ', sub-sequence number ' + u.sub : ''],
+        ['payload id', R.pid[r]], ['key', recKey(r)], [D.laneKind, D.lanes[R.lane[r]]]]));
       add(p, why(r));
       var list = invsOf(r), t = el('table', 'data');
       t.id = 'path';

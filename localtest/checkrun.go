@@ -1,0 +1,134 @@
+package localtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/invocation"
+	"github.com/sluicehq/sluice/localtest/internal/checks"
+)
+
+// checkRun settles the fate of every record of the run (runRecords: a KPL
+// user record is one) from the engine's fates, what the function
+// quarantined and what its handlers skipped; counts them; and runs the
+// invariant checks and the fate check.
+func (r *runner) checkRun(ctx context.Context) {
+	engineRecs := r.records()
+	recs := runRecords(engineRecs)
+	fates, aggregates := runFates(engineRecs, r.fates)
+	unknown := r.readQuarantine(ctx, fates)
+
+	in := effectsInput{records: recs, Input: checks.Input{Fates: fates, Have: r.opts.Effects != nil,
+		Field: r.opts.EffectsKey, Unordered: r.s.source == sevents.SourceSQS, Once: r.opts.ExactlyOnce,
+		Killed: map[string]bool{}, KillRepeatsOK: r.opts.AllowKillRepeats, Aggregates: aggregates}}
+	for _, k := range r.report.Kills {
+		// At the hand-over no record ran; before answering every record had
+		// completed: only a kill mid-batch can cut a record's run short.
+		if k.Point == invocation.KillMidBatch {
+			in.Killed[k.RequestID] = true
+		}
+	}
+	if in.Have {
+		in.effects, in.Err = r.opts.Effects()
+		if in.Err == nil {
+			countKillEffects(r.report.Kills, in.effects, r.opts.FunctionTimeout)
+		}
+	}
+	if r.opts.Skips != nil {
+		skips, err := r.opts.Skips()
+		if err != nil {
+			unknown = joinWhy(unknown, fmt.Sprintf("what the function's handlers answered without running it could not be read (%v): "+
+				"a record it skipped cannot be told from one it lost", err))
+		}
+		claims := make([]checks.Claim, len(skips))
+		for i, s := range skips {
+			claims[i] = checks.Claim{Record: s.Record, Reason: s.Reason, Key: s.Key, Request: s.Request}
+		}
+		var took func(string) bool
+		if in.Have && in.Err == nil {
+			named := make(map[string]bool, len(in.effects))
+			for _, e := range in.effects {
+				id := e.Record
+				if at := strings.LastIndexByte(id, '#'); at >= 0 {
+					named[id[:at]] = true // an item's effect: its record ran
+				}
+				named[id] = true
+			}
+			took = func(id string) bool { return named[id] }
+		}
+		in.Claims, in.Stray = checks.MarkSkipped(fates, claims, took)
+		in.Shows = func(i int, reason string) bool { return payloadShows(recs[i].payload, reason) }
+		if r.opts.Idempotency != nil {
+			in.Store = &checks.Store{Before: r.completedBefore, BeforeErr: r.completedBeforeErr,
+				After: func() (map[string]bool, error) { return r.opts.Idempotency.CompletedKeys(ctx) }}
+		}
+	}
+	in.Unknown = unknown
+
+	t := &r.report.Totals
+	t.Records = len(fates)
+	for _, ref := range engineRecs {
+		if ref.users != nil {
+			t.Aggregates++
+			t.UserRecords += len(ref.users)
+		}
+	}
+	for _, f := range fates {
+		switch f {
+		case FateProcessed:
+			t.Processed++
+		case FateSkipped:
+			t.Skipped++
+		case FateQuarantined:
+			t.Quarantined++
+		case FateOnFailure:
+			t.OnFailure++
+		case FateDeadLettered:
+			t.DeadLettered++
+		case FateLeft:
+			t.Left++
+		case FateFiltered:
+			t.Filtered++
+		}
+	}
+	r.report.Fates = fates
+	for _, ref := range recs {
+		if f := fates[ref.id]; f != FateProcessed && f != FateFiltered && f != FateSkipped {
+			r.report.Unprocessed = append(r.report.Unprocessed, ref.fate(f))
+		}
+	}
+	var claimed map[string]checks.Claimed
+	r.report.Invariants, claimed = checkInvariants(in)
+	for _, ref := range recs {
+		if c, ok := claimed[ref.id]; ok {
+			r.report.Skipped = append(r.report.Skipped, SkippedRecord{RecordFate: ref.fate(FateSkipped), Reason: c.Reason,
+				IdempotencyKey: c.Key, Checked: c.Checked, Problem: c.Problem})
+		}
+	}
+	r.checkFates(recs, fates, unknown)
+}
+
+// readCompletedBefore reads, before the first invocation, the keys the
+// function's idempotency store holds completed (Options.Idempotency).
+func (r *runner) readCompletedBefore(ctx context.Context) {
+	if r.opts.Idempotency == nil || r.opts.Skips == nil {
+		return
+	}
+	r.completedBefore, r.completedBeforeErr = r.opts.Idempotency.CompletedKeys(ctx)
+	if r.completedBeforeErr != nil {
+		r.completedBefore = nil
+	}
+}
+
+// joinWhy joins two reasons, either of which may be "".
+func joinWhy(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; and " + b
+}

@@ -1,0 +1,99 @@
+package localtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sluicehq/sluice/localtest/internal/checks"
+)
+
+// Skipped records: a Sluice handler answers some records without running
+// the user's function (an s3:TestEvent message, a duplicate whose
+// idempotency key had completed, a CloudWatch Logs control message). Such
+// a record has no effect, and would read as lost. When the function's
+// environment names a file in SLUICE_SKIPS_FILE, its handlers append one
+// JSON line per record they answered that way (Skip); the runner reads it
+// back (Options.Skips), gives those records the fate FateSkipped, and
+// checks each claim it can (docs/localtest.md, "Skipped records").
+
+// EnvSkipsFile names the variable of the function's environment that
+// names the file its handlers append their skips to (handlers.EnvSkipsFile
+// spells it for the handlers).
+const EnvSkipsFile = "SLUICE_SKIPS_FILE"
+
+// Skip reasons, as handlers write them in Skip.Reason.
+const (
+	// SkipDuplicate: the record's idempotency key (Skip.Key) had
+	// completed: its effect happened before, in this run or an earlier one.
+	SkipDuplicate = checks.ReasonDuplicate
+	// SkipS3TestEvent: the message is the s3:TestEvent S3 sends when
+	// notifications are set up.
+	SkipS3TestEvent = checks.ReasonS3TestEvent
+	// SkipControlMessage: the record is a CloudWatch Logs subscription's
+	// CONTROL_MESSAGE.
+	SkipControlMessage = checks.ReasonControlMessage
+)
+
+// Skip is one line of the skips file: a record its handler answered
+// without running the function, named by its id (a KPL user record's
+// "<sequenceNumber>:<subSequenceNumber>"), the reason, the idempotency
+// key of a duplicate (as the store holds it, the function name prefix
+// included), and the invocation's request id when the handler knew it.
+type Skip struct {
+	Record  string `json:"record"`
+	Reason  string `json:"reason"`
+	Key     string `json:"key,omitempty"`
+	Request string `json:"request,omitempty"`
+}
+
+// ReadSkips reads a skips file (SLUICE_SKIPS_FILE): one Skip a line. A
+// missing file is no skips; a line that is not a Skip is an error naming
+// it.
+func ReadSkips(path string) ([]Skip, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Skip
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var s Skip
+		if err := json.Unmarshal(line, &s); err != nil || s.Record == "" || s.Reason == "" {
+			if err == nil {
+				err = errors.New(`a skip needs "record" and "reason"`)
+			}
+			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// IdempotencyKeys is the function's idempotency store as the runner reads
+// it, to check a record skipped as a duplicate: its key must have
+// completed before the run, or the record's own effect (or, matching
+// effects by a business key, that key's) must have happened in it. Run
+// calls CompletedKeys once before the first invocation and, when a claim
+// needs it, once after the last. source.IdempotencyTable reads a
+// DynamoDB table in dynamodbstore's layout.
+type IdempotencyKeys interface {
+	// CompletedKeys returns the keys whose record is completed now.
+	CompletedKeys(ctx context.Context) (map[string]bool, error)
+}
