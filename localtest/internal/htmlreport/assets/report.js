@@ -81,7 +81,12 @@
     // engineId is the id the trace names a record by.
     function engineId(r) { var u = userOf.get(r); return u ? u.of : recId[r]; }
     function fateWord(f) { return f >= 0 ? D.fates[f] : 'no fate'; }
-    function fateBadge(f) { return el('span', 'fate f-' + (f >= 0 ? f % 10 : 5), fateWord(f)); }
+    // A fate's colour: the known fates keep theirs whatever their order;
+    // another fate takes one by its place.
+    var FATE_COLOUR = { processed: 'fc-processed', skipped: 'fc-skipped', quarantined: 'fc-quarantined', 'dead-lettered': 'fc-dead-lettered',
+      'on-failure': 'fc-on-failure', filtered: 'fc-filtered', left: 'fc-left' };
+    function fateClass(f) { return f < 0 ? 'fc-left' : FATE_COLOUR[D.fates[f]] || 'f-' + (f % 10); }
+    function fateBadge(f) { return el('span', 'fate ' + fateClass(f), fateWord(f)); }
     function recLink(r, text) { return link(text || recName(r), 'record=' + encodeURIComponent(recId[r])); }
 
     // ---- invocations
@@ -306,7 +311,7 @@
       var t3 = el('table');
       add(t3, el('caption', null, 'Records'));
       countRow(t3, 'all', 'records', nrec);
-      D.fates.forEach(function (w, f) { countRow(t3, w, 'fate:' + w, fateCount[w], 'f-' + (f % 10)); });
+      D.fates.forEach(function (w, f) { countRow(t3, w, 'fate:' + w, fateCount[w], fateClass(f)); });
       countRow(t3, 'not as expected', 'unexpected', counts.unexpected);
       add(box, t1, t2, t3);
       add(s, box);
