@@ -63,7 +63,9 @@ func functionNameOf(name string) string {
 // the on-failure destination, moved to the dead-letter queue) or the run
 // stops, and returns the report. It returns an error for a mapping AWS would
 // reject, a source it cannot read, or an invoker that cannot invoke at all;
-// function errors and timeouts are part of the report.
+// function errors and timeouts are part of the report. When the HTML
+// report (Options.HTML) cannot be written, Run returns the report and the
+// error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Mapping == nil {
 		return nil, errors.New("localtest: Options.Mapping is required")
@@ -119,6 +121,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if r.opts.MaxInvocations <= 0 {
 		r.opts.MaxInvocations = 100000 + 10*len(r.refs)
 	}
+	html, err := r.startHTML()
+	if err != nil {
+		return nil, err
+	}
+	defer html.abandon()
 	r.readCompletedBefore(ctx)
 	switch {
 	case r.stream != nil:
@@ -134,7 +141,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := r.finish(ctx); err != nil {
 		return nil, err
 	}
-	return r.report, nil
+	return r.report, html.write(r)
 }
 
 // errStop ends a run early; the report says why.

@@ -30,6 +30,12 @@ type Options struct {
 	Trace func(TraceEntry)
 	// Progress is called after every invocation with the running totals.
 	Progress func(Totals)
+	// HTML, when set, is the path of a page written at the end of the run:
+	// one self-contained HTML file with the run's invariants, counts, a
+	// timeline per lane and every record's path (docs/localtest.md, "The
+	// HTML report"). A path that cannot be created fails the run before
+	// it starts.
+	HTML string
 	// MaxInvocations stops a run that does not settle (a queue message that
 	// always fails and has no redrive policy). Default 100,000 plus 10 per
 	// record.

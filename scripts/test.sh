@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What `make test` runs: check formatting and vet, install every server the
 # tests use (nothing is assumed to be on the machine but Go, Node, Java and
-# npm; redis-server comes from apt-get), then run all tests with the race detector. Each test binary starts
+# npm; redis-server and chromium come from apt-get), then run all tests with the race detector. Each test binary starts
 # the servers it needs on free 127.0.0.1 ports and stops them when it exits.
 #
 #   scripts/test.sh          everything
@@ -47,6 +47,11 @@ fi
 # redis-server, installed with apt-get as root or with passwordless sudo).
 step "install: redis-server"
 scripts/install-redis.sh
+
+# Headless Chromium for the tests that load a run's HTML report in a real
+# browser (the Debian package chromium, installed the same way).
+step "install: chromium"
+scripts/install-chromium.sh
 
 # Skips, with a note, only when qemu-user is missing and cannot be installed.
 step "arm64 (qemu-user): events, batch, handlers"

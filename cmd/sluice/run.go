@@ -57,6 +57,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		"https://lambda.REGION.amazonaws.com (a VPC endpoint, a proxy, a test server; default $AWS_ENDPOINT_URL_LAMBDA)")
 	tracePath := fs.String("trace", "", "write one JSON line per invocation to this file")
 	reportPath := fs.String("report", "", "write the report as JSON to this file")
+	htmlPath := fs.String("html", "", "write the run as one self-contained HTML page to this file: invariants, counts, a timeline per lane, "+
+		"every record's path")
 	effectsPath := fs.String("effects", "", "effects file: passed to the function as SLUICE_EFFECTS_FILE and read back for the invariant checks; "+
 		`one {"record": <record id>, ...} line per processed record`)
 	effectsKey := fs.String("effects-key", "", `match effects to records by this top-level payload field (each effects line carries the same field) `+
@@ -252,6 +254,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+functionNameOf(mapping.FunctionName))
 	}
 	fenv = append(fenv, env...)
+	if *htmlPath != "" {
+		// Created here so a path that cannot be written is a usage error
+		// before anything runs; the run writes it at its end.
+		hf, err := os.Create(*htmlPath)
+		if err != nil {
+			return usage("--html %s: the page cannot be created (%v): create its directory, or name another file", *htmlPath, err)
+		}
+		hf.Close()
+		opts.HTML = *htmlPath
+	}
 	if *effectsPath != "" {
 		abs, err := filepath.Abs(*effectsPath)
 		if err != nil {
@@ -341,7 +353,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	summary(stdout, rep, time.Since(start), opts.Quarantine != nil, fl.CrashRate > 0 || fl.TimeoutRate > 0)
+	summary(stdout, rep, time.Since(start), opts.Quarantine != nil, fl.CrashRate > 0 || fl.TimeoutRate > 0, opts.HTML)
 	if !rep.Held() {
 		return 1
 	}
@@ -422,7 +434,7 @@ func runProgress(t localtest.Totals) string {
 
 // summary prints what the run did and its verdict; quarantine says the
 // function's dead letters were read (so "quarantined N" is known).
-func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine, killsAsked bool) {
+func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine, killsAsked bool, html string) {
 	t := rep.Totals
 	m := rep.Mapping
 	sqs := m.EventSource == events.SourceSQS || m.EventSource == events.SourceSQSFIFO
@@ -566,6 +578,9 @@ func summary(w io.Writer, rep *localtest.Report, took time.Duration, quarantine,
 	}
 	if rep.Failure != nil {
 		fmt.Fprintf(w, "  the run could not test the function: %s\n", rep.Failure.Reason)
+	}
+	if html != "" {
+		fmt.Fprintf(w, "  html report: %s\n", html)
 	}
 	fmt.Fprintf(w, "  %s\n", verdictLine(rep))
 }
