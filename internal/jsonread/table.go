@@ -170,4 +170,3 @@ func StringSlice(r *Reader, s *[]string) error {
 	}
 	return err
 }
-
