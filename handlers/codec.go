@@ -1,11 +1,6 @@
 package handlers
 
-import (
-	"encoding/json"
-	"sync"
-
-	"github.com/sluicehq/sluice/internal/jsonplan"
-)
+import "encoding/json"
 
 // A Codec decodes a record's payload into a Go value.
 type Codec interface {
@@ -21,42 +16,29 @@ func (f CodecFunc) Unmarshal(data []byte, v any) error { return f(data, v) }
 // StdJSON is encoding/json.
 func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 
-// JSON is the default codec: encoding/json's rules, by a decoder of
-// Sluice's own that makes a plan once per payload type and decodes straight
-// from the bytes with it (internal/jsonplan), handing values of types it
-// does not handle (interfaces, types with UnmarshalJSON, embedded structs)
-// and any input it does not expect to encoding/json; FuzzJSONCodecAgrees
-// and jsonplan's own fuzz test keep the two equal. When a handler decodes a
-// record's payload, decoded strings share memory with the payload instead
-// of being copied; Sluice gives every record its own payload bytes and
-// never reuses them, so this is safe, but a value kept after the
-// invocation keeps its payload alive too. Called through the Codec
-// interface, it copies.
-func JSON() Codec { return jsonCodec{plans: &jsonplan.Cache{}, images: &sync.Map{}} }
+// JSON is the default codec: encoding/json, the maintained decoder of the
+// standard library. Sluice's own code only finds each record's bytes in
+// the event (internal/eventscan); the payload is the user's, and decodes
+// by the rules everyone knows, with no unsafe code in between. The faster
+// JSON libraries for Go (bytedance/sonic, goccy/go-json,
+// segmentio/encoding, json-iterator) get their speed from unsafe, and some
+// from machine code generated at run time: choosing one is a trade a user
+// can make with WithCodec, not one Sluice makes for every payload. A
+// function built with GOEXPERIMENT=jsonv2 gets encoding/json's v2
+// implementation here too.
+func JSON() Codec { return jsonCodec{} }
 
-type jsonCodec struct {
-	plans  *jsonplan.Cache
-	images *sync.Map // reflect.Type -> *eventscan.ImagePlan, for DynamoDBChange
-}
+type jsonCodec struct{}
 
-func (c jsonCodec) Unmarshal(data []byte, v any) error { return c.plans.Unmarshal(data, v) }
+func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
-// decodeStringValue decodes a payload held in a string (an SQS body). The
-// default codec reads it in place, without copying: it never writes to its
-// input, and the strings it returns may then share the body's memory, which
-// is immutable. A *string receives s itself; raw targets and other codecs
-// get a copy.
+// decodeStringValue decodes a payload held in a string (an SQS body). A
+// *string receives s itself; anything else decodes from a copy of its
+// bytes (a []byte target keeps that copy).
 func decodeStringValue[T any](c Codec, s string, v *T) error {
 	if p, ok := any(v).(*string); ok {
 		*p = s
 		return nil
-	}
-	if _, ok := c.(jsonCodec); ok && s != "" {
-		switch any(v).(type) {
-		case *[]byte, *json.RawMessage:
-		default:
-			return decodeValue(c, jsonplan.Bytes(s), v)
-		}
 	}
 	return decodeValue(c, []byte(s), v)
 }
@@ -80,9 +62,6 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 		return nil
 	case payloadEnvelope:
 		return p.decodeEnvelope(c, data)
-	}
-	if jc, ok := c.(jsonCodec); ok {
-		return jsonplan.DecoderOf[T](jc.plans).Unmarshal(data, v, true)
 	}
 	return c.Unmarshal(data, v)
 }

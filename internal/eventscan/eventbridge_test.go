@@ -43,31 +43,13 @@ var eventBridgeSeeds = []string{
 	`{}`, `[]`, `null`, `{"id":"\ud800"}`,
 }
 
-// FuzzEventBridge checks ReadEventBridge (both ways of taking the detail)
-// and DecodeEventBridge against encoding/json.
+// FuzzEventBridge checks DecodeEventBridge against encoding/json.
 func FuzzEventBridge(f *testing.F) {
 	for _, s := range eventBridgeSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ref, refErr := refEventBridge(in)
-		if fast, ok := ReadEventBridge(in, true); ok {
-			if refErr != nil {
-				t.Fatalf("ReadEventBridge accepted what encoding/json rejects (%v): %q", refErr, in)
-			}
-			if !sameEventBridge(fast, ref) {
-				t.Fatalf("%q:\n ReadEventBridge %#v\n       reference %#v", in, fast, ref)
-			}
-		}
-		// Unchecked, a detail that is one JSON value must be the event's.
-		if fast, ok := ReadEventBridge(in, false); ok && (fast.Detail == nil || json.Valid(fast.Detail)) {
-			if refErr != nil {
-				t.Fatalf("ReadEventBridge (unchecked) accepted what encoding/json rejects (%v): %q", refErr, in)
-			}
-			if !sameEventBridge(fast, ref) {
-				t.Fatalf("%q:\n ReadEventBridge (unchecked) %#v\n                   reference %#v", in, fast, ref)
-			}
-		}
 		got, err := DecodeEventBridge(in)
 		if (err != nil) != (refErr != nil) {
 			t.Fatalf("%q: DecodeEventBridge error %v, encoding/json %v", in, err, refErr)
@@ -78,20 +60,18 @@ func FuzzEventBridge(f *testing.F) {
 	})
 }
 
-func TestReadEventBridgeShape(t *testing.T) {
+func TestDecodeEventBridgeShape(t *testing.T) {
 	in := []byte(awsevents.EventBridgeEvent("e-1", `{"a":"b"}`))
-	for _, check := range []bool{true, false} {
-		e, ok := ReadEventBridge(in, check)
-		if !ok {
-			t.Fatalf("check %t: ReadEventBridge gave up on the event EventBridge writes", check)
-		}
-		if string(bytes.TrimSpace(e.Detail)) != `{"a":"b"}` || e.ID != "e-1" || len(e.Resources) != 1 || e.Time.IsZero() {
-			t.Fatalf("check %t: %#v", check, e)
-		}
+	e, err := DecodeEventBridge(in)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range []string{`{"Detail":{}}`, `{"id":"a","id":"b"}`, `{"replay-name":"r"}`} {
-		if _, ok := ReadEventBridge([]byte(s), true); ok {
-			t.Errorf("ReadEventBridge took %s, which the general decoder must settle", s)
+	if string(bytes.TrimSpace(e.Detail)) != `{"a":"b"}` || e.ID != "e-1" || len(e.Resources) != 1 || e.Time.IsZero() {
+		t.Fatalf("%#v", e)
+	}
+	for _, s := range []string{`{"Detail":{},"id":"x"}`, `{"id":"a","id":"x"}`, `{"replay-name":"r","id":"x"}`} {
+		if e, err := DecodeEventBridge([]byte(s)); err != nil || e.ID != "x" {
+			t.Errorf("%s: %#v %v", s, e, err)
 		}
 	}
 }

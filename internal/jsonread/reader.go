@@ -77,6 +77,7 @@ type Reader struct {
 	depth int
 	key   []byte // the current member's key, unescaped
 	kbuf  []byte
+	sbuf  []byte // a string's text, unescaped
 	saved error // the first *TypeError since the last Saved
 }
 
@@ -356,16 +357,18 @@ func (r *Reader) rawString() (raw []byte, plainText bool, err error) {
 }
 
 // text returns the text of the string just read (raw, between its
-// quotes): cut from the shared copy when it needs no unescaping.
-func (r *Reader) text(raw []byte, plainText bool) string {
+// quotes): cut from the shared copy when it needs no unescaping; view is
+// the same text as bytes (raw itself, or the unescaped text in r.sbuf).
+func (r *Reader) text(raw []byte, plainText bool) (s string, view []byte) {
 	if plainText || bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		if r.s != "" {
 			end := r.i - 1 // the closing quote
-			return r.s[end-len(raw) : end]
+			return r.s[end-len(raw) : end], raw
 		}
-		return string(raw)
+		return string(raw), raw
 	}
-	return string(appendUnquoted(make([]byte, 0, len(raw)), raw))
+	r.sbuf = appendUnquoted(r.sbuf[:0], raw)
+	return string(r.sbuf), r.sbuf
 }
 
 // String reads a string. ok is false, with a *TypeError recorded and the
@@ -379,7 +382,8 @@ func (r *Reader) String() (s string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	return r.text(raw, p), true, nil
+	s, _ = r.text(raw, p)
+	return s, true, nil
 }
 
 // StringInto reads a string into *dst; null leaves *dst as it was.
@@ -395,8 +399,27 @@ func (r *Reader) StringInto(dst *string) error {
 	if err != nil {
 		return err
 	}
-	*dst = r.text(raw, p)
+	*dst, _ = r.text(raw, p)
 	return nil
+}
+
+// TextInto reads a string into *dst as StringInto does, and returns its
+// text as bytes too: the input's own when it needs no unescaping (do not
+// keep or change them). null leaves *dst and gives null true.
+func (r *Reader) TextInto(dst *string) (text []byte, null bool, err error) {
+	c := r.Peek()
+	if c == 'n' {
+		return nil, true, r.lit("null")
+	}
+	if c != '"' {
+		return nil, false, r.mismatch(c, "a string")
+	}
+	raw, p, err := r.rawString()
+	if err != nil {
+		return nil, false, err
+	}
+	*dst, text = r.text(raw, p)
+	return text, false, nil
 }
 
 // StringBytes reads a string's text appended to dst (null: dst as it is,
@@ -420,10 +443,10 @@ func (r *Reader) StringBytes(dst []byte) (out []byte, null, ok bool, err error) 
 }
 
 // StringView reads a string's text: the input's own bytes when it needs
-// no unescaping (do not keep or change them), else unescaped into scratch.
-// null gives null true; a value of another type is recorded and skipped
-// (ok false).
-func (r *Reader) StringView(scratch []byte) (text []byte, null, ok bool, err error) {
+// no unescaping (do not keep or change them), else unescaped into
+// *scratch, which keeps the grown buffer. null gives null true; a value of
+// another type is recorded and skipped (ok false).
+func (r *Reader) StringView(scratch *[]byte) (text []byte, null, ok bool, err error) {
 	c := r.Peek()
 	if c == 'n' {
 		return nil, true, true, r.lit("null")
@@ -438,7 +461,8 @@ func (r *Reader) StringView(scratch []byte) (text []byte, null, ok bool, err err
 	if p {
 		return raw, false, true, nil
 	}
-	return appendUnquoted(scratch[:0], raw), false, true, nil
+	*scratch = appendUnquoted((*scratch)[:0], raw)
+	return *scratch, false, true, nil
 }
 
 // Base64Into reads a []byte by encoding/json's rules into *dst: a base64
