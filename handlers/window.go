@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/eventscan"

@@ -533,4 +533,3 @@ func DynamoDBKey(keys map[string]events.DynamoDBAttributeValue) string {
 	}
 	return b.String()
 }
-

@@ -78,7 +78,7 @@ type Reader struct {
 	key   []byte // the current member's key, unescaped
 	kbuf  []byte
 	sbuf  []byte // a string's text, unescaped
-	saved error // the first *TypeError since the last Saved
+	saved error  // the first *TypeError since the last Saved
 }
 
 // New returns a Reader of b; strings it returns are copies.
