@@ -29,9 +29,7 @@ import (
 // costs a dozen allocations per image that most functions never use. Read
 // them with Keys, NewImage and OldImage, which decode them on demand from
 // the record's JSON, or build the handler with WithRawImages to have Raw's
-// maps filled (at about ten times the decoding cost). (An event the fast
-// decoder does not handle fills Raw's maps as well; the methods return
-// them then.)
+// maps filled (at about ten times the decoding cost).
 type DynamoDBRecord[T any] struct {
 	New *T
 	Old *T
@@ -147,8 +145,8 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			items[i].Key = eventscan.DynamoDBKey(recs[i].Change.Keys)
 		}
 	}
-	// The fast path decodes the images of a batch into two arrays of T
-	// rather than one allocation per image.
+	// The images of a batch decode into two arrays of T rather than one
+	// allocation per image.
 	var news, olds []T
 	if nNew > 0 {
 		news = make([]T, len(recs))
@@ -175,8 +173,8 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 type ddbBatch[T any] struct {
 	ev    ddbEvent
 	items []engine.Item
-	// the fast path decodes the images of a batch into these, one T per
-	// record, rather than one allocation per image (nil: no such image)
+	// the images of a batch decode into these, one T per record, rather
+	// than one allocation per image (nil: no such image)
 	news, olds []T
 }
 

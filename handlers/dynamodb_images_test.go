@@ -40,7 +40,7 @@ func TestDynamoDBImagesOnDemand(t *testing.T) {
 	raw, _ := json.Marshal(b.Event())
 	ev, err := decodeDynamoDBEvent(raw, false)
 	if err != nil || ev.imgs == nil {
-		t.Fatalf("fast path not taken: %v", err)
+		t.Fatalf("images not kept as JSON: %v", err)
 	}
 	news, olds := make([]ddbFuzzItem, 2), make([]ddbFuzzItem, 2)
 	r, err := decodeDynamoDBImages(&ev.recs[0], &ev.imgs[0], news, olds, 0)
