@@ -23,6 +23,7 @@ package jsonread
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -309,6 +310,27 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// plainSpan reports whether s holds only plain bytes, eight at a time:
+// a word has a byte below 0x20, one of 0x80 or above, or a backslash when
+// these (exact) tests find one.
+func plainSpan(s []byte) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(s)
+		y := x ^ ('\\' * ones)
+		if ((x-0x20*ones)&^x|x|(y-ones)&^y)&high != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, c := range s {
+		if !plain[c] {
+			return false
+		}
+	}
+	return true
+}
+
 // rawString consumes a string and returns the bytes between its quotes;
 // plain says they need no unescaping (and are valid UTF-8).
 func (r *Reader) rawString() (raw []byte, plainText bool, err error) {
@@ -316,15 +338,13 @@ func (r *Reader) rawString() (raw []byte, plainText bool, err error) {
 		return nil, false, r.syntax("not a string")
 	}
 	start := r.i + 1
-	j := start
 	b := r.b
-	for j < len(b) && plain[b[j]] {
-		j++
+	// Most strings are plain: find the closing quote, then check the span.
+	if k := bytes.IndexByte(b[start:], '"'); k >= 0 && plainSpan(b[start:start+k]) {
+		r.i = start + k + 1
+		return b[start : start+k], true, nil
 	}
-	if j < len(b) && b[j] == '"' {
-		r.i = j + 1
-		return b[start:j], true, nil
-	}
+	j := start
 	// Escapes, non-ASCII or control characters: check the rest.
 	for j < len(b) {
 		c := b[j]
