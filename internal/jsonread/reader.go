@@ -344,36 +344,66 @@ func (r *Reader) rawString() (raw []byte, plainText bool, err error) {
 		r.i = start + k + 1
 		return b[start : start+k], true, nil
 	}
-	j := start
-	// Escapes, non-ASCII or control characters: check the rest.
-	for j < len(b) {
-		c := b[j]
-		switch {
-		case c == '"':
-			r.i = j + 1
-			return b[start:j], false, nil
-		case c == '\\':
-			if j+1 >= len(b) {
-				return nil, false, &SyntaxError{Offset: j, Msg: "the string does not end"}
+	// Escapes, non-ASCII or control characters: the end is the first quote
+	// not escaped (an even run of backslashes before it), then the span is
+	// checked.
+	for j := start; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return nil, false, &SyntaxError{Offset: len(b), Msg: "the string does not end"}
+		}
+		end := j + k
+		n := 0
+		for p := end - 1; p >= start && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			if err := checkString(b[start:end], start); err != nil {
+				return nil, false, err
 			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if _, ok := hex4(b[j+2:]); !ok {
-					return nil, false, &SyntaxError{Offset: j, Msg: "a \\u escape without four hex digits"}
-				}
-				j += 6
-			default:
-				return nil, false, &SyntaxError{Offset: j, Msg: "an invalid escape"}
-			}
-		case c < 0x20:
-			return nil, false, &SyntaxError{Offset: j, Msg: "a control character in a string"}
-		default:
-			j++
+			r.i = end + 1
+			return b[start:end], false, nil
+		}
+		j = end + 1
+	}
+}
+
+// checkString checks a string's contents (at offset off): no control
+// characters, and every escape one JSON has.
+func checkString(s []byte, off int) error {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if x := binary.LittleEndian.Uint64(s[i:]); (x-0x20*ones)&^x&high != 0 {
+			break
 		}
 	}
-	return nil, false, &SyntaxError{Offset: j, Msg: "the string does not end"}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return &SyntaxError{Offset: off + i, Msg: "a control character in a string"}
+		}
+	}
+	for i := 0; ; {
+		k := bytes.IndexByte(s[i:], '\\')
+		if k < 0 {
+			return nil
+		}
+		i += k
+		if i+1 >= len(s) {
+			return &SyntaxError{Offset: off + i, Msg: "the string does not end"}
+		}
+		switch s[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := hex4(s[i+2:]); !ok {
+				return &SyntaxError{Offset: off + i, Msg: "a \\u escape without four hex digits"}
+			}
+			i += 6
+		default:
+			return &SyntaxError{Offset: off + i, Msg: "an invalid escape"}
+		}
+	}
 }
 
 // text returns the text of the string just read (raw, between its
@@ -718,6 +748,38 @@ func hex4(b []byte) (rune, bool) {
 // by encoding/json's rules: escapes undone, a surrogate pair joined, a
 // lone surrogate and each invalid UTF-8 byte turned into U+FFFD.
 func appendUnquoted(dst, raw []byte) []byte {
+	if utf8.Valid(raw) {
+		// Copy the runs between escapes whole.
+		for {
+			k := bytes.IndexByte(raw, '\\')
+			if k < 0 {
+				return append(dst, raw...)
+			}
+			dst = append(dst, raw[:k]...)
+			raw = raw[k:]
+			n := 2
+			if raw[1] == 'u' {
+				n = escapeLen(raw)
+			}
+			dst = appendUnquotedSlow(dst, raw[:n])
+			raw = raw[n:]
+		}
+	}
+	return appendUnquotedSlow(dst, raw)
+}
+
+// escapeLen is the length of the \u escape at the start of raw, with the
+// \u escape after it when it is a high surrogate.
+func escapeLen(raw []byte) int {
+	r, _ := hex4(raw[2:])
+	if r >= 0xD800 && r < 0xDC00 && len(raw) >= 12 && raw[6] == '\\' && raw[7] == 'u' {
+		return 12
+	}
+	return 6
+}
+
+// appendUnquotedSlow is appendUnquoted byte by byte.
+func appendUnquotedSlow(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
