@@ -278,8 +278,7 @@ func checkAV(av []byte, depth int) (typ string, val []byte, ok bool) {
 	case "NULL":
 		return label, nil, true
 	case "S", "N", "B":
-		var scratch []byte
-		text, null, isStr, err := r.StringView(&scratch)
+		text, null, isStr, err := r.StringView()
 		if err != nil || null || !isStr {
 			return "", nil, false
 		}
@@ -318,8 +317,7 @@ func checkAV(av []byte, depth int) (typ string, val []byte, ok bool) {
 				}
 			default:
 				er := jsonread.New(elem)
-				var scratch []byte
-				text, null, isStr, err := er.StringView(&scratch)
+				text, null, isStr, err := er.StringView()
 				if err != nil || null || !isStr {
 					good = false // aws-lambda-go errs (or, for BS, panics)
 				} else if label == "BS" {

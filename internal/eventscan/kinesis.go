@@ -32,8 +32,7 @@ type KinesisEvent struct {
 type kinesisRecord struct {
 	rec      *events.KinesisEventRecord
 	i        int
-	data     Bytes  // the records' data
-	buf      []byte // a data text with escapes, unescaped
+	data     Bytes // the records' data
 	dataErrs []error
 	subs     []*int64
 }
@@ -108,7 +107,7 @@ func kdStr(name string, at func(*events.KinesisRecord) *string) jsonread.Field[k
 // readData decodes the base64 data into memory of the record's own; data
 // that does not decode is the record's error, not the event's.
 func readData(r *jsonread.Reader, k *kinesisRecord) error {
-	text, null, ok, err := r.StringView(&k.buf)
+	text, null, ok, err := r.StringView()
 	if err != nil || !ok {
 		return err
 	}

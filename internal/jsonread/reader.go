@@ -21,13 +21,10 @@
 package jsonread
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // maxDepth is encoding/json's nesting limit.
@@ -246,18 +243,6 @@ func (r *Reader) Object(want string, fn func(key []byte) error) error {
 	}
 }
 
-// keyBytes reads a key: the input's own bytes when it needs no unescaping.
-func (r *Reader) keyBytes() ([]byte, error) {
-	raw, plain, err := r.rawString()
-	if err != nil {
-		return nil, err
-	}
-	if plain {
-		return raw, nil
-	}
-	r.kbuf = appendUnquoted(r.kbuf[:0], raw)
-	return r.kbuf, nil
-}
 
 // Array reads an array, calling fn with r at each element, which fn must
 // consume. A value that is not an array is a *TypeError; null is the
@@ -301,219 +286,15 @@ func (r *Reader) Array(want string, fn func(i int) error) error {
 	}
 }
 
-// plain marks the bytes a string can hold as they are: printable ASCII
-// other than '"' and '\\'.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
-// plainSpan reports whether s holds only plain bytes, eight at a time:
-// a word has a byte below 0x20, one of 0x80 or above, or a backslash when
-// these (exact) tests find one.
-func plainSpan(s []byte) bool {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	for len(s) >= 8 {
-		x := binary.LittleEndian.Uint64(s)
-		y := x ^ ('\\' * ones)
-		if ((x-0x20*ones)&^x|x|(y-ones)&^y)&high != 0 {
-			return false
-		}
-		s = s[8:]
-	}
-	for _, c := range s {
-		if !plain[c] {
-			return false
-		}
-	}
-	return true
-}
 
-// rawString consumes a string and returns the bytes between its quotes;
-// plain says they need no unescaping (and are valid UTF-8).
-func (r *Reader) rawString() (raw []byte, plainText bool, err error) {
-	if r.i >= len(r.b) || r.b[r.i] != '"' {
-		return nil, false, r.syntax("not a string")
-	}
-	start := r.i + 1
-	b := r.b
-	// Most strings are plain: find the closing quote, then check the span.
-	if k := bytes.IndexByte(b[start:], '"'); k >= 0 && plainSpan(b[start:start+k]) {
-		r.i = start + k + 1
-		return b[start : start+k], true, nil
-	}
-	// Escapes, non-ASCII or control characters: the end is the first quote
-	// not escaped (an even run of backslashes before it), then the span is
-	// checked.
-	for j := start; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return nil, false, &SyntaxError{Offset: len(b), Msg: "the string does not end"}
-		}
-		end := j + k
-		n := 0
-		for p := end - 1; p >= start && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			if err := checkString(b[start:end], start); err != nil {
-				return nil, false, err
-			}
-			r.i = end + 1
-			return b[start:end], false, nil
-		}
-		j = end + 1
-	}
-}
 
-// checkString checks a string's contents (at offset off): no control
-// characters, and every escape one JSON has.
-func checkString(s []byte, off int) error {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if x := binary.LittleEndian.Uint64(s[i:]); (x-0x20*ones)&^x&high != 0 {
-			break
-		}
-	}
-	for ; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return &SyntaxError{Offset: off + i, Msg: "a control character in a string"}
-		}
-	}
-	for i := 0; ; {
-		k := bytes.IndexByte(s[i:], '\\')
-		if k < 0 {
-			return nil
-		}
-		i += k
-		if i+1 >= len(s) {
-			return &SyntaxError{Offset: off + i, Msg: "the string does not end"}
-		}
-		switch s[i+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i += 2
-		case 'u':
-			if _, ok := hex4(s[i+2:]); !ok {
-				return &SyntaxError{Offset: off + i, Msg: "a \\u escape without four hex digits"}
-			}
-			i += 6
-		default:
-			return &SyntaxError{Offset: off + i, Msg: "an invalid escape"}
-		}
-	}
-}
 
-// text returns the text of the string just read (raw, between its
-// quotes): cut from the shared copy when it needs no unescaping; view is
-// the same text as bytes (raw itself, or the unescaped text in r.sbuf).
-func (r *Reader) text(raw []byte, plainText bool) (s string, view []byte) {
-	if plainText || bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		if r.s != "" {
-			end := r.i - 1 // the closing quote
-			return r.s[end-len(raw) : end], raw
-		}
-		return string(raw), raw
-	}
-	r.sbuf = appendUnquoted(r.sbuf[:0], raw)
-	return string(r.sbuf), r.sbuf
-}
 
-// String reads a string. ok is false, with a *TypeError recorded and the
-// value skipped, when the value is not a string (null included).
-func (r *Reader) String() (s string, ok bool, err error) {
-	c := r.Peek()
-	if c != '"' {
-		return "", false, r.mismatch(c, "a string")
-	}
-	raw, p, err := r.rawString()
-	if err != nil {
-		return "", false, err
-	}
-	s, _ = r.text(raw, p)
-	return s, true, nil
-}
 
-// StringInto reads a string into *dst; null leaves *dst as it was.
-func (r *Reader) StringInto(dst *string) error {
-	c := r.Peek()
-	if c == 'n' {
-		return r.lit("null")
-	}
-	if c != '"' {
-		return r.mismatch(c, "a string")
-	}
-	raw, p, err := r.rawString()
-	if err != nil {
-		return err
-	}
-	*dst, _ = r.text(raw, p)
-	return nil
-}
 
-// TextInto reads a string into *dst as StringInto does, and returns its
-// text as bytes too: the input's own when it needs no unescaping (do not
-// keep or change them). null leaves *dst and gives null true.
-func (r *Reader) TextInto(dst *string) (text []byte, null bool, err error) {
-	c := r.Peek()
-	if c == 'n' {
-		return nil, true, r.lit("null")
-	}
-	if c != '"' {
-		return nil, false, r.mismatch(c, "a string")
-	}
-	raw, p, err := r.rawString()
-	if err != nil {
-		return nil, false, err
-	}
-	*dst, text = r.text(raw, p)
-	return text, false, nil
-}
 
-// StringBytes reads a string's text appended to dst (null: dst as it is,
-// null true). A value of another type is recorded and skipped (ok false).
-func (r *Reader) StringBytes(dst []byte) (out []byte, null, ok bool, err error) {
-	c := r.Peek()
-	if c == 'n' {
-		return dst, true, true, r.lit("null")
-	}
-	if c != '"' {
-		return dst, false, false, r.mismatch(c, "a string")
-	}
-	raw, p, err := r.rawString()
-	if err != nil {
-		return dst, false, false, err
-	}
-	if p {
-		return append(dst, raw...), false, true, nil
-	}
-	return appendUnquoted(dst, raw), false, true, nil
-}
 
-// StringView reads a string's text: the input's own bytes when it needs
-// no unescaping (do not keep or change them), else unescaped into
-// *scratch, which keeps the grown buffer. null gives null true; a value of
-// another type is recorded and skipped (ok false).
-func (r *Reader) StringView(scratch *[]byte) (text []byte, null, ok bool, err error) {
-	c := r.Peek()
-	if c == 'n' {
-		return nil, true, true, r.lit("null")
-	}
-	if c != '"' {
-		return nil, false, false, r.mismatch(c, "a string")
-	}
-	raw, p, err := r.rawString()
-	if err != nil {
-		return nil, false, false, err
-	}
-	if p {
-		return raw, false, true, nil
-	}
-	*scratch = appendUnquoted((*scratch)[:0], raw)
-	return *scratch, false, true, nil
-}
 
 // Base64Into reads a []byte by encoding/json's rules into *dst: a base64
 // string, decoded into alloc(n) (a slice of length n; nil means make), or
@@ -551,12 +332,9 @@ func (r *Reader) Base64Into(dst *[]byte, alloc func(n int) []byte) error {
 		return r.mismatch(c, "a base64 string")
 	}
 	at := r.i
-	raw, p, err := r.rawString()
+	raw, _, err := r.readText(&r.sbuf)
 	if err != nil {
 		return err
-	}
-	if !p {
-		raw = appendUnquoted(nil, raw)
 	}
 	n := base64.StdEncoding.DecodedLen(len(raw))
 	var out []byte
@@ -697,8 +475,7 @@ func (r *Reader) Skip() error {
 	case '[':
 		return r.Array("", func(int) error { return r.Skip() })
 	case '"':
-		_, _, err := r.rawString()
-		return err
+		return r.skipString()
 	case 't':
 		return r.lit("true")
 	case 'f':
@@ -744,91 +521,6 @@ func hex4(b []byte) (rune, bool) {
 	return v, true
 }
 
-// appendUnquoted appends the text of raw, a string's checked contents,
-// by encoding/json's rules: escapes undone, a surrogate pair joined, a
-// lone surrogate and each invalid UTF-8 byte turned into U+FFFD.
-func appendUnquoted(dst, raw []byte) []byte {
-	if utf8.Valid(raw) {
-		// Copy the runs between escapes whole.
-		for {
-			k := bytes.IndexByte(raw, '\\')
-			if k < 0 {
-				return append(dst, raw...)
-			}
-			dst = append(dst, raw[:k]...)
-			raw = raw[k:]
-			n := 2
-			if raw[1] == 'u' {
-				n = escapeLen(raw)
-			}
-			dst = appendUnquotedSlow(dst, raw[:n])
-			raw = raw[n:]
-		}
-	}
-	return appendUnquotedSlow(dst, raw)
-}
 
-// escapeLen is the length of the \u escape at the start of raw, with the
-// \u escape after it when it is a high surrogate.
-func escapeLen(raw []byte) int {
-	r, _ := hex4(raw[2:])
-	if r >= 0xD800 && r < 0xDC00 && len(raw) >= 12 && raw[6] == '\\' && raw[7] == 'u' {
-		return 12
-	}
-	return 6
-}
 
-// appendUnquotedSlow is appendUnquoted byte by byte.
-func appendUnquotedSlow(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '\\':
-			e := raw[i+1]
-			switch e {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r, _ := hex4(raw[i+2:])
-				i += 6
-				if utf16IsSurrogate(r) {
-					if r < 0xDC00 && i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						if r2, ok := hex4(raw[i+2:]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-							dst = utf8.AppendRune(dst, (r-0xD800)<<10|(r2-0xDC00)+0x10000)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, e)
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			i++
-		default:
-			r, n := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && n == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, raw[i:i+n]...)
-			}
-			i += n
-		}
-	}
-	return dst
-}
 
-func utf16IsSurrogate(r rune) bool { return r >= 0xD800 && r < 0xE000 }

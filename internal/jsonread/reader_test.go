@@ -123,7 +123,7 @@ func FuzzSkip(f *testing.F) {
 // FuzzString keeps a string's text equal to encoding/json's, from a
 // shared and from a copying reader.
 func FuzzString(f *testing.F) {
-	for _, s := range []string{`""`, `"a"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udc00\ud800"`, "\"\xff\"", `"\u00e9\n\/\\"`, `"é"`, `"\ud800\u0041"`} {
+	for _, s := range []string{`""`, `"a"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udc00\ud800"`, "\"\xff\"", `"\u00e9\n\/\\"`, `"é"`, `"\ud800\u0041"`, "\"\xff\\n\\u00e9\\ud83d\\ude00\xc3\"", "\"\\ud800\\udc00\xe2\x82\"", "\"a\\\\\\\"b\""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
