@@ -243,7 +243,6 @@ func (r *Reader) Object(want string, fn func(key []byte) error) error {
 	}
 }
 
-
 // Array reads an array, calling fn with r at each element, which fn must
 // consume. A value that is not an array is a *TypeError; null is the
 // caller's to check first.
@@ -285,16 +284,6 @@ func (r *Reader) Array(want string, fn func(i int) error) error {
 		}
 	}
 }
-
-
-
-
-
-
-
-
-
-
 
 // Base64Into reads a []byte by encoding/json's rules into *dst: a base64
 // string, decoded into alloc(n) (a slice of length n; nil means make), or
@@ -520,7 +509,3 @@ func hex4(b []byte) (rune, bool) {
 	}
 	return v, true
 }
-
-
-
-
