@@ -70,65 +70,77 @@ func (r *Reader) readText(buf *[]byte) (text []byte, same bool, err error) {
 // the bytes in the input.
 func unquote(dst, b []byte, j int) (out []byte, end int, changed bool, err error) {
 	start, from := j, len(dst)
+	// The text is copied as it is scanned, a byte at a time, into the
+	// buffer's spare room (grown as needed): a JSON body in an SQS message
+	// has an escape every few bytes, and a call per run between them costs
+	// more than the bytes.
+	out = dst[:cap(dst)]
+	n := from
 	for {
-		k := j
-		for k < len(b) && !special[b[k]] {
-			k++
+		for j < len(b) && !special[b[j]] {
+			if n == len(out) {
+				out = append(out, 0)
+				out = out[:cap(out)]
+			}
+			out[n] = b[j]
+			n++
+			j++
 		}
-		dst = append(dst, b[j:k]...)
-		if k >= len(b) {
+		if j >= len(b) {
 			return nil, 0, false, &SyntaxError{Offset: len(b), Msg: "the string does not end"}
 		}
-		switch c := b[k]; {
-		case c == '"':
+		k := j
+		dst = out[:n]
+		if c := b[k]; c == '"' {
 			if !utf8.Valid(dst[from:]) {
 				dst = appendFixed(dst[:from], b[start:k])
 				changed = true
 			}
 			return dst, k + 1, changed, nil
-		case c == '\\':
-			changed = true
-			if k+1 >= len(b) {
-				return nil, 0, false, &SyntaxError{Offset: k, Msg: "the string does not end"}
-			}
-			switch e := b[k+1]; e {
-			case '"', '\\', '/':
-				dst = append(dst, e)
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r, ok := hex4(b[k+2:])
-				if !ok {
-					return nil, 0, false, &SyntaxError{Offset: k, Msg: "a \\u escape without four hex digits"}
-				}
-				j = k + 6
-				if r >= 0xD800 && r < 0xE000 {
-					if r < 0xDC00 && j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
-						if r2, ok := hex4(b[j+2:]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-							dst = utf8.AppendRune(dst, (r-0xD800)<<10|(r2-0xDC00)+0x10000)
-							j += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default:
-				return nil, 0, false, &SyntaxError{Offset: k, Msg: "an invalid escape"}
-			}
-			j = k + 2
-		default:
+		} else if c != '\\' {
 			return nil, 0, false, &SyntaxError{Offset: k, Msg: "a control character in a string"}
 		}
+		changed = true
+		if k+1 >= len(b) {
+			return nil, 0, false, &SyntaxError{Offset: k, Msg: "the string does not end"}
+		}
+		j = k + 2
+		switch e := b[k+1]; e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(b[k+2:])
+			if !ok {
+				return nil, 0, false, &SyntaxError{Offset: k, Msg: "a \\u escape without four hex digits"}
+			}
+			j = k + 6
+			if r >= 0xD800 && r < 0xE000 {
+				joined := false
+				if r < 0xDC00 && j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
+					if r2, ok := hex4(b[j+2:]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+						r, joined = (r-0xD800)<<10|(r2-0xDC00)+0x10000, true
+						j += 6
+					}
+				}
+				if !joined {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			return nil, 0, false, &SyntaxError{Offset: k, Msg: "an invalid escape"}
+		}
+		out, n = dst[:cap(dst)], len(dst)
 	}
 }
 
