@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -43,52 +44,63 @@ type ddbRecord struct {
 // The DynamoDB Streams record, spelled once: every member Lambda writes, by
 // aws-lambda-go's names; any other is skipped.
 var (
-	ddbRecordTable = jsonread.NewTable("a DynamoDB Streams record",
-		dStr("awsRegion", func(r *events.DynamoDBEventRecord) *string { return &r.AWSRegion }),
-		dStr("eventID", func(r *events.DynamoDBEventRecord) *string { return &r.EventID }),
-		dStr("eventName", func(r *events.DynamoDBEventRecord) *string { return &r.EventName }),
-		dStr("eventSource", func(r *events.DynamoDBEventRecord) *string { return &r.EventSource }),
-		dStr("eventVersion", func(r *events.DynamoDBEventRecord) *string { return &r.EventVersion }),
-		dStr("eventSourceARN", func(r *events.DynamoDBEventRecord) *string { return &r.EventSourceArn }),
-		jsonread.Field[ddbRecord]{Name: "dynamodb", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				return err
-			}
-			return ddbChangeTable.Read(r, d)
-		}},
-		jsonread.Field[ddbRecord]{Name: "userIdentity", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return readUserIdentity(r, &d.rec.UserIdentity)
-		}},
-	)
-	ddbChangeTable = jsonread.NewTable("a DynamoDB Streams record's dynamodb object",
-		jsonread.Field[ddbRecord]{Name: "ApproximateCreationDateTime", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return readSecondsEpoch(r, &d.rec.Change.ApproximateCreationDateTime)
-		}},
-		jsonread.Field[ddbRecord]{Name: "Keys", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			d.keys = d.keys[:0]
-			return d.image(r, &d.im.Keys, &d.rec.Change.Keys, &d.keys)
-		}},
-		jsonread.Field[ddbRecord]{Name: "NewImage", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return d.image(r, &d.im.New, &d.rec.Change.NewImage, nil)
-		}},
-		jsonread.Field[ddbRecord]{Name: "OldImage", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return d.image(r, &d.im.Old, &d.rec.Change.OldImage, nil)
-		}},
-		jsonread.Field[ddbRecord]{Name: "SequenceNumber", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return r.StringInto(&d.rec.Change.SequenceNumber)
-		}},
-		jsonread.Field[ddbRecord]{Name: "SizeBytes", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return r.Int64Into(&d.rec.Change.SizeBytes)
-		}},
-		jsonread.Field[ddbRecord]{Name: "StreamViewType", Read: func(r *jsonread.Reader, d *ddbRecord) error {
-			return r.StringInto(&d.rec.Change.StreamViewType)
-		}},
-	)
-	userIdentityTable = jsonread.NewTable("a userIdentity object",
-		jsonread.Str("type", func(u *events.DynamoDBUserIdentity) *string { return &u.Type }),
-		jsonread.Str("principalId", func(u *events.DynamoDBUserIdentity) *string { return &u.PrincipalID }),
-	)
+	ddbRecordTable    *jsonread.Table[ddbRecord]
+	ddbChangeTable    *jsonread.Table[ddbRecord]
+	userIdentityTable *jsonread.Table[events.DynamoDBUserIdentity]
+	dynamoDBOnce      sync.Once
 )
+
+// dynamoDBTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func dynamoDBTables() {
+	dynamoDBOnce.Do(func() {
+		ddbRecordTable = jsonread.NewTable("a DynamoDB Streams record",
+			dStr("awsRegion", func(r *events.DynamoDBEventRecord) *string { return &r.AWSRegion }),
+			dStr("eventID", func(r *events.DynamoDBEventRecord) *string { return &r.EventID }),
+			dStr("eventName", func(r *events.DynamoDBEventRecord) *string { return &r.EventName }),
+			dStr("eventSource", func(r *events.DynamoDBEventRecord) *string { return &r.EventSource }),
+			dStr("eventVersion", func(r *events.DynamoDBEventRecord) *string { return &r.EventVersion }),
+			dStr("eventSourceARN", func(r *events.DynamoDBEventRecord) *string { return &r.EventSourceArn }),
+			jsonread.Field[ddbRecord]{Name: "dynamodb", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				return ddbChangeTable.Read(r, d)
+			}},
+			jsonread.Field[ddbRecord]{Name: "userIdentity", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return readUserIdentity(r, &d.rec.UserIdentity)
+			}},
+		)
+		ddbChangeTable = jsonread.NewTable("a DynamoDB Streams record's dynamodb object",
+			jsonread.Field[ddbRecord]{Name: "ApproximateCreationDateTime", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return readSecondsEpoch(r, &d.rec.Change.ApproximateCreationDateTime)
+			}},
+			jsonread.Field[ddbRecord]{Name: "Keys", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				d.keys = d.keys[:0]
+				return d.image(r, &d.im.Keys, &d.rec.Change.Keys, &d.keys)
+			}},
+			jsonread.Field[ddbRecord]{Name: "NewImage", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return d.image(r, &d.im.New, &d.rec.Change.NewImage, nil)
+			}},
+			jsonread.Field[ddbRecord]{Name: "OldImage", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return d.image(r, &d.im.Old, &d.rec.Change.OldImage, nil)
+			}},
+			jsonread.Field[ddbRecord]{Name: "SequenceNumber", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return r.StringInto(&d.rec.Change.SequenceNumber)
+			}},
+			jsonread.Field[ddbRecord]{Name: "SizeBytes", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return r.Int64Into(&d.rec.Change.SizeBytes)
+			}},
+			jsonread.Field[ddbRecord]{Name: "StreamViewType", Read: func(r *jsonread.Reader, d *ddbRecord) error {
+				return r.StringInto(&d.rec.Change.StreamViewType)
+			}},
+		)
+		userIdentityTable = jsonread.NewTable("a userIdentity object",
+			jsonread.Str("type", func(u *events.DynamoDBUserIdentity) *string { return &u.Type }),
+			jsonread.Str("principalId", func(u *events.DynamoDBUserIdentity) *string { return &u.PrincipalID }),
+		)
+	})
+}
 
 func dStr(name string, at func(*events.DynamoDBEventRecord) *string) jsonread.Field[ddbRecord] {
 	return jsonread.Field[ddbRecord]{Name: name, Read: func(r *jsonread.Reader, d *ddbRecord) error { return r.StringInto(at(d.rec)) }}
@@ -153,6 +165,7 @@ func (d *ddbRecord) image(r *jsonread.Reader, raw *[]byte, m *map[string]events.
 // its SequenceNumber to be reported by; without one the whole event fails.
 // The result shares no memory with payload.
 func DecodeDynamoDB(payload []byte, maps bool) (ev DynamoDBEvent, errs []error, err error) {
+	dynamoDBTables()
 	r := jsonread.Shared(payload)
 	d := ddbRecord{maps: maps}
 	var bad error

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -32,72 +33,83 @@ type firehoseRecord struct {
 
 // The transformation event, spelled once.
 var (
-	firehoseTable = jsonread.NewTable("a Firehose transformation event",
-		jsonread.Str("invocationId", func(e *firehoseState) *string { return &e.ev.InvocationID }),
-		jsonread.Str("deliveryStreamArn", func(e *firehoseState) *string { return &e.ev.DeliveryStreamArn }),
-		jsonread.Str("sourceKinesisStreamArn", func(e *firehoseState) *string { return &e.ev.SourceKinesisStreamArn }),
-		jsonread.Str("region", func(e *firehoseState) *string { return &e.ev.Region }),
-		jsonread.Field[firehoseState]{Name: "records", Read: func(r *jsonread.Reader, e *firehoseState) error {
-			if null, err := r.Null(); null || err != nil {
-				e.recs, e.found = nil, false
-				return err
-			}
-			if r.Peek() == '[' {
-				e.found = true
-			}
-			n := 0
-			err := r.Array("an array of Firehose records", func(i int) error {
-				if i == len(e.recs) { // a repeated array decodes into the records read, as encoding/json does
-					e.recs = append(e.recs, firehoseRecord{rec: &events.KinesisFirehoseEventRecord{}})
-				}
-				n = i + 1
+	firehoseTable       *jsonread.Table[firehoseState]
+	firehoseRecordTable *jsonread.Table[firehoseRecord]
+	firehoseMetaTable   *jsonread.Table[firehoseRecord]
+	firehoseOnce        sync.Once
+)
+
+// firehoseTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func firehoseTables() {
+	firehoseOnce.Do(func() {
+		firehoseTable = jsonread.NewTable("a Firehose transformation event",
+			jsonread.Str("invocationId", func(e *firehoseState) *string { return &e.ev.InvocationID }),
+			jsonread.Str("deliveryStreamArn", func(e *firehoseState) *string { return &e.ev.DeliveryStreamArn }),
+			jsonread.Str("sourceKinesisStreamArn", func(e *firehoseState) *string { return &e.ev.SourceKinesisStreamArn }),
+			jsonread.Str("region", func(e *firehoseState) *string { return &e.ev.Region }),
+			jsonread.Field[firehoseState]{Name: "records", Read: func(r *jsonread.Reader, e *firehoseState) error {
 				if null, err := r.Null(); null || err != nil {
+					e.recs, e.found = nil, false
 					return err
 				}
-				return firehoseRecordTable.Read(r, &e.recs[i])
-			})
-			if e.found {
-				e.recs = e.recs[:n]
-			}
-			return err
-		}},
-	)
-	firehoseRecordTable = jsonread.NewTable("a Firehose record",
-		jsonread.Str("recordId", func(f *firehoseRecord) *string { return &f.rec.RecordID }),
-		msField("approximateArrivalTimestamp", func(f *firehoseRecord) **int64 { return &f.arrivalMS }),
-		jsonread.Str("data", func(f *firehoseRecord) *string { return &f.data }),
-		jsonread.Field[firehoseRecord]{Name: "kafkaRecordValue", Read: func(r *jsonread.Reader, f *firehoseRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				f.kafka = nil
+				if r.Peek() == '[' {
+					e.found = true
+				}
+				n := 0
+				err := r.Array("an array of Firehose records", func(i int) error {
+					if i == len(e.recs) { // a repeated array decodes into the records read, as encoding/json does
+						e.recs = append(e.recs, firehoseRecord{rec: &events.KinesisFirehoseEventRecord{}})
+					}
+					n = i + 1
+					if null, err := r.Null(); null || err != nil {
+						return err
+					}
+					return firehoseRecordTable.Read(r, &e.recs[i])
+				})
+				if e.found {
+					e.recs = e.recs[:n]
+				}
 				return err
-			}
-			var s string
-			if err := r.StringInto(&s); err != nil {
-				return err
-			}
-			f.kafka = &s
-			return nil
-		}},
-		jsonread.Field[firehoseRecord]{Name: "kinesisRecordMetadata", Read: func(r *jsonread.Reader, f *firehoseRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				f.hasMeta, f.metaMS = false, nil
-				f.rec.KinesisFirehoseRecordMetadata = events.KinesisFirehoseRecordMetadata{}
-				return err
-			}
-			if r.Peek() == '{' {
-				f.hasMeta = true
-			}
-			return firehoseMetaTable.Read(r, f)
-		}},
-	)
-	firehoseMetaTable = jsonread.NewTable("a Firehose record's kinesisRecordMetadata",
-		jsonread.Str("shardId", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.ShardID }),
-		jsonread.Str("partitionKey", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.PartitionKey }),
-		jsonread.Str("sequenceNumber", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.SequenceNumber }),
-		jsonread.Int64("subsequenceNumber", func(f *firehoseRecord) *int64 { return &f.rec.KinesisFirehoseRecordMetadata.SubsequenceNumber }),
-		msField("approximateArrivalTimestamp", func(f *firehoseRecord) **int64 { return &f.metaMS }),
-	)
-)
+			}},
+		)
+		firehoseRecordTable = jsonread.NewTable("a Firehose record",
+			jsonread.Str("recordId", func(f *firehoseRecord) *string { return &f.rec.RecordID }),
+			msField("approximateArrivalTimestamp", func(f *firehoseRecord) **int64 { return &f.arrivalMS }),
+			jsonread.Str("data", func(f *firehoseRecord) *string { return &f.data }),
+			jsonread.Field[firehoseRecord]{Name: "kafkaRecordValue", Read: func(r *jsonread.Reader, f *firehoseRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					f.kafka = nil
+					return err
+				}
+				var s string
+				if err := r.StringInto(&s); err != nil {
+					return err
+				}
+				f.kafka = &s
+				return nil
+			}},
+			jsonread.Field[firehoseRecord]{Name: "kinesisRecordMetadata", Read: func(r *jsonread.Reader, f *firehoseRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					f.hasMeta, f.metaMS = false, nil
+					f.rec.KinesisFirehoseRecordMetadata = events.KinesisFirehoseRecordMetadata{}
+					return err
+				}
+				if r.Peek() == '{' {
+					f.hasMeta = true
+				}
+				return firehoseMetaTable.Read(r, f)
+			}},
+		)
+		firehoseMetaTable = jsonread.NewTable("a Firehose record's kinesisRecordMetadata",
+			jsonread.Str("shardId", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.ShardID }),
+			jsonread.Str("partitionKey", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.PartitionKey }),
+			jsonread.Str("sequenceNumber", func(f *firehoseRecord) *string { return &f.rec.KinesisFirehoseRecordMetadata.SequenceNumber }),
+			jsonread.Int64("subsequenceNumber", func(f *firehoseRecord) *int64 { return &f.rec.KinesisFirehoseRecordMetadata.SubsequenceNumber }),
+			msField("approximateArrivalTimestamp", func(f *firehoseRecord) **int64 { return &f.metaMS }),
+		)
+	})
+}
 
 type firehoseState struct {
 	ev    *FirehoseEvent
@@ -130,6 +142,7 @@ func msField(name string, at func(*firehoseRecord) **int64) jsonread.Field[fireh
 // record must have a recordId, or there is nothing to answer it by. The
 // result shares no memory with payload.
 func DecodeFirehose(payload []byte) (*FirehoseEvent, error) {
+	firehoseTables()
 	ev := &FirehoseEvent{}
 	st := firehoseState{ev: ev}
 	if err := envelope(firehoseTable, payload, &st); err != nil {

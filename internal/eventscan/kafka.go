@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -52,59 +53,69 @@ type kafkaRecord struct {
 // aws-lambda-go's names (and the schema metadata it adds when the mapping
 // validates records against a registry); any other is skipped.
 var (
-	kafkaRecordTable = jsonread.NewTable("a Kafka record",
-		jsonread.Field[kafkaRecord]{Name: "topic", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.StringInto(&k.e.Record.Topic) }},
-		jsonread.Field[kafkaRecord]{Name: "partition", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.Int64Into(&k.e.Record.Partition) }},
-		jsonread.Field[kafkaRecord]{Name: "offset", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				return err
-			}
-			num, ok, err := r.Number()
-			if !ok || err != nil {
-				return err
-			}
-			v, perr := strconv.ParseInt(string(num), 10, 64)
-			if perr != nil {
-				r.Fail("offset %s is not a 64-bit integer", num)
-				return nil
-			}
-			k.e.Record.Offset, k.hasOffset = v, true
-			return nil
-		}},
-		jsonread.Field[kafkaRecord]{Name: "timestamp", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			// aws-lambda-go's MilliSecondsEpochTime: an int64 of
-			// milliseconds; null is 0 (its UnmarshalJSON gets null).
-			var ms int64
-			if err := r.Int64Into(&ms); err != nil {
-				return err
-			}
-			k.e.Record.Timestamp.Time = time.Unix(ms/1000, (ms%1000)*1000000)
-			return nil
-		}},
-		jsonread.Field[kafkaRecord]{Name: "timestampType", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return r.StringInto(&k.e.Record.TimestampType)
-		}},
-		jsonread.Field[kafkaRecord]{Name: "key", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return k.base64(r, &k.e.Record.Key, &k.e.Key, &k.e.KeyErr)
-		}},
-		jsonread.Field[kafkaRecord]{Name: "value", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return k.base64(r, &k.e.Record.Value, &k.e.Value, &k.e.ValueErr)
-		}},
-		jsonread.Field[kafkaRecord]{Name: "headers", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return readKafkaHeaders(r, &k.e.Record.Headers)
-		}},
-		jsonread.Field[kafkaRecord]{Name: "keySchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return readSchemaMetadata(r, &k.e.Meta.Key)
-		}},
-		jsonread.Field[kafkaRecord]{Name: "valueSchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
-			return readSchemaMetadata(r, &k.e.Meta.Value)
-		}},
-	)
-	schemaMetadataTable = jsonread.NewTable("a schema metadata object",
-		jsonread.Str("dataFormat", func(m *sevents.KafkaSchemaMetadata) *string { return &m.DataFormat }),
-		jsonread.Str("schemaId", func(m *sevents.KafkaSchemaMetadata) *string { return &m.SchemaID }),
-	)
+	kafkaRecordTable    *jsonread.Table[kafkaRecord]
+	schemaMetadataTable *jsonread.Table[sevents.KafkaSchemaMetadata]
+	kafkaOnce           sync.Once
 )
+
+// kafkaTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func kafkaTables() {
+	kafkaOnce.Do(func() {
+		kafkaRecordTable = jsonread.NewTable("a Kafka record",
+			jsonread.Field[kafkaRecord]{Name: "topic", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.StringInto(&k.e.Record.Topic) }},
+			jsonread.Field[kafkaRecord]{Name: "partition", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.Int64Into(&k.e.Record.Partition) }},
+			jsonread.Field[kafkaRecord]{Name: "offset", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				num, ok, err := r.Number()
+				if !ok || err != nil {
+					return err
+				}
+				v, perr := strconv.ParseInt(string(num), 10, 64)
+				if perr != nil {
+					r.Fail("offset %s is not a 64-bit integer", num)
+					return nil
+				}
+				k.e.Record.Offset, k.hasOffset = v, true
+				return nil
+			}},
+			jsonread.Field[kafkaRecord]{Name: "timestamp", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				// aws-lambda-go's MilliSecondsEpochTime: an int64 of
+				// milliseconds; null is 0 (its UnmarshalJSON gets null).
+				var ms int64
+				if err := r.Int64Into(&ms); err != nil {
+					return err
+				}
+				k.e.Record.Timestamp.Time = time.Unix(ms/1000, (ms%1000)*1000000)
+				return nil
+			}},
+			jsonread.Field[kafkaRecord]{Name: "timestampType", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return r.StringInto(&k.e.Record.TimestampType)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "key", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return k.base64(r, &k.e.Record.Key, &k.e.Key, &k.e.KeyErr)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "value", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return k.base64(r, &k.e.Record.Value, &k.e.Value, &k.e.ValueErr)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "headers", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readKafkaHeaders(r, &k.e.Record.Headers)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "keySchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readSchemaMetadata(r, &k.e.Meta.Key)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "valueSchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readSchemaMetadata(r, &k.e.Meta.Value)
+			}},
+		)
+		schemaMetadataTable = jsonread.NewTable("a schema metadata object",
+			jsonread.Str("dataFormat", func(m *sevents.KafkaSchemaMetadata) *string { return &m.DataFormat }),
+			jsonread.Str("schemaId", func(m *sevents.KafkaSchemaMetadata) *string { return &m.SchemaID }),
+		)
+	})
+}
 
 // base64 reads a key or value: its text into *s, and its bytes decoded
 // into *b, or why they do not decode into *berr.
@@ -207,6 +218,7 @@ func readKafkaHeaders(r *jsonread.Reader, hs *[]map[string]events.JSONNumberByte
 // no memory with payload (its strings are cut from one copy of it, its keys
 // and values decoded into chunks of its own).
 func DecodeKafka(payload []byte) (KafkaEvent, error) {
+	kafkaTables()
 	r := jsonread.Shared(payload)
 	var ev KafkaEvent
 	type group struct {

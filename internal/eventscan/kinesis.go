@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -40,61 +41,71 @@ type kinesisRecord struct {
 // The Kinesis record, spelled once: every member Lambda writes, by
 // aws-lambda-go's names; any other is skipped.
 var (
-	kinesisRecordTable = jsonread.NewTable("a Kinesis record",
-		kStr("awsRegion", func(r *events.KinesisEventRecord) *string { return &r.AwsRegion }),
-		kStr("eventID", func(r *events.KinesisEventRecord) *string { return &r.EventID }),
-		kStr("eventName", func(r *events.KinesisEventRecord) *string { return &r.EventName }),
-		kStr("eventSource", func(r *events.KinesisEventRecord) *string { return &r.EventSource }),
-		kStr("eventSourceARN", func(r *events.KinesisEventRecord) *string { return &r.EventSourceArn }),
-		kStr("eventVersion", func(r *events.KinesisEventRecord) *string { return &r.EventVersion }),
-		kStr("invokeIdentityArn", func(r *events.KinesisEventRecord) *string { return &r.InvokeIdentityArn }),
-		jsonread.Field[kinesisRecord]{Name: "kinesis", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				return err
-			}
-			return kinesisDataTable.Read(r, k)
-		}},
-		// The redrive marker (dlq.SubSequenceField).
-		jsonread.Field[kinesisRecord]{Name: dlq.SubSequenceField, Read: func(r *jsonread.Reader, k *kinesisRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				if k.subs != nil && k.i < len(k.subs) {
-					k.subs[k.i] = nil
-				}
-				return err
-			}
-			var n int64
-			if err := r.Int64Into(&n); err != nil {
-				return err
-			}
-			k.subs = growTo(k.subs, k.i)
-			k.subs[k.i] = &n
-			return nil
-		}},
-	)
-	kinesisDataTable = jsonread.NewTable("a Kinesis record's kinesis object",
-		jsonread.Field[kinesisRecord]{Name: "approximateArrivalTimestamp", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
-			if null, err := r.Null(); null || err != nil {
-				return err
-			}
-			num, ok, err := r.Number()
-			if !ok || err != nil {
-				return err
-			}
-			t, ok := secondsEpoch(num)
-			if !ok {
-				r.Fail("approximateArrivalTimestamp %s is not a number of seconds", num)
-				return nil
-			}
-			k.rec.Kinesis.ApproximateArrivalTimestamp.Time = t
-			return nil
-		}},
-		jsonread.Field[kinesisRecord]{Name: "data", Read: readData},
-		kdStr("encryptionType", func(r *events.KinesisRecord) *string { return &r.EncryptionType }),
-		kdStr("partitionKey", func(r *events.KinesisRecord) *string { return &r.PartitionKey }),
-		kdStr("sequenceNumber", func(r *events.KinesisRecord) *string { return &r.SequenceNumber }),
-		kdStr("kinesisSchemaVersion", func(r *events.KinesisRecord) *string { return &r.KinesisSchemaVersion }),
-	)
+	kinesisRecordTable *jsonread.Table[kinesisRecord]
+	kinesisDataTable   *jsonread.Table[kinesisRecord]
+	kinesisOnce        sync.Once
 )
+
+// kinesisTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func kinesisTables() {
+	kinesisOnce.Do(func() {
+		kinesisRecordTable = jsonread.NewTable("a Kinesis record",
+			kStr("awsRegion", func(r *events.KinesisEventRecord) *string { return &r.AwsRegion }),
+			kStr("eventID", func(r *events.KinesisEventRecord) *string { return &r.EventID }),
+			kStr("eventName", func(r *events.KinesisEventRecord) *string { return &r.EventName }),
+			kStr("eventSource", func(r *events.KinesisEventRecord) *string { return &r.EventSource }),
+			kStr("eventSourceARN", func(r *events.KinesisEventRecord) *string { return &r.EventSourceArn }),
+			kStr("eventVersion", func(r *events.KinesisEventRecord) *string { return &r.EventVersion }),
+			kStr("invokeIdentityArn", func(r *events.KinesisEventRecord) *string { return &r.InvokeIdentityArn }),
+			jsonread.Field[kinesisRecord]{Name: "kinesis", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				return kinesisDataTable.Read(r, k)
+			}},
+			// The redrive marker (dlq.SubSequenceField).
+			jsonread.Field[kinesisRecord]{Name: dlq.SubSequenceField, Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					if k.subs != nil && k.i < len(k.subs) {
+						k.subs[k.i] = nil
+					}
+					return err
+				}
+				var n int64
+				if err := r.Int64Into(&n); err != nil {
+					return err
+				}
+				k.subs = growTo(k.subs, k.i)
+				k.subs[k.i] = &n
+				return nil
+			}},
+		)
+		kinesisDataTable = jsonread.NewTable("a Kinesis record's kinesis object",
+			jsonread.Field[kinesisRecord]{Name: "approximateArrivalTimestamp", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				num, ok, err := r.Number()
+				if !ok || err != nil {
+					return err
+				}
+				t, ok := secondsEpoch(num)
+				if !ok {
+					r.Fail("approximateArrivalTimestamp %s is not a number of seconds", num)
+					return nil
+				}
+				k.rec.Kinesis.ApproximateArrivalTimestamp.Time = t
+				return nil
+			}},
+			jsonread.Field[kinesisRecord]{Name: "data", Read: readData},
+			kdStr("encryptionType", func(r *events.KinesisRecord) *string { return &r.EncryptionType }),
+			kdStr("partitionKey", func(r *events.KinesisRecord) *string { return &r.PartitionKey }),
+			kdStr("sequenceNumber", func(r *events.KinesisRecord) *string { return &r.SequenceNumber }),
+			kdStr("kinesisSchemaVersion", func(r *events.KinesisRecord) *string { return &r.KinesisSchemaVersion }),
+		)
+	})
+}
 
 func kStr(name string, at func(*events.KinesisEventRecord) *string) jsonread.Field[kinesisRecord] {
 	return jsonread.Field[kinesisRecord]{Name: name, Read: func(r *jsonread.Reader, k *kinesisRecord) error { return r.StringInto(at(k.rec)) }}
@@ -141,6 +152,7 @@ func readData(r *jsonread.Reader, k *kinesisRecord) error {
 // Members Lambda may add are skipped. A value of the wrong type fails the
 // event, as encoding/json's would (FuzzKinesisDecode keeps the two equal).
 func DecodeKinesis(payload []byte, into []events.KinesisEventRecord) (KinesisEvent, error) {
+	kinesisTables()
 	r := jsonread.Shared(payload)
 	var k kinesisRecord
 	recs, err := readRecords(r, "Records", into, func(rec *events.KinesisEventRecord, i int) error {

@@ -2,6 +2,7 @@ package eventscan
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -11,70 +12,80 @@ import (
 // The SQS message, spelled once: every member Lambda writes, by
 // aws-lambda-go's names; any other is skipped.
 var (
-	sqsMessageTable = jsonread.NewTable("an SQS message",
-		jsonread.Str("messageId", func(m *events.SQSMessage) *string { return &m.MessageId }),
-		jsonread.Str("receiptHandle", func(m *events.SQSMessage) *string { return &m.ReceiptHandle }),
-		jsonread.Str("body", func(m *events.SQSMessage) *string { return &m.Body }),
-		jsonread.Field[events.SQSMessage]{Name: "attributes", Read: func(r *jsonread.Reader, m *events.SQSMessage) error {
-			return jsonread.StringMap(r, &m.Attributes, 4, sqsAttributeName)
-		}},
-		jsonread.Field[events.SQSMessage]{Name: "messageAttributes", Read: readSQSMessageAttributes},
-		jsonread.Str("md5OfBody", func(m *events.SQSMessage) *string { return &m.Md5OfBody }),
-		jsonread.Str("md5OfMessageAttributes", func(m *events.SQSMessage) *string { return &m.Md5OfMessageAttributes }),
-		jsonread.Str("eventSource", func(m *events.SQSMessage) *string { return &m.EventSource }),
-		jsonread.Str("eventSourceARN", func(m *events.SQSMessage) *string { return &m.EventSourceARN }),
-		jsonread.Str("awsRegion", func(m *events.SQSMessage) *string { return &m.AWSRegion }),
-	)
-	sqsAttributeTable = jsonread.NewTable("an SQS message attribute",
-		jsonread.Field[events.SQSMessageAttribute]{Name: "stringValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
-			if null, err := r.Null(); null || err != nil {
-				a.StringValue = nil
-				return err
-			}
-			var s string
-			if a.StringValue != nil {
-				s = *a.StringValue
-			}
-			if err := r.StringInto(&s); err != nil {
-				return err
-			}
-			a.StringValue = &s
-			return nil
-		}},
-		jsonread.Field[events.SQSMessageAttribute]{Name: "binaryValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
-			return r.Base64Into(&a.BinaryValue, nil)
-		}},
-		jsonread.Field[events.SQSMessageAttribute]{Name: "stringListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
-			return jsonread.StringSlice(r, &a.StringListValues)
-		}},
-		jsonread.Field[events.SQSMessageAttribute]{Name: "binaryListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
-			if null, err := r.Null(); null || err != nil {
-				a.BinaryListValues = nil
-				return err
-			}
-			out := a.BinaryListValues[:0]
-			if out == nil && r.Peek() == '[' {
-				out = [][]byte{}
-			}
-			err := r.Array("an array of base64 strings", func(i int) error {
-				var b []byte
-				if i < len(a.BinaryListValues) {
-					b = a.BinaryListValues[i]
-				}
-				if err := r.Base64Into(&b, nil); err != nil {
+	sqsMessageTable   *jsonread.Table[events.SQSMessage]
+	sqsAttributeTable *jsonread.Table[events.SQSMessageAttribute]
+	sqsOnce           sync.Once
+)
+
+// sqsTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func sqsTables() {
+	sqsOnce.Do(func() {
+		sqsMessageTable = jsonread.NewTable("an SQS message",
+			jsonread.Str("messageId", func(m *events.SQSMessage) *string { return &m.MessageId }),
+			jsonread.Str("receiptHandle", func(m *events.SQSMessage) *string { return &m.ReceiptHandle }),
+			jsonread.Str("body", func(m *events.SQSMessage) *string { return &m.Body }),
+			jsonread.Field[events.SQSMessage]{Name: "attributes", Read: func(r *jsonread.Reader, m *events.SQSMessage) error {
+				return jsonread.StringMap(r, &m.Attributes, 4, sqsAttributeName)
+			}},
+			jsonread.Field[events.SQSMessage]{Name: "messageAttributes", Read: readSQSMessageAttributes},
+			jsonread.Str("md5OfBody", func(m *events.SQSMessage) *string { return &m.Md5OfBody }),
+			jsonread.Str("md5OfMessageAttributes", func(m *events.SQSMessage) *string { return &m.Md5OfMessageAttributes }),
+			jsonread.Str("eventSource", func(m *events.SQSMessage) *string { return &m.EventSource }),
+			jsonread.Str("eventSourceARN", func(m *events.SQSMessage) *string { return &m.EventSourceARN }),
+			jsonread.Str("awsRegion", func(m *events.SQSMessage) *string { return &m.AWSRegion }),
+		)
+		sqsAttributeTable = jsonread.NewTable("an SQS message attribute",
+			jsonread.Field[events.SQSMessageAttribute]{Name: "stringValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				if null, err := r.Null(); null || err != nil {
+					a.StringValue = nil
 					return err
 				}
-				out = append(out, b)
+				var s string
+				if a.StringValue != nil {
+					s = *a.StringValue
+				}
+				if err := r.StringInto(&s); err != nil {
+					return err
+				}
+				a.StringValue = &s
 				return nil
-			})
-			if out != nil {
-				a.BinaryListValues = out
-			}
-			return err
-		}},
-		jsonread.Str("dataType", func(a *events.SQSMessageAttribute) *string { return &a.DataType }),
-	)
-)
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "binaryValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				return r.Base64Into(&a.BinaryValue, nil)
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "stringListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				return jsonread.StringSlice(r, &a.StringListValues)
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "binaryListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				if null, err := r.Null(); null || err != nil {
+					a.BinaryListValues = nil
+					return err
+				}
+				out := a.BinaryListValues[:0]
+				if out == nil && r.Peek() == '[' {
+					out = [][]byte{}
+				}
+				err := r.Array("an array of base64 strings", func(i int) error {
+					var b []byte
+					if i < len(a.BinaryListValues) {
+						b = a.BinaryListValues[i]
+					}
+					if err := r.Base64Into(&b, nil); err != nil {
+						return err
+					}
+					out = append(out, b)
+					return nil
+				})
+				if out != nil {
+					a.BinaryListValues = out
+				}
+				return err
+			}},
+			jsonread.Str("dataType", func(a *events.SQSMessageAttribute) *string { return &a.DataType }),
+		)
+	})
+}
 
 // readSQSMessageAttributes reads the messageAttributes map as
 // encoding/json fills a map of structs, but for one thing: {} leaves a nil
@@ -134,6 +145,7 @@ func sqsAttributeName(b []byte) string {
 // whole event fails. into is reused as DecodeKinesis reuses it. The result
 // shares no memory with payload (its strings are cut from one copy of it).
 func DecodeSQS(payload []byte, into []events.SQSMessage) (recs []events.SQSMessage, errs []error, err error) {
+	sqsTables()
 	r := jsonread.Shared(payload)
 	var bad error
 	recs, err = readRecords(r, "Records", into, func(m *events.SQSMessage, i int) error {
