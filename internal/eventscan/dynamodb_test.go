@@ -27,7 +27,6 @@ type ddbFuzzItem struct {
 	Msg    string
 	Status ddbStatus `dynamodbav:"status"`
 	Ign    string    `dynamodbav:"-"`
-	hidden string
 }
 
 type ddbStatus string
