@@ -362,12 +362,23 @@ func avLabel(av []byte) (label string, value []byte, ok bool) {
 		}
 		if n == 0 || string(key) != label {
 			n++
-			label = string(key)
+			label = avLabelName(key)
 		}
 		value = v
 		return nil
 	})
 	return label, value, err == nil && n == 1
+}
+
+// avLabelName spells an attribute value's type label without allocating
+// for the labels DynamoDB writes.
+func avLabelName(key []byte) string {
+	for _, l := range [...]string{"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"} {
+		if string(key) == l {
+			return l
+		}
+	}
+	return string(key)
 }
 
 // ImageMap decodes an image's JSON into the map aws-lambda-go gives (nil
