@@ -47,25 +47,9 @@ func (r *Reader) readText(buf *[]byte) (text []byte, same bool, err error) {
 		return nil, false, r.syntax("not a string")
 	}
 	b, start := r.b, r.i+1
-	// Keys and ids are short: a byte loop over the first bytes beats a
-	// call; a longer string is found by its quote and checked a word at a
-	// time.
-	k := start
-	for ; k < len(b) && k < start+16; k++ {
-		c := b[k]
-		if c == '"' {
-			r.i = k + 1
-			return b[start:k], true, nil
-		}
-		if c < 0x20 || c >= 0x80 || c == '\\' {
-			break
-		}
-	}
-	if k == start+16 {
-		if e := bytes.IndexByte(b[k:], '"'); e >= 0 && plainSpan(b[k:k+e]) {
-			r.i = k + e + 1
-			return b[start : k+e], true, nil
-		}
+	if k := bytes.IndexByte(b[start:], '"'); k >= 0 && plainSpan(b[start:start+k]) {
+		r.i = start + k + 1
+		return b[start : start+k], true, nil
 	}
 	out, end, changed, err := unquote((*buf)[:0], b, start)
 	if err != nil {
@@ -85,7 +69,6 @@ func (r *Reader) readText(buf *[]byte) (text []byte, same bool, err error) {
 // the index after the closing quote; changed says the text differs from
 // the bytes in the input.
 func unquote(dst, b []byte, j int) (out []byte, end int, changed bool, err error) {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
 	start, from := j, len(dst)
 	// The text is copied as it is scanned, a byte at a time, into the
 	// buffer's spare room (grown as needed): a JSON body in an SQS message
@@ -94,20 +77,6 @@ func unquote(dst, b []byte, j int) (out []byte, end int, changed bool, err error
 	out = dst[:cap(dst)]
 	n := from
 	for {
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			q, e := x^('"'*ones), x^('\\'*ones)
-			if ((x-0x20*ones)&^x|(q-ones)&^q|(e-ones)&^e)&high != 0 {
-				break // a quote, a backslash or a control character in these eight
-			}
-			if n+8 > len(out) {
-				out = append(out[:n], make([]byte, 8+n/2)...)
-				out = out[:cap(out)]
-			}
-			binary.LittleEndian.PutUint64(out[n:], x)
-			n += 8
-			j += 8
-		}
 		for j < len(b) && !special[b[j]] {
 			if n == len(out) {
 				out = append(out, 0)
