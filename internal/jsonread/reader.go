@@ -86,9 +86,6 @@ func New(b []byte) *Reader { return &Reader{b: b} }
 // made here.
 func Shared(b []byte) *Reader { return &Reader{b: b, s: string(b)} }
 
-// Reset makes r read b from the start, keeping its buffers.
-func (r *Reader) Reset(b []byte) { *r = Reader{b: b, kbuf: r.kbuf[:0]} }
-
 // Offset is the index of the next byte to read.
 func (r *Reader) Offset() int { return r.i }
 
