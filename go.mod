@@ -18,6 +18,7 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/go-json-experiment/json v1.27.2
 	github.com/hamba/avro/v2 v2.31.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -48,7 +49,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-chi/chi v1.5.5 // indirect
 	github.com/go-chi/chi/v5 v5.4.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jessevdk/go-flags v1.5.0 // indirect

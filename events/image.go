@@ -14,7 +14,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// The image codec follows aws-sdk-go-v2's feature/dynamodb/attributevalue
+// The image codec, Sluice's one attribute-value codec (the handlers read an
+// image from the wire into aws-lambda-go's attribute values and decode it
+// here), follows aws-sdk-go-v2's feature/dynamodb/attributevalue
 // (UnmarshalMap and MarshalMap with default options) rule for rule, without
 // linking it: that package pulls in the DynamoDB service's schema packages,
 // whose initialisation costs every Lambda cold start milliseconds, whether

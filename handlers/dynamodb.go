@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -30,9 +29,7 @@ import (
 // costs a dozen allocations per image that most functions never use. Read
 // them with Keys, NewImage and OldImage, which decode them on demand from
 // the record's JSON, or build the handler with WithRawImages to have Raw's
-// maps filled (at about ten times the decoding cost). (An event the fast
-// decoder does not handle fills Raw's maps as well; the methods return
-// them then.)
+// maps filled (at about ten times the decoding cost).
 type DynamoDBRecord[T any] struct {
 	New *T
 	Old *T
@@ -99,7 +96,6 @@ func (r DynamoDBRecord[T]) CreationTime() time.Time {
 // mapping. It implements lambda.Handler.
 type DynamoDBHandler[T any] struct {
 	handler[DynamoDBRecord[T]]
-	plan *eventscan.ImagePlan // nil: every image goes through events.UnmarshalImage
 }
 
 // NewDynamoDB returns a DynamoDB Streams handler that calls fn for each record.
@@ -109,7 +105,7 @@ func NewDynamoDB[T any](fn func(context.Context, DynamoDBRecord[T]) error, opts 
 	if err != nil {
 		return nil, err
 	}
-	return &DynamoDBHandler[T]{h, eventscan.PlanImage(reflect.TypeFor[T]())}, nil
+	return &DynamoDBHandler[T]{h}, nil
 }
 
 // MustDynamoDB is NewDynamoDB that panics on an error, for use in main.
@@ -153,8 +149,8 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 			items[i].Key = eventscan.DynamoDBKey(recs[i].Change.Keys)
 		}
 	}
-	// The fast path decodes the images of a batch into two arrays of T
-	// rather than one allocation per image.
+	// The images of a batch decode into two arrays of T rather than one
+	// allocation per image.
 	var news, olds []T
 	if nNew > 0 {
 		news = make([]T, len(recs))
@@ -166,7 +162,7 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 	if h.cfg.keyConcurrency > 0 {
 		policy, workers = engine.StreamPerKey, h.cfg.keyConcurrency
 	}
-	b := &ddbBatch[T]{ev: ev, items: items, plan: h.plan, news: news, olds: olds}
+	b := &ddbBatch[T]{ev: ev, items: items, news: news, olds: olds}
 	report, err := runBatch(ctx, &h.handler, b, payload, items,
 		batchRun{source: sevents.SourceDynamoDB, policy: policy, workers: workers, resource: eventscan.DynamoDBTable(recs)})
 	if err != nil {
@@ -181,9 +177,8 @@ func (h *DynamoDBHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 type ddbBatch[T any] struct {
 	ev    ddbEvent
 	items []engine.Item
-	plan  *eventscan.ImagePlan
-	// the fast path decodes the images of a batch into these, one T per
-	// record, rather than one allocation per image (nil: no such image)
+	// the images of a batch decode into these, one T per record, rather
+	// than one allocation per image (nil: no such image)
 	news, olds []T
 }
 
@@ -195,7 +190,7 @@ func (b *ddbBatch[T]) record(i int) (DynamoDBRecord[T], error) {
 	var r DynamoDBRecord[T]
 	var err error
 	if ev.imgs != nil {
-		r, err = decodeDynamoDBImages(b.plan, &ev.recs[i], &ev.imgs[i], b.news, b.olds, i)
+		r, err = decodeDynamoDBImages(&ev.recs[i], &ev.imgs[i], b.news, b.olds, i)
 	} else {
 		r, err = decodeDynamoDBRecord[T](&ev.recs[i])
 	}
@@ -234,52 +229,52 @@ func (b *ddbBatch[T]) describe(i int, e *dlq.Envelope) {
 	}
 }
 
-// ddbEvent is a decoded DynamoDB Streams event. On the fast path (imgs
-// != nil) the records' image maps are left nil and imgs holds their JSON
-// (eventscan.DynamoDBEvent).
+// ddbEvent is a decoded DynamoDB Streams event. Unless the handler wants
+// Raw's maps (WithRawImages), the records' image maps are left nil and
+// imgs holds their JSON (eventscan.DynamoDBEvent).
 type ddbEvent struct {
 	recs []events.DynamoDBEventRecord
-	errs []error            // the general path's malformed records
-	imgs []eventscan.Images // the fast path's images, one per record
+	errs []error            // the malformed records
+	imgs []eventscan.Images // the images as JSON, one per record; nil with Raw's maps filled
 }
 
 // decodeDynamoDBEvent decodes a DynamoDB Streams event
 // (eventscan.DecodeDynamoDB).
 func decodeDynamoDBEvent(payload []byte, rawImages bool) (ddbEvent, error) {
 	ev, errs, err := eventscan.DecodeDynamoDB(payload, rawImages)
-	return ddbEvent{recs: ev.Records, errs: errs, imgs: ev.Images}, err
+	d := ddbEvent{recs: ev.Records, errs: errs, imgs: ev.Images}
+	if rawImages {
+		d.imgs = nil // the maps are there: decode from them
+	}
+	return d, err
 }
 
-// The image plan's names as envelopes.go (DynamoDBChange) calls them;
-// the rest of the package calls eventscan.
-type imagePlan = eventscan.ImagePlan
-
-func planFor(t reflect.Type) *imagePlan { return eventscan.PlanImage(t) }
-
-func decodeImage[T any](p *imagePlan, img []byte, out *T) error {
-	return eventscan.DecodeImage(p, img, out)
+// decodeImage decodes an image's JSON into out (eventscan.DecodeImage:
+// aws-lambda-go's attribute values, then events.UnmarshalImage).
+func decodeImage[T any](img []byte, out *T) error {
+	return eventscan.DecodeImage(img, out)
 }
 
 func imageMap(img []byte) (map[string]events.DynamoDBAttributeValue, error) {
 	return eventscan.ImageMap(img)
 }
 
-// decodeDynamoDBImages builds the record of the fast path: its images are
-// JSON, decoded into news[i] and olds[i].
-func decodeDynamoDBImages[T any](p *eventscan.ImagePlan, raw *events.DynamoDBEventRecord, im *eventscan.Images, news, olds []T, i int) (DynamoDBRecord[T], error) {
+// decodeDynamoDBImages builds a record whose images are JSON, decoded into
+// news[i] and olds[i].
+func decodeDynamoDBImages[T any](raw *events.DynamoDBEventRecord, im *eventscan.Images, news, olds []T, i int) (DynamoDBRecord[T], error) {
 	r := DynamoDBRecord[T]{Raw: *raw, keys: im.Keys, newImg: im.New, oldImg: im.Old}
 	if err := eventscan.MissingImage(raw, im.New != nil, im.Old != nil); err != nil {
 		return r, err
 	}
 	if im.New != nil {
 		r.New = &news[i]
-		if err := eventscan.DecodeImage(p, im.New, r.New); err != nil {
+		if err := decodeImage(im.New, r.New); err != nil {
 			return r, fmt.Errorf("NewImage: %w", err)
 		}
 	}
 	if im.Old != nil {
 		r.Old = &olds[i]
-		if err := eventscan.DecodeImage(p, im.Old, r.Old); err != nil {
+		if err := decodeImage(im.Old, r.Old); err != nil {
 			return r, fmt.Errorf("OldImage: %w", err)
 		}
 	}

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/internal/eventscan"
-	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // Envelopes are value types that unwrap the payload another AWS service
@@ -217,42 +215,7 @@ type EventBridgeEvent[T any] struct {
 	ReplayName string `json:"replay-name"`
 }
 
-// plainValue reports whether the default codec decodes a T inside a JSON
-// document as decodeValue decodes it alone: not for the types decodeValue
-// gives the payload as is, nor for envelopes.
-func plainValue[T any]() bool {
-	switch any((*T)(nil)).(type) {
-	case *[]byte, *json.RawMessage, *string, payloadEnvelope:
-		return false
-	}
-	return true
-}
-
 func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
-	// The event as EventBridge writes it is read in one pass, and its
-	// detail decoded where it lies. With the default codec the decoding of
-	// a detail taken unread checks it; anything the reader does not take,
-	// or a detail that fails, takes the general way below (for its
-	// errors).
-	jc, isJSON := c.(jsonCodec)
-	checked := !isJSON || !plainValue[T]()
-	// The reader takes no key EventBridge does not always write: a replayed
-	// event's replay-name goes the general way.
-	if w, ok := eventscan.ReadEventBridge(data, checked); ok && w.DetailType != "" && w.Source != "" {
-		if err := e.setMeta(&w); err != nil {
-			return err
-		}
-		if checked {
-			if err := decodeValue(c, []byte(w.Detail), &e.Detail); err != nil {
-				return e.detailError(err)
-			}
-			return nil
-		}
-		if jsonplan.DecoderOf[T](jc.plans).Decode(w.Detail, &e.Detail, true) {
-			return nil
-		}
-		*e = EventBridgeEvent[T]{}
-	}
 	w, err := eventscan.DecodeEventBridge(data)
 	if err != nil {
 		return fmt.Errorf("not an EventBridge event: %w", err)
@@ -260,13 +223,6 @@ func (e *EventBridgeEvent[T]) decodeEnvelope(c Codec, data []byte) error {
 	if w.DetailType == "" || w.Source == "" {
 		return fmt.Errorf("not an EventBridge event: it lacks detail-type or source (EventBridgeEvent wants the event as EventBridge delivers it, not an input transformer's output)")
 	}
-	var replay struct {
-		Name string `json:"replay-name"`
-	}
-	if err := json.Unmarshal(data, &replay); err != nil {
-		return fmt.Errorf("not an EventBridge event: replay-name: %w", err)
-	}
-	e.ReplayName = replay.Name
 	if err := e.setMeta(&w); err != nil {
 		return err
 	}
@@ -288,6 +244,7 @@ type eventBridgeDetail interface {
 // belongs to.
 func (e *EventBridgeEvent[T]) setMeta(w *eventscan.EventBridge) error {
 	e.Version, e.ID, e.DetailType, e.Source, e.Account, e.Time, e.Region, e.Resources = w.Version, w.ID, w.DetailType, w.Source, w.Account, w.Time, w.Region, w.Resources
+	e.ReplayName = w.ReplayName
 	if d := bytes.TrimSpace(w.Detail); d == nil || string(d) == "null" {
 		what := `"detail" is null`
 		if d == nil {
@@ -444,20 +401,10 @@ func (d DynamoDBChange[T]) Expired() bool {
 	return u != nil && u.Type == "Service" && u.PrincipalID == "dynamodb.amazonaws.com"
 }
 
-func (d *DynamoDBChange[T]) decodeEnvelope(c Codec, data []byte) error {
-	plan := imagePlanOf[T](c)
-	// Both images in one allocation; with a plan, the reader decodes them
-	// into it as it reads them. Anything it does not take goes the general
-	// way (for its errors).
-	imgs := new([2]T)
-	w, ok := eventscan.ReadDynamoDBChange(data, plan, &imgs[0], &imgs[1])
-	if !ok || !w.Change || w.EventSource != sourceDynamoDB {
-		var err error
-		if w, err = eventscan.DecodeDynamoDBChange(data); err != nil {
-			return fmt.Errorf("not a DynamoDB change (Kinesis Data Streams for DynamoDB): %w", err)
-		}
-		*imgs, plan = [2]T{}, nil
-		ok = false
+func (d *DynamoDBChange[T]) decodeEnvelope(_ Codec, data []byte) error {
+	w, err := eventscan.DecodeDynamoDBChange(data)
+	if err != nil {
+		return fmt.Errorf("not a DynamoDB change (Kinesis Data Streams for DynamoDB): %w", err)
 	}
 	if !w.Change || w.EventSource != sourceDynamoDB {
 		return fmt.Errorf(`not a DynamoDB change (Kinesis Data Streams for DynamoDB): want "eventSource":"aws:dynamodb" and a "dynamodb" object`)
@@ -473,42 +420,24 @@ func (d *DynamoDBChange[T]) decodeEnvelope(c Codec, data []byte) error {
 		}
 	}
 	d.keys, d.newImg, d.oldImg = w.Keys, w.NewImage, w.OldImage
-	decoded := ok && plan != nil // the reader decoded the images
-	if plan == nil {
-		plan = imagePlanOf[T](c)
+	// Both images in one allocation.
+	var imgs *[2]T
+	if d.newImg != nil || d.oldImg != nil {
+		imgs = new([2]T)
 	}
 	if d.newImg != nil {
 		d.New = &imgs[0]
-		if !decoded {
-			if err := decodeImage(plan, d.newImg, d.New); err != nil {
-				return fmt.Errorf("DynamoDB change %s: NewImage: %w", w.EventID, err)
-			}
+		if err := decodeImage(d.newImg, d.New); err != nil {
+			return fmt.Errorf("DynamoDB change %s: NewImage: %w", w.EventID, err)
 		}
 	}
 	if d.oldImg != nil {
 		d.Old = &imgs[1]
-		if !decoded {
-			if err := decodeImage(plan, d.oldImg, d.Old); err != nil {
-				return fmt.Errorf("DynamoDB change %s: OldImage: %w", w.EventID, err)
-			}
+		if err := decodeImage(d.oldImg, d.Old); err != nil {
+			return fmt.Errorf("DynamoDB change %s: OldImage: %w", w.EventID, err)
 		}
 	}
 	return nil
 }
 
 func (d *DynamoDBChange[T]) envelopeKey() string { return d.EventID }
-
-// imagePlanOf returns the image plan for T from the default codec's cache
-// (nil for other codecs: the images then go through events.UnmarshalImage).
-func imagePlanOf[T any](c Codec) *imagePlan {
-	jc, ok := c.(jsonCodec)
-	if !ok || jc.images == nil {
-		return nil
-	}
-	t := reflect.TypeFor[T]()
-	if p, ok := jc.images.Load(t); ok {
-		return p.(*imagePlan)
-	}
-	p, _ := jc.images.LoadOrStore(t, planFor(t))
-	return p.(*imagePlan)
-}

@@ -44,7 +44,7 @@ type FirehoseRecord[T any] struct {
 	// The invocation's fields, shared by its records (the record stays
 	// small: it is copied through the layers for each record), and the
 	// record's index in it.
-	ev *eventscan.Firehose
+	ev *eventscan.FirehoseEvent
 	i  int
 }
 
@@ -326,7 +326,7 @@ func (h *FirehoseHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte
 // 6 MB limit. Every record carries data, as Firehose requires: the new data
 // when Ok, none ("") when Dropped, the record's own when ProcessingFailed;
 // a record that came from MSK carries it as kafkaRecordValue.
-func appendFirehoseResponse(dst []byte, ev *eventscan.Firehose, results []FirehoseResult) ([]byte, error) {
+func appendFirehoseResponse(dst []byte, ev *eventscan.FirehoseEvent, results []FirehoseResult) ([]byte, error) {
 	recs := ev.Records
 	var kafka func(int) bool
 	if ev.MSK != nil {

@@ -107,27 +107,19 @@ func (h *KafkaHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, e
 		return nil, h.x.mismatch(ev.Source)
 	}
 	recs, parts := ev.Entries, ev.Parts
-	var meta []eventscan.KafkaMeta
-	if !ev.Scanned {
-		meta = eventscan.KafkaSchemaMetadata(payload, len(recs))
-	}
 	items := engineItems.Make(len(recs))
 	for i := range recs {
-		id := recs[i].ID
-		if id == "" {
-			id = parts[i] + "@" + strconv.FormatInt(recs[i].Record.Offset, 10)
-		}
 		items[i] = engine.Item{
-			ID:      id,
+			ID:      recs[i].ID,
 			Key:     parts[i],
 			Arrival: recs[i].Record.Timestamp.Time,
 		}
 	}
-	// One record and one arena per worker, as the Kinesis handler does:
-	// a record costs no allocation of its own.
+	// One record per worker, as the Kinesis handler does: a record costs
+	// no allocation of its own.
 	workers := max(h.cfg.concurrency, 1)
-	kb := &kafkaBatch[T]{ctx: ctx, cfg: h.cfg, recs: recs, parts: parts, arn: ev.ARN, meta: meta, items: items,
-		scratch: make([]KafkaRecord[T], workers), arenas: make([]eventscan.Arena, workers)}
+	kb := &kafkaBatch[T]{ctx: ctx, cfg: h.cfg, recs: recs, parts: parts, arn: ev.ARN, items: items,
+		scratch: make([]KafkaRecord[T], workers)}
 	report, err := runBatch(ctx, &h.handler, kb, payload, items,
 		batchRun{source: sevents.SourceKafka, policy: engine.PerPartition, workers: h.cfg.concurrency, resource: eventscan.KafkaTopic(parts), kafka: true})
 	if err != nil {
@@ -148,21 +140,18 @@ type kafkaBatch[T any] struct {
 	recs    []eventscan.KafkaEntry
 	parts   []string // each record's "<topic>-<partition>"
 	arn     string
-	meta    []eventscan.KafkaMeta
 	items   []engine.Item
 	scratch []KafkaRecord[T] // a record per worker
-	arenas  []eventscan.Arena
 }
 
-// decode decodes record i into r, its key and value bytes into a (a
-// worker's own; nil for a fresh allocation each).
-func (b *kafkaBatch[T]) decode(ctx context.Context, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
+// decode decodes record i into r.
+func (b *kafkaBatch[T]) decode(ctx context.Context, i int, r *KafkaRecord[T]) error {
 	e := &b.recs[i]
 	if e.Err != nil {
 		*r = KafkaRecord[T]{}
 		return &batch.DecodeError{ID: b.items[i].ID, Err: e.Err}
 	}
-	if err := decodeKafkaRecordWith(ctx, b.cfg, e.Record, b.meta, i, a, r); err != nil {
+	if err := decodeKafkaRecordWith(ctx, b.cfg, e, r); err != nil {
 		return kafkaDecodeFailure(b.items[i].ID, err)
 	}
 	return nil
@@ -172,13 +161,13 @@ func (b *kafkaBatch[T]) shell(i int) KafkaRecord[T] { return KafkaRecord[T]{Raw:
 
 func (b *kafkaBatch[T]) record(i int) (KafkaRecord[T], error) {
 	var r KafkaRecord[T]
-	err := b.decode(b.ctx, i, nil, &r)
+	err := b.decode(b.ctx, i, &r)
 	return r, err
 }
 
 func (b *kafkaBatch[T]) handle(ctx context.Context, w, i int, next batch.Handler[KafkaRecord[T]]) error {
 	r := &b.scratch[w]
-	if err := b.decode(ctx, i, &b.arenas[w], r); err != nil {
+	if err := b.decode(ctx, i, r); err != nil {
 		return err
 	}
 	return next.Handle(ctx, *r)
@@ -202,24 +191,22 @@ func (b *kafkaBatch[T]) describe(i int, e *dlq.Envelope) {
 	}
 }
 
-// decodeKafkaRecord decodes raw into r with the handler's Codec, the key
-// and value bytes into a (see eventscan.Base64).
-func decodeKafkaRecord[T any](c Codec, raw events.KafkaRecord, a *eventscan.Arena, r *KafkaRecord[T]) error {
-	*r = KafkaRecord[T]{Raw: raw}
-	if raw.Key != "" {
-		k, err := eventscan.Base64(a, raw.Key)
-		if err != nil {
-			return fmt.Errorf("kafka key is not valid base64: %w", err)
+// decodeKafkaRecord decodes e into r with the handler's Codec (its key
+// and value bytes were base64-decoded with the event).
+func decodeKafkaRecord[T any](c Codec, e *eventscan.KafkaEntry, r *KafkaRecord[T]) error {
+	*r = KafkaRecord[T]{Raw: e.Record}
+	if e.Record.Key != "" {
+		if e.KeyErr != nil {
+			return fmt.Errorf("kafka key is not valid base64: %w", e.KeyErr)
 		}
-		r.Key = k
+		r.Key = e.Key
 	}
-	if raw.Value == "" {
+	if e.Record.Value == "" {
 		r.Tombstone = true
 		return nil
 	}
-	v, err := eventscan.Base64(a, raw.Value)
-	if err != nil {
-		return fmt.Errorf("kafka value is not valid base64: %w", err)
+	if e.ValueErr != nil {
+		return fmt.Errorf("kafka value is not valid base64: %w", e.ValueErr)
 	}
-	return decodeValue(c, v, &r.Value)
+	return decodeValue(c, e.Value, &r.Value)
 }

@@ -2,15 +2,13 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/eventscan"
-	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // A KafkaCodec decodes a Kafka record's key or value into v. data is the
@@ -100,12 +98,11 @@ func WithKafkaKey[K any](codec KafkaCodec) Option {
 		}
 		k := c.kafkaCodecs()
 		k.keySet = true
-		plan := jsonplan.New[K]()
 		k.key = func(ctx context.Context, data []byte, schema *sevents.KafkaSchemaMetadata, asJSON bool) (any, error) {
 			var key K
 			var err error
 			if asJSON {
-				err = plan.Unmarshal(data, &key, false)
+				err = json.Unmarshal(data, &key)
 			} else {
 				err = codec.DecodeKafka(ctx, data, schema, &key)
 			}
@@ -182,16 +179,12 @@ func kafkaDecodeFailure(id string, err error) error {
 }
 
 // decodeKafkaRecordWith decodes a record with the handler's Kafka codecs
-// and the record's schema metadata (meta may be nil) into r, the key and
-// value bytes into a (see eventscan.Base64).
-func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.KafkaRecord, meta []eventscan.KafkaMeta, i int, a *eventscan.Arena, r *KafkaRecord[T]) error {
-	var m eventscan.KafkaMeta
-	if meta != nil {
-		m = meta[i]
-	}
+// and the record's schema metadata into r.
+func decodeKafkaRecordWith[T any](ctx context.Context, c *config, e *eventscan.KafkaEntry, r *KafkaRecord[T]) error {
+	raw, m := e.Record, e.Meta
 	k := c.kafka
 	if k == nil && m.Key == nil && m.Value == nil {
-		return decodeKafkaRecord(c.codec, raw, a, r)
+		return decodeKafkaRecord(c.codec, e, r)
 	}
 	if k == nil {
 		k = &kafkaCodecs{}
@@ -204,11 +197,12 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		}
 		return e
 	}
+	var err error
 	if raw.Key != "" {
-		key, err := eventscan.Base64(a, raw.Key)
-		if err != nil {
-			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", err))
+		if e.KeyErr != nil {
+			return fail("key", m.Key, fmt.Errorf("not valid base64: %w", e.KeyErr))
 		}
+		key := e.Key
 		r.Key = key
 		if k.key != nil {
 			if r.DecodedKey, err = k.key(ctx, key, m.Key, eventscan.KafkaAsJSON(m.Key, k.format, key)); err != nil {
@@ -220,10 +214,10 @@ func decodeKafkaRecordWith[T any](ctx context.Context, c *config, raw events.Kaf
 		r.Tombstone = true
 		return nil
 	}
-	v, err := eventscan.Base64(a, raw.Value)
-	if err != nil {
-		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", err))
+	if e.ValueErr != nil {
+		return fail("value", m.Value, fmt.Errorf("not valid base64: %w", e.ValueErr))
 	}
+	v := e.Value
 	switch {
 	case k.value == nil || eventscan.KafkaAsJSON(m.Value, k.format, v):
 		err = decodeValue(c.codec, v, &r.Value)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -100,6 +101,10 @@ func FuzzFirehoseEvent(f *testing.F) {
 	f.Add([]byte(`{"records":[{"recordId":"r","kafkaRecordValue":"SGk=","data":"SGk="}]}`))
 	f.Add([]byte(`{"records":[{"recordId":"0","kAfkAReCordVAlue":"0","dAtA":"0000"}]}`))
 	f.Add([]byte(`{"records":[{"recordId":"0","kafkaRecordValue":"0","data":null}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"r","data":"SGk=","data":null,"kafkaRecordValue":"SGk=","mskRecordMetadata":{"offset":{"a" : [1]},"partitionId":"\u0031","approximateArrivalTimestamp":5},"mskRecordMetadata":{"offset":null}}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"r","data":"\n","kafkaRecordValue":"SGk=","mskRecordMetadata":null}]}`))
+	f.Add([]byte(`{"records":[{"recordId":"r","data":"","kinesisRecordMetadata":{"shardId":"s","sequenceNumber":"1","approximateArrivalTimestamp":7},"kinesisRecordMetadata":null}]}`))
+	f.Add([]byte(firehoseKinesisSource))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ev, err := eventscan.DecodeFirehose(in)
 		if err != nil {
@@ -109,13 +114,20 @@ func FuzzFirehoseEvent(f *testing.F) {
 		if err := json.Unmarshal(in, &std); err != nil {
 			t.Fatalf("accepted what encoding/json rejects (%v): %q", err, in)
 		}
+		// The fields as the decoder keeps them: timestamps are *int64 (null
+		// is no time, where aws-lambda-go's type makes it 1970).
 		var wire struct {
 			SourceMSKArn string `json:"sourceMSKArn"`
 			Records      []struct {
+				ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
+				KinesisRecordMetadata       struct {
+					ApproximateArrivalTimestamp *int64 `json:"approximateArrivalTimestamp"`
+				} `json:"kinesisRecordMetadata"`
 				KafkaRecordValue  *string `json:"kafkaRecordValue"`
 				MSKRecordMetadata *struct {
-					Offset      json.RawMessage `json:"offset"`
-					PartitionID json.RawMessage `json:"partitionId"`
+					Offset                      json.RawMessage `json:"offset"`
+					PartitionID                 json.RawMessage `json:"partitionId"`
+					ApproximateArrivalTimestamp *int64          `json:"approximateArrivalTimestamp"`
 				} `json:"mskRecordMetadata"`
 			} `json:"records"`
 		}
@@ -145,14 +157,20 @@ func FuzzFirehoseEvent(f *testing.F) {
 				}
 				m := ev.MSK[i]
 				var off, part string
+				var at *int64
 				if w.MSKRecordMetadata != nil {
 					off, part = rawText(w.MSKRecordMetadata.Offset), rawText(w.MSKRecordMetadata.PartitionID)
+					at = w.MSKRecordMetadata.ApproximateArrivalTimestamp
 				}
-				if m.Offset != off || m.PartitionID != part {
-					t.Fatalf("record %d: MSK metadata %+v, encoding/json %q %q", i, m, off, part)
+				if m.Offset != off || m.PartitionID != part || !m.ApproximateArrivalTimestamp.Time.Equal(msTimeOf(at)) {
+					t.Fatalf("record %d: MSK metadata %+v, encoding/json %q %q %v", i, m, off, part, msTimeOf(at))
 				}
 			}
-			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, want) || r.KinesisFirehoseRecordMetadata.SequenceNumber != std.Records[i].KinesisFirehoseRecordMetadata.SequenceNumber {
+			sm, km := std.Records[i].KinesisFirehoseRecordMetadata, r.KinesisFirehoseRecordMetadata
+			if r.RecordID != std.Records[i].RecordID || !bytes.Equal(r.Data, want) || km.SequenceNumber != sm.SequenceNumber ||
+				km.ShardID != sm.ShardID || km.PartitionKey != sm.PartitionKey || km.SubsequenceNumber != sm.SubsequenceNumber ||
+				!r.ApproximateArrivalTimestamp.Time.Equal(msTimeOf(w.ApproximateArrivalTimestamp)) ||
+				!km.ApproximateArrivalTimestamp.Time.Equal(msTimeOf(w.KinesisRecordMetadata.ApproximateArrivalTimestamp)) {
 				t.Fatalf("record %d: %+v, encoding/json %+v", i, r, std.Records[i])
 			}
 			results[i] = Transformed(r.Data).WithPartitionKeys(map[string]string{string(r.Data): r.RecordID})
@@ -199,4 +217,13 @@ func rawText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// msTimeOf is the time a Firehose timestamp's milliseconds name, none for
+// nil.
+func msTimeOf(ms *int64) time.Time {
+	if ms == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(*ms)
 }

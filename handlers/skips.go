@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/sluicehq/sluice/internal/engine"
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonwrite"
 )
 
 // Records answered without the user's function. A handler answers some
@@ -88,16 +88,16 @@ func (l *skipLog) write(ctx context.Context, res *engine.Result, ids recordIDs) 
 			continue
 		}
 		b = append(b, `{"record":`...)
-		b = jsonplan.AppendString(b, ids.of(i))
+		b = jsonwrite.AppendString(b, ids.of(i))
 		b = append(b, `,"reason":`...)
-		b = jsonplan.AppendString(b, s.Reason)
+		b = jsonwrite.AppendString(b, s.Reason)
 		if s.Key != "" {
 			b = append(b, `,"key":`...)
-			b = jsonplan.AppendString(b, s.Key)
+			b = jsonwrite.AppendString(b, s.Key)
 		}
 		if request != "" {
 			b = append(b, `,"request":`...)
-			b = jsonplan.AppendString(b, request)
+			b = jsonwrite.AppendString(b, request)
 		}
 		b = append(b, "}\n"...)
 	}

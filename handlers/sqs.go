@@ -46,15 +46,10 @@ func (r SQSRecord[T]) ReceiveCount() int {
 	return n
 }
 
-// decodeSQSEvent decodes an SQS event: eventscan.ScanSQS for the shape
-// Lambda sends, eventscan.RecordArray (the plan decoder, then encoding/json)
-// for anything else. The result shares no memory with payload, which the
-// Lambda runtime reuses.
+// decodeSQSEvent decodes an SQS event (eventscan.DecodeSQS). The result
+// shares no memory with payload, which the Lambda runtime reuses.
 func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
-	if recs, ok := eventscan.ScanSQS(payload, sqsMessages.Get()); ok {
-		return recs, nil, nil
-	}
-	return eventscan.RecordArray("sqs", payload, func(m *events.SQSMessage) string { return m.MessageId })
+	return eventscan.DecodeSQS(payload, sqsMessages.Get())
 }
 
 // sqsMessages keeps the slice of one SQS invocation's messages for the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/eventscan"
@@ -215,13 +213,12 @@ func NewDynamoDBWindow[T, S any](fold func(ctx context.Context, s S, r DynamoDBR
 		// Only the first n records are refolded, and they were folded the
 		// first time, so they decode. A malformed record after them (which
 		// the inner handler reported by its SequenceNumber, or did not
-		// reach) must not fail the refold: encoding/json often stops such a
-		// record before its SequenceNumber, which eventscan.RecordArray would
-		// take for a record with nothing to report it by.
-		recs, errs, err := eventscan.RecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
+		// reach) fails alone, not the refold.
+		ev, errs, err := eventscan.DecodeDynamoDB(payload, true)
 		if err != nil {
 			return nil, err
 		}
+		recs := ev.Records
 		if n > len(recs) {
 			return nil, fmt.Errorf("the event holds %d records, not %d", len(recs), n)
 		}

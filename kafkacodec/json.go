@@ -6,31 +6,24 @@ import (
 	"fmt"
 
 	sevents "github.com/sluicehq/sluice/events"
-	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // JSONCodec decodes JSON keys or values, plain or framed by a Confluent or
 // Glue JSON Schema serializer (the header is taken off; the document is not
 // validated against the schema).
-// Values are decoded by encoding/json's rules; JSON's codec does it with a
-// plan made once per type (as handlers.JSON), the zero JSONCodec with
-// encoding/json itself.
-type JSONCodec struct{ plans *jsonplan.Cache }
+// Values are decoded by encoding/json (as handlers.JSON decodes them).
+type JSONCodec struct{}
 
 // JSON returns the JSON codec.
-func JSON() JSONCodec { return JSONCodec{plans: &jsonplan.Cache{}} }
+func JSON() JSONCodec { return JSONCodec{} }
 
 // DecodeKafka decodes data into v.
-func (c JSONCodec) DecodeKafka(_ context.Context, data []byte, meta *sevents.KafkaSchemaMetadata, v any) error {
+func (JSONCodec) DecodeKafka(_ context.Context, data []byte, meta *sevents.KafkaSchemaMetadata, v any) error {
 	f, err := Unframe(data, meta, WireAuto)
 	if err != nil {
 		return &DecodeError{Format: "json", Err: err}
 	}
-	unmarshal := json.Unmarshal
-	if c.plans != nil {
-		unmarshal = c.plans.Unmarshal
-	}
-	if err := unmarshal(f.Payload, v); err != nil {
+	if err := json.Unmarshal(f.Payload, v); err != nil {
 		return &DecodeError{Format: "json", Wire: f.Wire, SchemaID: f.SchemaID, Err: err}
 	}
 	return nil

@@ -13,9 +13,9 @@
 // ordinary record, or drops the rest of the aggregate; Sluice fails it, so
 // it is quarantined whole rather than decoded as garbage or lost).
 //
-// The protobuf is read by hand, within the bytes given: no length read
-// from the input is trusted beyond the bytes present, and no allocation is
-// sized from one. The package imports nothing outside the standard library.
+// The protobuf is read with google.golang.org/protobuf/encoding/protowire,
+// field by field within the bytes given: no length read from the input is
+// trusted beyond the bytes present, and no allocation is sized from one.
 package kpl
 
 import (
@@ -24,7 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Magic is the prefix of an aggregated record's data.
@@ -195,7 +196,18 @@ func (a *Aggregate) parse(msg []byte) error {
 		return err
 	}
 	a.msg, a.npk, a.n = msg, npk, nrec
+	// The keys, copied once into one string, each a slice of it.
 	buf := make([]byte, 0, keyBytes)
+	if err := walk(msg, func(field, wire, _ int, v []byte, _ uint64) error {
+		if wire == wireBytes && (field == 1 || field == 2) {
+			buf = append(buf, v...)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	keys := string(buf)
+	buf = buf[:0]
 	a.keys = make([]string, npk+nehk)
 	a.spans = make([]span, 0, nrec)
 	ipk, iehk := 0, npk
@@ -207,10 +219,7 @@ func (a *Aggregate) parse(msg []byte) error {
 		case 1, 2:
 			start := len(buf)
 			buf = append(buf, v...)
-			s := unsafe.String(unsafe.SliceData(buf[start:]), len(v))
-			if len(v) == 0 {
-				s = ""
-			}
+			s := keys[start : start+len(v)]
 			if field == 1 {
 				a.keys[ipk], ipk = s, ipk+1
 			} else {
@@ -316,44 +325,42 @@ func parseTag(b []byte) (Tag, error) {
 	return t, nil
 }
 
-// Protobuf wire types.
+// Protobuf wire types, as walk reports them.
 const (
-	wireVarint = 0
-	wireI64    = 1
-	wireBytes  = 2
-	wireStart  = 3 // groups: not used by the format, refused
-	wireEnd    = 4
-	wireI32    = 5
+	wireVarint = int(protowire.VarintType)
+	wireBytes  = int(protowire.BytesType)
 )
 
 // walk calls fn for each field of the protobuf message b: its number, wire
 // type, and its bytes (length-delimited) or value (varint). Unknown fields
 // and known fields of an unexpected wire type reach fn too, which ignores
-// them, as protobuf parsers skip unknown fields.
+// them, as protobuf parsers skip unknown fields; groups are refused (the
+// format has none).
 func walk(b []byte, fn func(field, wire, at int, v []byte, n uint64) error) error {
 	for i := 0; i < len(b); {
-		tag, n := uvarint(b[i:])
-		if n <= 0 {
+		num, typ, n := protowire.ConsumeTag(b[i:])
+		if n < 0 {
+			if tag, m := protowire.ConsumeVarint(b[i:]); m > 0 {
+				return malformed("field number %d at byte %d", tag>>3, i)
+			}
 			return malformed("a field tag at byte %d is not a varint", i)
 		}
+		tagAt := i
 		i += n
-		field, wire := tag>>3, int(tag&7)
-		if field == 0 || field > 1<<29-1 {
-			return malformed("field number %d at byte %d", field, i-n)
-		}
-		switch wire {
-		case wireVarint:
-			v, n := uvarint(b[i:])
-			if n <= 0 {
+		field := int(num)
+		switch typ {
+		case protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b[i:])
+			if n < 0 {
 				return malformed("field %d at byte %d: the varint is cut off or too long", field, i)
 			}
 			i += n
-			if err := fn(int(field), wire, i-n, nil, v); err != nil {
+			if err := fn(field, wireVarint, i-n, nil, v); err != nil {
 				return err
 			}
-		case wireBytes:
-			l, n := uvarint(b[i:])
-			if n <= 0 {
+		case protowire.BytesType:
+			l, n := protowire.ConsumeVarint(b[i:])
+			if n < 0 {
 				return malformed("field %d at byte %d: the length is cut off or too long", field, i)
 			}
 			i += n
@@ -363,44 +370,24 @@ func walk(b []byte, fn func(field, wire, at int, v []byte, n uint64) error) erro
 			v := b[i : i+int(l) : i+int(l)]
 			at := i
 			i += int(l)
-			if err := fn(int(field), wire, at, v, 0); err != nil {
+			if err := fn(field, wireBytes, at, v, 0); err != nil {
 				return err
 			}
-		case wireI64:
+		case protowire.Fixed64Type:
 			if len(b)-i < 8 {
 				return malformed("field %d at byte %d: a fixed64 is cut off", field, i)
 			}
 			i += 8
-		case wireI32:
+		case protowire.Fixed32Type:
 			if len(b)-i < 4 {
 				return malformed("field %d at byte %d: a fixed32 is cut off", field, i)
 			}
 			i += 4
 		default:
-			return malformed("field %d at byte %d has wire type %d", field, i-n, wire)
+			return malformed("field %d at byte %d has wire type %d", field, tagAt, typ)
 		}
 	}
 	return nil
-}
-
-// uvarint decodes a base-128 varint; n is 0 when b ends first and negative
-// when the value overflows 64 bits or takes more than 10 bytes.
-func uvarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		c := b[i]
-		if i == 9 && c > 1 {
-			return 0, -1
-		}
-		v |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return v, i + 1
-		}
-	}
-	if len(b) >= 10 {
-		return 0, -1
-	}
-	return 0, 0
 }
 
 // Encode encodes records as one aggregated record's data, as the KPL
@@ -453,22 +440,12 @@ func Encode(records []Record) []byte {
 	return append(out, sum[:]...)
 }
 
-func appendVarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
 func appendVarintField(b []byte, field int, v uint64) []byte {
-	return appendVarint(appendVarint(b, uint64(field)<<3|wireVarint), v)
+	return protowire.AppendVarint(protowire.AppendTag(b, protowire.Number(field), protowire.VarintType), v)
 }
 
 func appendBytesField(b []byte, field int, v []byte) []byte {
-	b = appendVarint(b, uint64(field)<<3|wireBytes)
-	b = appendVarint(b, uint64(len(v)))
-	return append(b, v...)
+	return protowire.AppendBytes(protowire.AppendTag(b, protowire.Number(field), protowire.BytesType), v)
 }
 
 // SubSequenceKey is how Sluice names user record sub of the Kinesis record

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonwrite"
 )
 
 // The writing half: the responses the handlers answer with, built by hand
@@ -23,7 +23,7 @@ func AppendStringFailures(dst []byte, report []int, id func(i int) string) []byt
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"itemIdentifier":`...)
-		dst = jsonplan.AppendString(dst, id(i))
+		dst = jsonwrite.AppendString(dst, id(i))
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}"...)
@@ -56,9 +56,9 @@ func AppendFirehose(dst []byte, r FirehoseResults, limit int) (out []byte, at in
 		}
 		id, result, data, keys := r.Rec(i)
 		dst = append(dst, `{"recordId":`...)
-		dst = jsonplan.AppendString(dst, id)
+		dst = jsonwrite.AppendString(dst, id)
 		dst = append(dst, `,"result":`...)
-		dst = jsonplan.AppendString(dst, result)
+		dst = jsonwrite.AppendString(dst, result)
 		if r.KafkaValue != nil && r.KafkaValue(i) {
 			dst = append(dst, `,"kafkaRecordValue":"`...)
 		} else {
@@ -74,9 +74,9 @@ func AppendFirehose(dst []byte, r FirehoseResults, limit int) (out []byte, at in
 					dst = append(dst, ',')
 				}
 				n++
-				dst = jsonplan.AppendString(dst, k)
+				dst = jsonwrite.AppendString(dst, k)
 				dst = append(dst, ':')
-				dst = jsonplan.AppendString(dst, keys[k])
+				dst = jsonwrite.AppendString(dst, keys[k])
 			}
 			dst = append(dst, "}}"...)
 		}

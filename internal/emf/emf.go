@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonwrite"
 )
 
 // A Metric is a metric a line declares: its name and CloudWatch unit.
@@ -71,7 +71,7 @@ type Format struct {
 // ValidNamespace by the caller) declaring metrics.
 func NewFormat(ns string, metrics []Metric) *Format {
 	head := []byte(`{"Namespace":`)
-	head = jsonplan.AppendString(head, ns)
+	head = jsonwrite.AppendString(head, ns)
 	f := &Format{metrics: metrics, head: string(append(head, `,"Dimensions":[[`...))}
 	decl := func(n int) string {
 		b := []byte(`]],"Metrics":[`)
@@ -102,7 +102,7 @@ func (f *Format) Append(b []byte, ts time.Time, dims []Dim, vals []Value) []byte
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonplan.AppendString(b, dims[i].Name)
+		b = jsonwrite.AppendString(b, dims[i].Name)
 	}
 	if len(vals) < len(f.metrics) {
 		b = append(b, f.decl...)
@@ -111,9 +111,9 @@ func (f *Format) Append(b []byte, ts time.Time, dims []Dim, vals []Value) []byte
 	}
 	for i := range dims {
 		b = append(b, ',')
-		b = jsonplan.AppendString(b, dims[i].Name)
+		b = jsonwrite.AppendString(b, dims[i].Name)
 		b = append(b, ':')
-		b = jsonplan.AppendString(b, dims[i].Value)
+		b = jsonwrite.AppendString(b, dims[i].Value)
 	}
 	for i, v := range vals {
 		b = append(b, `,"`...)

@@ -1,31 +1,30 @@
-// Package eventscan decodes the events Lambda hands a stream or queue
-// consumer (Kinesis, SQS, DynamoDB Streams, Kafka; a Firehose
-// transformation with the plan decoder) without reflection:
-// one hand-written scanner per source, in a file of its own, for the shape
-// Lambda sends (known keys, spelled as Lambda spells them, each once).
-// A scanner gives up on anything else, and a general decoder (encoding/json
-// or the plan decoder of internal/jsonplan) settles it; each source's fuzz
-// target keeps the scanner equal to its reference decoder.
+// Package eventscan reads the events Lambda hands a stream or queue
+// consumer (Kinesis, SQS, DynamoDB Streams, Kafka, a Firehose
+// transformation) and the envelopes other services wrap a payload in (an
+// SNS notification, an EventBridge event, a DynamoDB change through
+// Kinesis, an S3 notification): one file per source, each holding the one
+// table of fields (internal/jsonread) that spells the AWS shape, beside its
+// fuzz target, which compares it with encoding/json on every input.
 //
-// The envelopes other services wrap a payload in (an SNS notification, an
-// EventBridge event, a DynamoDB change through Kinesis, an S3
-// notification) have readers of the same kind, one file each (sns.go,
-// eventbridge.go, ddbchange.go, s3.go; envelopes.go holds what they
-// share), which read the SQS body or Kinesis data the source's scanner
-// decoded, sharing its memory.
+// A table names the members Lambda writes; any other member is skipped, as
+// encoding/json skips a key its struct does not name, so a field AWS adds
+// costs its bytes and nothing more. There is no fallback path: a reader
+// takes every input encoding/json takes, and fails (the event, or only the
+// record, when the record carries its identifier) where encoding/json
+// fails.
 //
 // Decoded records share no memory with the payload (the Lambda runtime
-// reuses it), but strings of one batch share the large chunks of an Arena,
-// which are never reused. The shared core (scanner, Arena, string and
-// number lexing, base64) is in scan.go and base64.go; this package and
-// internal/jsonplan are where Sluice uses unsafe.
+// reuses it): their strings are cut from one copy of the event, their
+// base64 payloads decoded into chunks of their own (Bytes). The records'
+// payloads themselves are not read here: the handlers decode them with
+// encoding/json (handlers.JSON).
 //
-// Beside the scanners is what else the handlers read from the wire: the
-// {"Records":[...]} fallback that fails only the bad records (RecordArray),
-// the DynamoDB Streams event with its image checks (DecodeDynamoDB,
-// MissingImage), KPL deaggregation (Deaggregate), Kafka schema metadata
-// (KafkaSchemaMetadata), the tumbling window fields (WindowEvent) and
-// where an event they cannot decode comes from (EventSourceOf,
-// IsFirehoseEvent), its records' bytes for dead letters (SplitRecords) and
-// whether a validated Kafka value arrived as JSON (KafkaAsJSON).
+// Beside the readers is what else the handlers read from the wire: the
+// DynamoDB images (checked as aws-lambda-go takes attribute values,
+// ImageMap, DecodeImage through events.UnmarshalImage, MissingImage), KPL
+// deaggregation of a Kinesis event on events/kpl (Deaggregate), the
+// tumbling window fields (DecodeWindow), where an event they cannot decode
+// comes from (EventSourceOf, IsFirehoseEvent), its records' bytes for dead
+// letters (SplitRecords) and whether a validated Kafka value arrived as
+// JSON (KafkaAsJSON).
 package eventscan

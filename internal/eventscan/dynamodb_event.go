@@ -12,29 +12,6 @@ import (
 // image its stream view type and event name promise.
 var ErrMissingImage = errors.New("missing image")
 
-// DecodeDynamoDB decodes a DynamoDB Streams event: ScanDynamoDB for the
-// shape Lambda sends (unless rawImages: the images are then decoded into
-// the records' maps), falling back to RecordArray (the plan decoder, then
-// encoding/json) for anything else, whose malformed records have an entry
-// in errs. On the fast path ev.Images holds the images' JSON and the
-// records' image maps are nil. The result shares no memory with payload.
-func DecodeDynamoDB(payload []byte, rawImages bool) (ev DynamoDBEvent, errs []error, err error) {
-	if !rawImages {
-		if ev, ok := ScanDynamoDB(payload); ok {
-			return ev, nil, nil
-		}
-	}
-	// encoding/json stops a record at its first bad attribute value, often
-	// before the SequenceNumber that follows the images: every record
-	// passes RecordArray's check, and DynamoDBIdentifiers reads the
-	// identifiers of the malformed ones leniently.
-	recs, errs, err := RecordArray("dynamodb", payload, func(*events.DynamoDBEventRecord) string { return "-" })
-	if err == nil && errs != nil {
-		err = DynamoDBIdentifiers(payload, recs, errs)
-	}
-	return DynamoDBEvent{Records: recs}, errs, err
-}
-
 // MissingImage returns the error for a record that lacks an image its
 // stream view type and event name promise.
 func MissingImage(raw *events.DynamoDBEventRecord, hasNew, hasOld bool) error {

@@ -2,151 +2,76 @@ package eventscan
 
 import (
 	"time"
-	"unsafe"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonread"
 )
 
 // The envelope readers (sns.go, eventbridge.go, s3.go, ddbchange.go) read
-// the JSON another AWS service wraps a payload in, the SQS body or Kinesis
-// data the source scanner has already decoded, in one pass: known keys as
-// the service spells them, each once, strings shared with the input when
-// they need no unescaping. Like the source scanners they give up (ok
-// false) on anything else, and the envelope's general decoder (the plan
-// decoder of a wire struct, then encoding/json) settles it; each reader's
-// fuzz target keeps it equal to encoding/json. Their input must not
-// change afterwards (the handlers never change a payload).
+// the JSON another AWS service wraps a payload in (an SQS body or Kinesis
+// data, bytes of the record's own), by a table of the fields the service
+// writes; members they do not name are skipped, as encoding/json skips
+// them, and each reader's fuzz target keeps it equal to encoding/json.
 
-// SharedJSON is a JSON value kept as it lies in the input (json.RawMessage
-// copies it).
+// SharedJSON is a JSON value as it lies in the input (the record's own
+// bytes, which nothing changes afterwards).
 type SharedJSON []byte
 
-// UnmarshalJSON keeps b itself.
-func (j *SharedJSON) UnmarshalJSON(b []byte) error {
-	*j = b
-	return nil
+// envelope reads data, an object, by table t into v: strings cut from one
+// copy of data. Invalid JSON is worded by encoding/json.
+func envelope[T any](t *jsonread.Table[T], data []byte, v *T) error {
+	r := jsonread.Shared(data)
+	err := func() error {
+		if null, err := r.Null(); null || err != nil {
+			return err
+		}
+		return t.Read(r, v)
+	}()
+	if err == nil {
+		err = r.End()
+	}
+	if err != nil {
+		return jsonread.SyntaxErr(data, err)
+	}
+	return r.Saved()
 }
 
-// sharedText consumes a string (or null) of an input the scanner may share:
-// a string without escapes is returned as it lies in the input, any other
-// is unescaped into memory of its own, one allocation of at most its
-// length. ok is false for what the general decoder must settle (see text).
-func (s *scanner) sharedText() (v string, null, ok bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		s.ws()
-		if s.i >= len(s.b) {
-			return "", false, false
+// rawField is a field kept as the JSON it is (null: nil).
+func rawField[T any](name string, at func(*T) *SharedJSON) jsonread.Field[T] {
+	return jsonread.Field[T]{Name: name, Read: func(r *jsonread.Reader, v *T) error {
+		raw, err := r.Raw()
+		if err != nil {
+			return err
 		}
-		if s.b[s.i] != '"' {
-			return "", true, s.null()
+		if string(raw) == "null" {
+			raw = nil
 		}
-	}
-	start := s.i + 1
-	j := jsonplan.NextSpecial(s.b, start)
-	if j < len(s.b) && s.b[j] == '"' {
-		s.i = j + 1
-		if j == start {
-			return "", false, true
-		}
-		return unsafe.String(&s.b[start], j-start), false, true
-	}
-	// The text unescaped is never longer than the rest of the input: room
-	// for that, up to 512 bytes (past which copyText moves the text on,
-	// doubling), spares a scan for the string's end. copyText wants a word
-	// of room past the text.
-	a := &Arena{buf: make([]byte, 0, min(len(s.b)-start, 512)+16), most: 32 << 10}
-	v, _, ok = s.copyText(a, "", start)
-	return v, false, ok
+		*at(v) = SharedJSON(raw)
+		return nil
+	}}
 }
 
-// skipJSON consumes one JSON value, checking it as encoding/json checks a
-// value it keeps raw (strings' UTF-8 aside, which encoding/json does not
-// check either), at most 1000 levels deep.
-func (s *scanner) skipJSON(depth int) bool {
-	s.ws()
-	if depth > 1000 || s.i >= len(s.b) {
-		return false
-	}
-	switch c := s.b[s.i]; c {
-	case '"':
-		return s.skipString()
-	case '{', '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
+// timeField is a time.Time field read as encoding/json reads one: an RFC
+// 3339 string, ParseTime's form without the time package; null leaves it.
+func timeField[T any](name string, at func(*T) *time.Time) jsonread.Field[T] {
+	return jsonread.Field[T]{Name: name, Read: func(r *jsonread.Reader, v *T) error {
+		raw, err := r.Raw()
+		if err != nil || string(raw) == "null" {
+			return err
 		}
-		s.i++
-		if s.tok(end) {
-			return true
-		}
-		for {
-			if c == '{' {
-				s.ws()
-				if !s.skipString() || !s.tok(':') {
-					return false
-				}
-			}
-			if !s.skipJSON(depth + 1) {
-				return false
-			}
-			if s.tok(end) {
-				return true
-			}
-			if !s.tok(',') {
-				return false
+		if len(raw) > 2 && raw[0] == '"' {
+			if t, ok := ParseTime(string(raw[1 : len(raw)-1])); ok {
+				*at(v) = t
+				return nil
 			}
 		}
-	case 't':
-		return s.lit("true")
-	case 'f':
-		return s.lit("false")
-	case 'n':
-		return s.lit("null")
-	default:
-		end, ok := jsonplan.NumberEnd(s.b, s.i)
-		if ok {
-			s.i = end
+		var t time.Time
+		if err := t.UnmarshalJSON(raw); err != nil {
+			r.Fail("%v", err)
+			return nil
 		}
-		return ok
-	}
-}
-
-// skipString consumes a well-formed JSON string at s.i.
-func (s *scanner) skipString() bool {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return false
-	}
-	j := s.i + 1
-	for {
-		j = jsonplan.NextSpecial(s.b, j)
-		if j >= len(s.b) {
-			return false
-		}
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return true
-		case c == '\\':
-			if j+1 >= len(s.b) {
-				return false
-			}
-			if _, ok := jsonplan.Escaped(s.b[j+1]); ok {
-				j += 2
-				continue
-			}
-			if s.b[j+1] != 'u' {
-				return false
-			}
-			if _, ok := jsonplan.Hex4(s.b[j+2:]); !ok {
-				return false
-			}
-			j += 6
-		case c < 0x20:
-			return false
-		default:
-			j++ // non-ASCII: kept as it is
-		}
-	}
+		*at(v) = t
+		return nil
+	}}
 }
 
 // ParseTime parses the timestamps AWS writes, 2006-01-02T15:04:05Z with

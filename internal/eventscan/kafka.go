@@ -1,25 +1,36 @@
 package eventscan
 
 import (
-	"encoding/json"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/jsonread"
 )
 
 // A KafkaEntry is one record of a Kafka event.
 type KafkaEntry struct {
 	Record events.KafkaRecord
 	Err    error  // the record is malformed: only its offset is known
-	ID     string // the batch item identifier, when the decoder made it
+	ID     string // the batch item identifier, "<topic-partition>@<offset>"
+	// Key and Value are the record's key and value base64-decoded (nil
+	// when empty), or the error saying why they are not base64.
+	Key, Value       []byte
+	KeyErr, ValueErr error
+	// Meta is the record's schema metadata (nil fields when it has none).
+	Meta KafkaMeta
+}
+
+// KafkaMeta is the schema metadata of one record.
+type KafkaMeta struct {
+	Key   *sevents.KafkaSchemaMetadata `json:"keySchemaMetadata"`
+	Value *sevents.KafkaSchemaMetadata `json:"valueSchemaMetadata"`
 }
 
 // KafkaEvent is a decoded Kafka event.
@@ -29,72 +40,290 @@ type KafkaEvent struct {
 	Source  string   // the event's eventSource
 	ARN     string   // the event's eventSourceArn (MSK)
 	Records bool     // the event has a records object
-	// Scanned says the fast scanner read the event: it takes no record
-	// with schema metadata, so there is none to look for.
-	Scanned bool
+}
+
+// kafkaRecord is the state of the record being read.
+type kafkaRecord struct {
+	e         *KafkaEntry
+	data      *Bytes
+	hasOffset bool // the record's offset was read
+}
+
+// The Kafka event, spelled once: every member Lambda writes, by
+// aws-lambda-go's names (and the schema metadata it adds when the mapping
+// validates records against a registry); any other is skipped.
+var (
+	kafkaRecordTable    *jsonread.Table[kafkaRecord]
+	schemaMetadataTable *jsonread.Table[sevents.KafkaSchemaMetadata]
+	kafkaOnce           sync.Once
+)
+
+// kafkaTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func kafkaTables() {
+	kafkaOnce.Do(func() {
+		kafkaRecordTable = jsonread.NewTable("a Kafka record",
+			jsonread.Field[kafkaRecord]{Name: "topic", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.StringInto(&k.e.Record.Topic) }},
+			jsonread.Field[kafkaRecord]{Name: "partition", Read: func(r *jsonread.Reader, k *kafkaRecord) error { return r.Int64Into(&k.e.Record.Partition) }},
+			jsonread.Field[kafkaRecord]{Name: "offset", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				num, ok, err := r.Number()
+				if !ok || err != nil {
+					return err
+				}
+				v, perr := strconv.ParseInt(string(num), 10, 64)
+				if perr != nil {
+					r.Fail("offset %s is not a 64-bit integer", num)
+					return nil
+				}
+				k.e.Record.Offset, k.hasOffset = v, true
+				return nil
+			}},
+			jsonread.Field[kafkaRecord]{Name: "timestamp", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				// aws-lambda-go's MilliSecondsEpochTime: an int64 of
+				// milliseconds; null is 0 (its UnmarshalJSON gets null).
+				var ms int64
+				if err := r.Int64Into(&ms); err != nil {
+					return err
+				}
+				k.e.Record.Timestamp.Time = time.Unix(ms/1000, (ms%1000)*1000000)
+				return nil
+			}},
+			jsonread.Field[kafkaRecord]{Name: "timestampType", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return r.StringInto(&k.e.Record.TimestampType)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "key", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return k.base64(r, &k.e.Record.Key, &k.e.Key, &k.e.KeyErr)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "value", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return k.base64(r, &k.e.Record.Value, &k.e.Value, &k.e.ValueErr)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "headers", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readKafkaHeaders(r, &k.e.Record.Headers)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "keySchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readSchemaMetadata(r, &k.e.Meta.Key)
+			}},
+			jsonread.Field[kafkaRecord]{Name: "valueSchemaMetadata", Read: func(r *jsonread.Reader, k *kafkaRecord) error {
+				return readSchemaMetadata(r, &k.e.Meta.Value)
+			}},
+		)
+		schemaMetadataTable = jsonread.NewTable("a schema metadata object",
+			jsonread.Str("dataFormat", func(m *sevents.KafkaSchemaMetadata) *string { return &m.DataFormat }),
+			jsonread.Str("schemaId", func(m *sevents.KafkaSchemaMetadata) *string { return &m.SchemaID }),
+		)
+	})
+}
+
+// base64 reads a key or value: its text into *s, and its bytes decoded
+// into *b, or why they do not decode into *berr.
+func (k *kafkaRecord) base64(r *jsonread.Reader, s *string, b *[]byte, berr *error) error {
+	text, null, err := r.TextInto(s)
+	if err != nil || null {
+		return err
+	}
+	*b, *berr = nil, nil
+	if len(text) == 0 {
+		return nil
+	}
+	dst := k.data.Alloc(base64.StdEncoding.DecodedLen(len(text)))
+	n, derr := base64.StdEncoding.Decode(dst, text)
+	if derr != nil {
+		*berr = derr
+		return nil
+	}
+	if n > 0 {
+		*b = dst[:n:n]
+	}
+	return nil
+}
+
+// readSchemaMetadata reads a *KafkaSchemaMetadata as encoding/json does.
+func readSchemaMetadata(r *jsonread.Reader, m **sevents.KafkaSchemaMetadata) error {
+	if null, err := r.Null(); null || err != nil {
+		*m = nil
+		return err
+	}
+	if r.Peek() != '{' {
+		return schemaMetadataTable.Read(r, new(sevents.KafkaSchemaMetadata)) // records the mismatch
+	}
+	if *m == nil {
+		*m = new(sevents.KafkaSchemaMetadata)
+	}
+	return schemaMetadataTable.Read(r, *m)
+}
+
+// readKafkaHeaders reads the headers as encoding/json fills
+// []map[string]events.JSONNumberBytes, whose UnmarshalJSON takes an array
+// of int8 (null: an empty value).
+func readKafkaHeaders(r *jsonread.Reader, hs *[]map[string]events.JSONNumberBytes) error {
+	if null, err := r.Null(); null || err != nil {
+		*hs = nil
+		return err
+	}
+	out := (*hs)[:0]
+	if out == nil && r.Peek() == '[' {
+		out = []map[string]events.JSONNumberBytes{}
+	}
+	err := r.Array("an array of header objects", func(i int) error {
+		var h map[string]events.JSONNumberBytes
+		if i < len(*hs) {
+			h = (*hs)[i]
+		}
+		if null, err := r.Null(); err != nil {
+			return err
+		} else if null {
+			out = append(out, nil)
+			return nil
+		}
+		if r.Peek() == '{' && h == nil {
+			h = map[string]events.JSONNumberBytes{}
+		}
+		err := r.Object("an object of header values", func(key []byte) error {
+			v := events.JSONNumberBytes{}
+			if null, err := r.Null(); err != nil || null {
+				h[string(key)] = v
+				return err
+			}
+			err := r.Array("an array of signed bytes", func(int) error {
+				num, ok, err := r.Number()
+				if !ok || err != nil {
+					return err
+				}
+				b, perr := strconv.ParseInt(string(num), 10, 8)
+				if perr != nil {
+					r.Fail("header byte %s is not an int8", num)
+				}
+				v = append(v, byte(b))
+				return nil
+			})
+			h[string(key)] = v
+			return err
+		})
+		out = append(out, h)
+		return err
+	})
+	if out != nil {
+		*hs = out
+	}
+	return err
 }
 
 // DecodeKafka decodes the records of a Kafka event in a stable order:
-// topic-partitions sorted by key, records as delivered (offset order). Like
-// the handlers' decoder of "Records" arrays it isolates a malformed record
-// when it can. The result shares no memory with payload.
+// topic-partitions sorted by key, records as delivered (offset order). A
+// record with a value of the wrong type fails alone if it carries its offset
+// to be reported by; without one the whole event fails. The result shares
+// no memory with payload (its strings are cut from one copy of it, its keys
+// and values decoded into chunks of its own).
 func DecodeKafka(payload []byte) (KafkaEvent, error) {
-	if ev, ok := scanKafkaEvent(payload); ok {
-		return ev, nil
+	kafkaTables()
+	r := jsonread.Shared(payload)
+	var ev KafkaEvent
+	type group struct {
+		key      string
+		from, to int
 	}
-	// The plan decoder first (see RecordArray), kept equal to
-	// encoding/json by the handlers' FuzzEnvelopeAgrees.
-	var whole kafkaWhole
-	if kafkaWholeDecoder().Unmarshal(payload, &whole, false) == nil {
-		keys, n := Partitions(whole.Records)
-		out := make([]KafkaEntry, 0, n)
-		parts := make([]string, 0, n)
-		for _, k := range keys {
-			for _, rec := range whole.Records[k] {
-				out = append(out, KafkaEntry{Record: rec})
-				parts = append(parts, k)
+	var groups []group
+	var entries []KafkaEntry
+	var data Bytes
+	var bad error
+	k := kafkaRecord{data: &data}
+	top := jsonread.NewTable("a Kafka event",
+		jsonread.Str("eventSource", func(ev *KafkaEvent) *string { return &ev.Source }),
+		jsonread.Str("eventSourceArn", func(ev *KafkaEvent) *string { return &ev.ARN }),
+		jsonread.Field[KafkaEvent]{Name: "records", Read: func(r *jsonread.Reader, ev *KafkaEvent) error {
+			if null, err := r.Null(); null || err != nil {
+				ev.Records, groups, entries = false, nil, nil
+				return err
 			}
+			if r.Peek() == '{' {
+				ev.Records = true
+			}
+			return r.Object("an object of topic-partitions", func(key []byte) error {
+				part := string(key)
+				groups = slices.DeleteFunc(groups, func(g group) bool { return g.key == part }) // a map keeps the last
+				g := group{key: part, from: len(entries)}
+				if null, err := r.Null(); null || err != nil {
+					g.to = len(entries)
+					groups = append(groups, g)
+					return err
+				}
+				err := r.Array("an array of Kafka records", func(j int) error {
+					start := r.Offset()
+					entries = append(entries, KafkaEntry{})
+					e := &entries[len(entries)-1]
+					if null, err := r.Null(); null || err != nil {
+						return err
+					}
+					k.e, k.hasOffset = e, false
+					if err := kafkaRecordTable.Read(r, &k); err != nil {
+						return err
+					}
+					if rerr := r.Saved(); rerr != nil {
+						e.Err = fmt.Errorf("malformed kafka record: %w", rerr)
+						if !k.hasOffset && bad == nil {
+							bad = fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, part, rerr)
+						}
+					}
+					if len(entries) == 1 && r.Offset() > start {
+						// Size the batch from its first record.
+						entries = slices.Grow(entries, len(r.Bytes())/(r.Offset()-start))
+					}
+					return nil
+				})
+				g.to = len(entries)
+				groups = append(groups, g)
+				if serr := r.Saved(); serr != nil && bad == nil {
+					bad = fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", serr) // the partition's value is not an array
+				}
+				return err
+			})
+		}},
+	)
+	err := func() error {
+		if null, err := r.Null(); null || err != nil {
+			return err
 		}
-		return KafkaEvent{out, parts, whole.EventSource, whole.EventSourceArn, whole.Records != nil, false}, nil
+		return top.Read(r, &ev)
+	}()
+	if err == nil {
+		err = r.End()
 	}
-	var loose struct {
-		EventSource    string                       `json:"eventSource"`
-		EventSourceArn string                       `json:"eventSourceArn"`
-		Records        map[string][]json.RawMessage `json:"records"`
+	if err != nil {
+		return KafkaEvent{}, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", jsonread.SyntaxErr(payload, err))
 	}
-	if err := json.Unmarshal(payload, &loose); err != nil {
+	if err := r.Saved(); err != nil {
 		return KafkaEvent{}, fmt.Errorf("sluice: kafka: the event is not a Kafka event: %w", err)
 	}
-	keys, n := Partitions(loose.Records)
-	out := make([]KafkaEntry, 0, n)
-	parts := make([]string, 0, n)
-	for _, k := range keys {
-		for j, raw := range loose.Records[k] {
-			var e KafkaEntry
-			if err := json.Unmarshal(raw, &e.Record); err != nil {
-				var off struct {
-					Offset *int64 `json:"offset"`
-				}
-				if json.Unmarshal(raw, &off) != nil || off.Offset == nil {
-					return KafkaEvent{}, fmt.Errorf("sluice: kafka: record %d of %s is malformed and has no offset to report it by: %w", j, k, err)
-				}
-				e.Record.Offset = *off.Offset
-				e.Err = fmt.Errorf("malformed kafka record: %w", err)
-			}
-			out = append(out, e)
-			parts = append(parts, k)
+	if bad != nil {
+		return KafkaEvent{}, bad
+	}
+	// Partitions sorted by key, records as delivered.
+	slices.SortFunc(groups, func(x, y group) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	n := 0
+	for _, g := range groups {
+		n += g.to - g.from
+	}
+	ev.Entries = make([]KafkaEntry, 0, n)
+	ev.Parts = make([]string, 0, n)
+	for _, g := range groups {
+		for _, e := range entries[g.from:g.to] {
+			e.ID = g.key + "@" + strconv.FormatInt(e.Record.Offset, 10)
+			ev.Entries = append(ev.Entries, e)
+			ev.Parts = append(ev.Parts, g.key)
 		}
 	}
-	return KafkaEvent{out, parts, loose.EventSource, loose.EventSourceArn, loose.Records != nil, false}, nil
-}
-
-// kafkaWholeDecoder is the plan decoder of the general path.
-var kafkaWholeDecoder = sync.OnceValue(jsonplan.New[kafkaWhole])
-
-type kafkaWhole struct {
-	EventSource    string                          `json:"eventSource"`
-	EventSourceArn string                          `json:"eventSourceArn"`
-	Records        map[string][]events.KafkaRecord `json:"records"`
+	return ev, nil
 }
 
 // Partitions returns the topic-partition keys of a Kafka event's records
@@ -108,291 +337,4 @@ func Partitions[R any](records map[string][]R) ([]string, int) {
 	}
 	slices.Sort(keys)
 	return keys, n
-}
-
-// scanKafkaEvent is the fast path of decodeKafkaEvent: a hand-written
-// scanner for the shape Lambda sends (known keys, spelled as Lambda spells
-// them, each once), which fails (ok false) on anything else so that the
-// general decoder settles it. FuzzKafkaDecode keeps the two equal. It scans
-// its own copy of the event, so strings without escapes share that copy.
-// Each entry's batch item identifier ("<topic-partition>@<offset>") is
-// made here too, from an arena.
-func scanKafkaEvent(payload []byte) (ev KafkaEvent, ok bool) {
-	s := &scanner{b: append([]byte(nil), payload...), own: true}
-	a := &Arena{chunk: 4096}
-	// Records go into one slice in the order of the document; groups mark
-	// each partition's run of it.
-	type group struct {
-		key      string
-		from, to int
-	}
-	var groups []group
-	var recs []KafkaEntry
-	if !s.tok('{') {
-		return ev, false
-	}
-	var seen uint8
-	if !s.tok('}') {
-		for {
-			key, ok := s.plainString()
-			if !ok || !s.tok(':') {
-				return ev, false
-			}
-			var bit uint8
-			switch string(key) {
-			case "eventSource":
-				bit = 1
-			case "eventSourceArn":
-				bit = 2
-			case "bootstrapServers":
-				bit = 4
-			case "records":
-				bit = 8
-			default:
-				return ev, false
-			}
-			if seen&bit != 0 {
-				return ev, false
-			}
-			seen |= bit
-			if bit != 8 {
-				v, null, ok := s.text(a, "")
-				if !ok {
-					return ev, false
-				}
-				if bit == 1 && !null {
-					ev.Source = v
-				}
-				if bit == 2 && !null {
-					ev.ARN = v
-				}
-			} else if !s.null() {
-				if !s.tok('{') {
-					return ev, false
-				}
-				ev.Records = true
-				if !s.tok('}') {
-					for {
-						pk, null, ok := s.text(a, "")
-						if null || !ok || !s.tok(':') {
-							return ev, false
-						}
-						for _, g := range groups {
-							if g.key == pk {
-								return ev, false // the last one wins in a map: let the general decoder say
-							}
-						}
-						g := group{key: pk, from: len(recs)}
-						if !s.null() {
-							if !s.tok('[') {
-								return ev, false
-							}
-							if !s.tok(']') {
-								for {
-									start := s.i
-									recs = append(recs, KafkaEntry{})
-									n := len(recs)
-									if !s.kafkaRecord(a, &recs[n-1].Record) {
-										return ev, false
-									}
-									if n == 1 && s.i > start {
-										// Size the batch from its first record.
-										est := (len(s.b)-start)/(s.i-start) + 1
-										recs = append(make([]KafkaEntry, 0, est+est/16), recs[0])
-									}
-									if s.tok(']') {
-										break
-									}
-									if !s.tok(',') {
-										return ev, false
-									}
-								}
-							}
-						}
-						g.to = len(recs)
-						groups = append(groups, g)
-						if s.tok('}') {
-							break
-						}
-						if !s.tok(',') {
-							return ev, false
-						}
-					}
-				}
-			}
-			if s.tok('}') {
-				break
-			}
-			if !s.tok(',') {
-				return ev, false
-			}
-		}
-	}
-	s.ws()
-	if s.i != len(s.b) {
-		return ev, false
-	}
-	// Partitions sorted by key, records as delivered (Partitions' order).
-	if !slices.IsSortedFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) }) {
-		slices.SortFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) })
-		sorted := make([]KafkaEntry, 0, len(recs))
-		for _, g := range groups {
-			sorted = append(sorted, recs[g.from:g.to]...)
-		}
-		recs = sorted
-	}
-	ev.Entries = recs
-	ev.Parts = make([]string, 0, len(recs))
-	for _, g := range groups {
-		for range g.to - g.from {
-			e := &recs[len(ev.Parts)]
-			ev.Parts = append(ev.Parts, g.key)
-			id := a.room(len(g.key) + 21)
-			id = strconv.AppendInt(append(append(id, g.key...), '@'), e.Record.Offset, 10)
-			e.ID = a.commit(id)
-		}
-	}
-	ev.Scanned = true
-	return ev, true
-}
-
-// kafkaRecord scans one record.
-func (s *scanner) kafkaRecord(a *Arena, r *events.KafkaRecord) bool {
-	if !s.tok('{') {
-		return false
-	}
-	if s.tok('}') {
-		return true
-	}
-	var seen uint8
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') {
-			return false
-		}
-		var bit uint8
-		var str *string
-		var num *int64
-		switch string(key) {
-		case "topic":
-			bit, str = 1<<0, &r.Topic
-		case "partition":
-			bit, num = 1<<1, &r.Partition
-		case "offset":
-			bit, num = 1<<2, &r.Offset
-		case "timestamp":
-			bit = 1 << 3
-		case "timestampType":
-			bit, str = 1<<4, &r.TimestampType
-		case "key":
-			bit, str = 1<<5, &r.Key
-		case "value":
-			bit, str = 1<<6, &r.Value
-		case "headers":
-			bit = 1 << 7
-		default:
-			return false
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		switch {
-		case str != nil:
-			v, null, ok := s.text(a, "")
-			if !ok {
-				return false
-			}
-			if !null {
-				*str = v
-			}
-		case bit == 1<<7:
-			if !s.kafkaHeaders(a, r) {
-				return false
-			}
-		default:
-			i, ok := s.int64()
-			if !ok {
-				return false
-			}
-			if num != nil {
-				*num = i
-			} else {
-				// aws-lambda-go's MilliSecondsEpochTime.
-				r.Timestamp = events.MilliSecondsEpochTime{Time: time.Unix(i/1000, (i%1000)*1000000)}
-			}
-		}
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
-}
-
-// kafkaHeaders scans the headers array: objects of name -> array of signed
-// bytes (aws-lambda-go's JSONNumberBytes).
-func (s *scanner) kafkaHeaders(a *Arena, r *events.KafkaRecord) bool {
-	if s.null() {
-		return true
-	}
-	if !s.tok('[') {
-		return false
-	}
-	r.Headers = []map[string]events.JSONNumberBytes{}
-	if s.tok(']') {
-		return true
-	}
-	for {
-		if !s.tok('{') {
-			return false
-		}
-		h := map[string]events.JSONNumberBytes{}
-		if !s.tok('}') {
-			for {
-				name, null, ok := s.text(a, "")
-				if null || !ok || !s.tok(':') || !s.tok('[') {
-					return false
-				}
-				if _, dup := h[name]; dup {
-					return false
-				}
-				v := events.JSONNumberBytes{}
-				if !s.tok(']') {
-					for {
-						num, ok := s.number()
-						if !ok {
-							return false
-						}
-						b, err := strconv.ParseInt(unsafe.String(unsafe.SliceData(num), len(num)), 10, 8)
-						if err != nil {
-							return false
-						}
-						v = append(v, byte(b))
-						if s.tok(']') {
-							break
-						}
-						if !s.tok(',') {
-							return false
-						}
-					}
-				}
-				h[name] = v
-				if s.tok('}') {
-					break
-				}
-				if !s.tok(',') {
-					return false
-				}
-			}
-		}
-		r.Headers = append(r.Headers, h)
-		if s.tok(']') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
 }

@@ -1,8 +1,11 @@
 package eventscan
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -11,8 +14,8 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 )
 
-// FuzzKafkaDecode checks that the Kafka scanner and encoding/json agree on
-// every input the scanner accepts: the records in Partitions's order, their
+// FuzzKafkaDecode checks that DecodeKafka and encoding/json agree on every
+// input (a record encoding/json refuses fails, alone or with the event): the records in Partitions's order, their
 // partitions and identifiers, the eventSource and whether there is a records
 // object.
 func FuzzKafkaDecode(f *testing.F) {
@@ -31,18 +34,27 @@ func FuzzKafkaDecode(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"records":{"t-0":[{"offset":1,"keySchemaMetadata":{"dataFormat":"AVRO","schemaId":"7"},"valueSchemaMetadata":null,"newField":[1]}]}}`))
+	f.Add([]byte(`{"records":{"t-0":[{"offset":1,"value":"%%%"},{"offset":2,"partition":"x"}]}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, ok := scanKafkaEvent(in)
-		if !ok {
-			return // the general decoder decides
+		fast, err := DecodeKafka(in)
+		type refRecord struct {
+			events.KafkaRecord
+			KafkaMeta
 		}
 		var ref struct {
-			EventSource    string                          `json:"eventSource"`
-			EventSourceArn string                          `json:"eventSourceArn"`
-			Records        map[string][]events.KafkaRecord `json:"records"`
+			EventSource    string                 `json:"eventSource"`
+			EventSourceArn string                 `json:"eventSourceArn"`
+			Records        map[string][]refRecord `json:"records"`
 		}
-		if err := json.Unmarshal(in, &ref); err != nil {
-			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
+		if rerr := json.Unmarshal(in, &ref); rerr != nil {
+			if err == nil && !slices.ContainsFunc(fast.Entries, func(e KafkaEntry) bool { return e.Err != nil }) {
+				t.Fatalf("accepted what encoding/json rejects (%v): %q", rerr, in)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: error %v, encoding/json none", in, err)
 		}
 		if fast.Source != ref.EventSource || fast.ARN != ref.EventSourceArn || fast.Records != (ref.Records != nil) {
 			t.Fatalf("source %q arn %q records %t, reference %q %q %t", fast.Source, fast.ARN, fast.Records, ref.EventSource, ref.EventSourceArn, ref.Records != nil)
@@ -58,8 +70,18 @@ func FuzzKafkaDecode(f *testing.F) {
 				if e.Err != nil || fast.Parts[i] != k || e.ID != k+"@"+strconv.FormatInt(r.Offset, 10) {
 					t.Fatalf("entry %d: partition %q id %q err %v, reference %q offset %d", i, fast.Parts[i], e.ID, e.Err, k, r.Offset)
 				}
-				if !reflect.DeepEqual(e.Record, r) {
-					t.Fatalf("entry %d of %q:\n scanner %#v\nreference %#v", i, in, e.Record, r)
+				if !reflect.DeepEqual(e.Record, r.KafkaRecord) || !reflect.DeepEqual(e.Meta, r.KafkaMeta) {
+					t.Fatalf("entry %d of %q:\n read %#v %+v\nreference %#v %+v", i, in, e.Record, e.Meta, r.KafkaRecord, r.KafkaMeta)
+				}
+				for _, p := range []struct {
+					text string
+					got  []byte
+					err  error
+				}{{r.KafkaRecord.Key, e.Key, e.KeyErr}, {r.KafkaRecord.Value, e.Value, e.ValueErr}} {
+					want, werr := base64.StdEncoding.DecodeString(p.text)
+					if (werr == nil) != (p.err == nil) || werr == nil && !bytes.Equal(want, p.got) {
+						t.Fatalf("entry %d of %q: %q decoded %q (%v), base64 %q (%v)", i, in, p.text, p.got, p.err, want, werr)
+					}
 				}
 				i++
 			}

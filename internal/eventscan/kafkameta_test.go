@@ -8,42 +8,41 @@ import (
 	"github.com/sluicehq/sluice/internal/testsupport/awsevents"
 )
 
-func TestKafkaSchemaMetadataPass(t *testing.T) {
+// The schema metadata is read with the records, in the same pass.
+func TestKafkaSchemaMetadata(t *testing.T) {
 	meta := `{"dataFormat":"AVRO","schemaId":"7"}`
 	for _, tc := range []struct {
 		name    string
 		payload []byte
-		n       int
-		want    int // records with value metadata, -1 for nil
+		want    int // records with value metadata
 	}{
-		{"no metadata", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, ""), 2, -1},
-		{"every record", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, meta), 2, 2},
-		{"count differs", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, meta), 3, -1},
-		{"not JSON", []byte(`{"records":{"a-0":[{"valueSchemaMetadata":`), 1, -1},
+		{"no metadata", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, ""), 0},
+		{"every record", awsevents.KafkaSchemaEvent("", "", []string{"{}", "{}"}, meta), 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := KafkaSchemaMetadata(tc.payload, tc.n)
-			if tc.want < 0 {
-				if got != nil {
-					t.Fatalf("got %+v, want nil", got)
-				}
-				return
+			ev, err := DecodeKafka(tc.payload)
+			if err != nil {
+				t.Fatal(err)
 			}
 			n := 0
-			for _, m := range got {
-				if m.Value != nil && m.Value.SchemaID == "7" {
+			for _, e := range ev.Entries {
+				if m := e.Meta.Value; m != nil && m.SchemaID == "7" && m.DataFormat == "AVRO" {
 					n++
 				}
 			}
-			if len(got) != tc.n || n != tc.want {
-				t.Fatalf("got %+v", got)
+			if len(ev.Entries) != 2 || n != tc.want {
+				t.Fatalf("got %+v", ev.Entries)
 			}
 		})
 	}
 	// Metadata lines up with records across partitions, in key order.
 	p := []byte(`{"records":{"t-1":[{"valueSchemaMetadata":{"schemaId":"b"}}],"t-0":[{"offset":1},{"valueSchemaMetadata":{"schemaId":"a"}}]}}`)
-	got := KafkaSchemaMetadata(p, 3)
-	if len(got) != 3 || got[0].Value != nil || got[1].Value.SchemaID != "a" || got[2].Value.SchemaID != "b" {
+	ev, err := DecodeKafka(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ev.Entries
+	if len(got) != 3 || got[0].Meta.Value != nil || got[1].Meta.Value.SchemaID != "a" || got[2].Meta.Value.SchemaID != "b" {
 		b, _ := json.Marshal(got)
 		t.Fatalf("order: %s", b)
 	}

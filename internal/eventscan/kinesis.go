@@ -2,15 +2,16 @@ package eventscan
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/dlq"
+	"github.com/sluicehq/sluice/internal/jsonread"
 )
 
 // KinesisEvent is a decoded Kinesis event. Records hold their payload
@@ -25,105 +26,184 @@ type KinesisEvent struct {
 	Only []int64
 }
 
-// DecodeKinesis decodes a Kinesis event. The result shares no memory with
-// payload, which the Lambda runtime reuses for the next invocation. into,
-// if not nil, is a slice of length 0 whose elements are zero up to its
-// capacity: the records go there when they fit.
-//
-// A hand-written scanner handles the shape Lambda sends (known keys, string
-// and number values, plain ASCII strings) without reflection; anything else
-// (unknown or differently cased keys, nulls, escapes in identifiers, invalid
-// JSON) falls back to encoding/json, whose result the scanner must equal
-// (FuzzKinesisDecode checks it).
-func DecodeKinesis(payload []byte, into []events.KinesisEventRecord) (KinesisEvent, error) {
-	if ev, ok := scanKinesisEvent(payload, into); ok {
-		return ev, nil
+// kinesisRecord is the state of the event being read: the record at hand
+// (rec, index i), and what is kept beside the records until the end (nil
+// while no record has one): each record's base64 error and redrive
+// marker.
+type kinesisRecord struct {
+	rec      *events.KinesisEventRecord
+	i        int
+	data     Bytes // the records' data
+	dataErrs []error
+	subs     []*int64
+}
+
+// The Kinesis record, spelled once: every member Lambda writes, by
+// aws-lambda-go's names; any other is skipped.
+var (
+	kinesisRecordTable *jsonread.Table[kinesisRecord]
+	kinesisDataTable   *jsonread.Table[kinesisRecord]
+	kinesisOnce        sync.Once
+)
+
+// kinesisTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func kinesisTables() {
+	kinesisOnce.Do(func() {
+		kinesisRecordTable = jsonread.NewTable("a Kinesis record",
+			kStr("awsRegion", func(r *events.KinesisEventRecord) *string { return &r.AwsRegion }),
+			kStr("eventID", func(r *events.KinesisEventRecord) *string { return &r.EventID }),
+			kStr("eventName", func(r *events.KinesisEventRecord) *string { return &r.EventName }),
+			kStr("eventSource", func(r *events.KinesisEventRecord) *string { return &r.EventSource }),
+			kStr("eventSourceARN", func(r *events.KinesisEventRecord) *string { return &r.EventSourceArn }),
+			kStr("eventVersion", func(r *events.KinesisEventRecord) *string { return &r.EventVersion }),
+			kStr("invokeIdentityArn", func(r *events.KinesisEventRecord) *string { return &r.InvokeIdentityArn }),
+			jsonread.Field[kinesisRecord]{Name: "kinesis", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				return kinesisDataTable.Read(r, k)
+			}},
+			// The redrive marker (dlq.SubSequenceField).
+			jsonread.Field[kinesisRecord]{Name: dlq.SubSequenceField, Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					if k.subs != nil && k.i < len(k.subs) {
+						k.subs[k.i] = nil
+					}
+					return err
+				}
+				var n int64
+				if err := r.Int64Into(&n); err != nil {
+					return err
+				}
+				k.subs = growTo(k.subs, k.i)
+				k.subs[k.i] = &n
+				return nil
+			}},
+		)
+		kinesisDataTable = jsonread.NewTable("a Kinesis record's kinesis object",
+			jsonread.Field[kinesisRecord]{Name: "approximateArrivalTimestamp", Read: func(r *jsonread.Reader, k *kinesisRecord) error {
+				if null, err := r.Null(); null || err != nil {
+					return err
+				}
+				num, ok, err := r.Number()
+				if !ok || err != nil {
+					return err
+				}
+				t, ok := secondsEpoch(num)
+				if !ok {
+					r.Fail("approximateArrivalTimestamp %s is not a number of seconds", num)
+					return nil
+				}
+				k.rec.Kinesis.ApproximateArrivalTimestamp.Time = t
+				return nil
+			}},
+			jsonread.Field[kinesisRecord]{Name: "data", Read: readData},
+			kdStr("encryptionType", func(r *events.KinesisRecord) *string { return &r.EncryptionType }),
+			kdStr("partitionKey", func(r *events.KinesisRecord) *string { return &r.PartitionKey }),
+			kdStr("sequenceNumber", func(r *events.KinesisRecord) *string { return &r.SequenceNumber }),
+			kdStr("kinesisSchemaVersion", func(r *events.KinesisRecord) *string { return &r.KinesisSchemaVersion }),
+		)
+	})
+}
+
+func kStr(name string, at func(*events.KinesisEventRecord) *string) jsonread.Field[kinesisRecord] {
+	return jsonread.Field[kinesisRecord]{Name: name, Read: func(r *jsonread.Reader, k *kinesisRecord) error { return r.StringInto(at(k.rec)) }}
+}
+
+func kdStr(name string, at func(*events.KinesisRecord) *string) jsonread.Field[kinesisRecord] {
+	return jsonread.Field[kinesisRecord]{Name: name, Read: func(r *jsonread.Reader, k *kinesisRecord) error { return r.StringInto(at(&k.rec.Kinesis)) }}
+}
+
+// readData decodes the base64 data into memory of the record's own; data
+// that does not decode is the record's error, not the event's.
+func readData(r *jsonread.Reader, k *kinesisRecord) error {
+	text, null, ok, err := r.StringView()
+	if err != nil || !ok {
+		return err
 	}
-	return refDecodeKinesisEvent(payload)
+	d := &k.rec.Kinesis
+	d.Data = nil
+	if k.dataErrs != nil && k.i < len(k.dataErrs) {
+		k.dataErrs[k.i] = nil
+	}
+	if null || len(text) == 0 {
+		return nil
+	}
+	dst := k.data.Alloc(base64.StdEncoding.DecodedLen(len(text)))
+	n, derr := base64.StdEncoding.Decode(dst, text)
+	if derr != nil {
+		k.dataErrs = growTo(k.dataErrs, k.i)
+		k.dataErrs[k.i] = fmt.Errorf("kinesis data is not valid base64: %w", derr)
+		return nil
+	}
+	if n > 0 {
+		d.Data = dst[:n:n]
+	}
+	return nil
 }
 
-type refKinesisEvent struct {
-	Records []refKinesisRecord `json:"Records"`
-}
-
-type refKinesisRecord struct {
-	AwsRegion         string         `json:"awsRegion"`
-	EventID           string         `json:"eventID"`
-	EventName         string         `json:"eventName"`
-	EventSource       string         `json:"eventSource"`
-	EventSourceArn    string         `json:"eventSourceARN"`
-	EventVersion      string         `json:"eventVersion"`
-	InvokeIdentityArn string         `json:"invokeIdentityArn"`
-	Kinesis           refKinesisData `json:"kinesis"`
-	// SubSequenceNumber is the redrive marker (dlq.SubSequenceField).
-	SubSequenceNumber *int64 `json:"sluiceSubSequenceNumber"`
-}
-
-type refKinesisData struct {
-	ApproximateArrivalTimestamp epochSeconds `json:"approximateArrivalTimestamp"`
-	Data                        string       `json:"data"`
-	EncryptionType              string       `json:"encryptionType"`
-	PartitionKey                string       `json:"partitionKey"`
-	SequenceNumber              string       `json:"sequenceNumber"`
-	KinesisSchemaVersion        string       `json:"kinesisSchemaVersion"`
-}
-
-// refDecodeKinesisEvent is the reference decoder: encoding/json, with the
-// base64 data decoded per record so one bad record does not fail the batch.
-func refDecodeKinesisEvent(payload []byte) (KinesisEvent, error) {
-	var ref refKinesisEvent
-	if err := json.Unmarshal(payload, &ref); err != nil {
+// DecodeKinesis decodes a Kinesis event. The result shares no memory with
+// payload, which the Lambda runtime reuses for the next invocation: its
+// strings are cut from one copy of the event, its data from chunks of its
+// own. into, if not nil, is a slice of length 0 whose elements are zero up
+// to its capacity: the records go there when they fit.
+//
+// Members Lambda may add are skipped. A value of the wrong type fails the
+// event, as encoding/json's would (FuzzKinesisDecode keeps the two equal).
+func DecodeKinesis(payload []byte, into []events.KinesisEventRecord) (KinesisEvent, error) {
+	kinesisTables()
+	r := jsonread.Shared(payload)
+	var k kinesisRecord
+	recs, err := readRecords(r, "Records", into, func(rec *events.KinesisEventRecord, i int) error {
+		k.rec, k.i = rec, i
+		return kinesisRecordTable.Read(r, &k)
+	})
+	if err == nil {
+		err = r.End()
+	}
+	if err != nil {
+		return KinesisEvent{}, fmt.Errorf("sluice: kinesis: the event is not a Kinesis event: %w", jsonread.SyntaxErr(payload, err))
+	}
+	if err := r.Saved(); err != nil {
 		return KinesisEvent{}, fmt.Errorf("sluice: kinesis: the event is not a Kinesis event: %w", err)
 	}
-	if ref.Records == nil {
-		return KinesisEvent{}, nil // no records array: the caller says what it is
+	ev := KinesisEvent{Records: recs}
+	if k.dataErrs != nil {
+		ev.DataErrs = fit(k.dataErrs, len(recs))
 	}
-	ev := KinesisEvent{Records: make([]events.KinesisEventRecord, len(ref.Records))}
-	for i, r := range ref.Records {
-		var data []byte
-		var err error
-		if r.Kinesis.Data != "" {
-			data, err = base64.StdEncoding.DecodeString(r.Kinesis.Data)
+	for i, n := range k.subs {
+		if n == nil || i >= len(recs) {
+			continue
 		}
-		if err != nil {
-			if ev.DataErrs == nil {
-				ev.DataErrs = make([]error, len(ref.Records))
-			}
-			ev.DataErrs[i] = fmt.Errorf("kinesis data is not valid base64: %w", err)
-			data = nil
+		ev.Only = fit(ev.Only, len(recs))
+		if *n < 0 || *n >= 1<<31-1 {
+			ev.DataErrs = fit(ev.DataErrs, len(recs))
+			ev.DataErrs[i] = fmt.Errorf("%s %d is not the index of a user record", dlq.SubSequenceField, *n)
+		} else {
+			ev.Only[i] = *n + 1
 		}
-		if n := r.SubSequenceNumber; n != nil {
-			if ev.Only == nil {
-				ev.Only = make([]int64, len(ref.Records))
-			}
-			if *n < 0 || *n >= 1<<31-1 {
-				if ev.DataErrs == nil {
-					ev.DataErrs = make([]error, len(ref.Records))
-				}
-				ev.DataErrs[i] = fmt.Errorf("%s %d is not the index of a user record", dlq.SubSequenceField, *n)
-			} else {
-				ev.Only[i] = *n + 1
-			}
-		}
-		ev.Records[i] = events.KinesisEventRecord{
-			AwsRegion:         r.AwsRegion,
-			EventID:           r.EventID,
-			EventName:         r.EventName,
-			EventSource:       r.EventSource,
-			EventSourceArn:    r.EventSourceArn,
-			EventVersion:      r.EventVersion,
-			InvokeIdentityArn: r.InvokeIdentityArn,
-			Kinesis: events.KinesisRecord{
-				ApproximateArrivalTimestamp: events.SecondsEpochTime{Time: r.Kinesis.ApproximateArrivalTimestamp.Time},
-				Data:                        data,
-				EncryptionType:              r.Kinesis.EncryptionType,
-				PartitionKey:                r.Kinesis.PartitionKey,
-				SequenceNumber:              r.Kinesis.SequenceNumber,
-				KinesisSchemaVersion:        r.Kinesis.KinesisSchemaVersion,
-			},
-		}
+	}
+	if ev.DataErrs != nil && !slices.ContainsFunc(ev.DataErrs, func(err error) bool { return err != nil }) {
+		ev.DataErrs = nil
 	}
 	return ev, nil
+}
+
+// fit returns s with length n, grown with zero elements or cut.
+func fit[E any](s []E, n int) []E {
+	if n <= len(s) {
+		return s[:n]
+	}
+	return growTo(s, n-1)
+}
+
+// growTo returns s with index i in range.
+func growTo[E any](s []E, i int) []E {
+	if i < len(s) {
+		return s
+	}
+	return append(s, make([]E, i+1-len(s))...)
 }
 
 // secondsEpoch converts a JSON number of epoch seconds, such as
@@ -156,177 +236,10 @@ func secondsEpoch(num []byte) (time.Time, bool) {
 		}
 		return time.Unix(sec, nsec), true
 	}
-	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(num), len(num)), 64)
+	f, err := strconv.ParseFloat(string(num), 64)
 	if err != nil {
 		return time.Time{}, false
 	}
 	s := int64(f)
 	return time.Unix(s, int64((f-float64(s))*1e9)), true
-}
-
-// epochSeconds is the reference decoder's arrival timestamp: a JSON number
-// converted by secondsEpoch; null leaves it zero.
-type epochSeconds struct{ time.Time }
-
-func (e *epochSeconds) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	t, ok := secondsEpoch(b)
-	if !ok {
-		return fmt.Errorf("approximateArrivalTimestamp %s is not a number of seconds", b)
-	}
-	e.Time = t
-	return nil
-}
-
-// scanKinesisEvent is the fast path of decodeKinesisEvent; ok is false when
-// the input needs the reference decoder.
-func scanKinesisEvent(payload []byte, into []events.KinesisEventRecord) (ev KinesisEvent, ok bool) {
-	s := &scanner{b: payload}
-	a := &Arena{chunk: 4096}
-	ev.Records, ok = scanRecords(s, a, into, func(r, prev *events.KinesisEventRecord) bool { return s.record(a, r, prev) })
-	return ev, ok
-}
-
-// record scans one record object into r. prev, the record before, lends its
-// strings when they repeat. A record whose data is not clean base64 makes the
-// scan fail, so the reference decoder reports it.
-func (s *scanner) record(a *Arena, r *events.KinesisEventRecord, prev *events.KinesisEventRecord) bool {
-	if prev == nil {
-		prev = &events.KinesisEventRecord{}
-	}
-	if !s.tok('{') {
-		return false
-	}
-	if s.tok('}') {
-		return true
-	}
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') {
-			return false
-		}
-		if string(key) == "kinesis" {
-			if !s.kinesisData(a, &r.Kinesis, &prev.Kinesis, &r.EventID) {
-				return false
-			}
-		} else {
-			var dst, was *string
-			switch string(key) {
-			case "awsRegion":
-				dst, was = &r.AwsRegion, &prev.AwsRegion
-			case "eventID":
-				dst = &r.EventID
-			case "eventName":
-				dst, was = &r.EventName, &prev.EventName
-			case "eventSource":
-				dst, was = &r.EventSource, &prev.EventSource
-			case "eventSourceARN":
-				dst, was = &r.EventSourceArn, &prev.EventSourceArn
-			case "eventVersion":
-				dst, was = &r.EventVersion, &prev.EventVersion
-			case "invokeIdentityArn":
-				dst, was = &r.InvokeIdentityArn, &prev.InvokeIdentityArn
-			default:
-				return false
-			}
-			if was == nil {
-				v, ok := s.plainString()
-				if !ok {
-					return false
-				}
-				*dst = a.str(v)
-			} else {
-				v, ok := s.plainAs(*was)
-				if !ok {
-					return false
-				}
-				*dst = a.intern(*was, v)
-			}
-		}
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
-}
-
-func (s *scanner) kinesisData(a *Arena, k, prev *events.KinesisRecord, eventID *string) bool {
-	if !s.tok('{') {
-		return false
-	}
-	if s.tok('}') {
-		return true
-	}
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') {
-			return false
-		}
-		switch string(key) {
-		case "approximateArrivalTimestamp":
-			num, ok := s.number()
-			if !ok {
-				return false
-			}
-			t, ok := secondsEpoch(num)
-			if !ok {
-				return false
-			}
-			k.ApproximateArrivalTimestamp.Time = t
-		case "data":
-			raw, ok := s.rawString()
-			if !ok {
-				return false
-			}
-			dst := a.alloc(base64.StdEncoding.DecodedLen(len(raw)))
-			n, ok := decodeStdBase64(dst, raw)
-			if !ok {
-				// An escape, a stray byte or a line break: the reference
-				// decoder settles what it means.
-				return false
-			}
-			k.Data = nil
-			if n > 0 {
-				k.Data = dst[:n:n]
-			}
-		case "sequenceNumber":
-			v, ok := s.plainString()
-			if !ok {
-				return false
-			}
-			// The event id is "<shard>:<sequence number>": share its bytes.
-			if id := *eventID; len(id) > len(v) && id[len(id)-len(v)-1] == ':' && id[len(id)-len(v):] == string(v) {
-				k.SequenceNumber = id[len(id)-len(v):]
-			} else {
-				k.SequenceNumber = a.str(v)
-			}
-		default:
-			var dst, was *string
-			switch string(key) {
-			case "encryptionType":
-				dst, was = &k.EncryptionType, &prev.EncryptionType
-			case "partitionKey":
-				dst, was = &k.PartitionKey, &prev.PartitionKey
-			case "kinesisSchemaVersion":
-				dst, was = &k.KinesisSchemaVersion, &prev.KinesisSchemaVersion
-			default:
-				return false
-			}
-			v, ok := s.plainAs(*was)
-			if !ok {
-				return false
-			}
-			*dst = a.intern(*was, v)
-		}
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
 }

@@ -47,9 +47,6 @@ func KafkaTopic(parts []string) string {
 // UnixMilli reads an SQS timestamp attribute (SentTimestamp: milliseconds
 // since the epoch in decimal), or the zero time when it is not one.
 func UnixMilli(s string) time.Time {
-	if ms, ok := Digits(s); ok {
-		return time.UnixMilli(ms)
-	}
 	ms, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return time.Time{}

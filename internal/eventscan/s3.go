@@ -1,12 +1,10 @@
 package eventscan
 
 import (
-	"sync"
+	"encoding/json"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/sluicehq/sluice/internal/jsonplan"
 )
 
 // S3 is an Amazon S3 event notification message as S3 sends it to an SQS
@@ -23,15 +21,12 @@ type S3 struct {
 	HostID    string                 `json:"HostId"`
 }
 
-var s3Plan = sync.OnceValue(jsonplan.New[S3])
-
-// DecodeS3 decodes a notification message by the plan decoder (then
-// encoding/json, whose error it returns; the records' objects decode
-// through aws-lambda-go's own UnmarshalJSON). Strings may share data's
-// memory. An S3 notification has no plain path to be measured against,
-// and its records are aws-lambda-go's types: it has no reader of its own.
+// DecodeS3 decodes a notification message with encoding/json (the
+// records' objects through aws-lambda-go's own UnmarshalJSON): its records
+// are aws-lambda-go's types, and a notification is one message, not a
+// batch of them, so it has no reader of its own.
 func DecodeS3(data []byte) (S3, error) {
 	var n S3
-	err := s3Plan().Unmarshal(data, &n, true)
+	err := json.Unmarshal(data, &n)
 	return n, err
 }

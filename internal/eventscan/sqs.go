@@ -1,164 +1,116 @@
 package eventscan
 
 import (
-	"encoding/base64"
+	"fmt"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonread"
 )
 
-// ScanSQS is the fast path of the SQS decoder (handlers): a hand-written
-// scanner for the shape Lambda sends, which fails (ok false) on anything
-// else so that the general decoder (the plan decoder, then encoding/json)
-// settles it; FuzzSQSDecode keeps the two equal. The one difference: a
-// message whose messageAttributes is {} gets a nil map rather than an
-// empty one (a map costs an allocation per message); reading it is the
-// same, and events.MarshalSQSMessage writes it back as {}. into is reused
-// as DecodeKinesis reuses it.
-//
-// The result shares no memory with payload, which the Lambda runtime reuses.
-func ScanSQS(payload []byte, into []events.SQSMessage) (recs []events.SQSMessage, ok bool) {
-	s := &scanner{b: payload}
-	a := &Arena{chunk: 4096, most: 32 << 10}
-	return scanRecords(s, a, into, func(m, prev *events.SQSMessage) bool { return s.sqsMessage(a, m, prev) })
+// The SQS message, spelled once: every member Lambda writes, by
+// aws-lambda-go's names; any other is skipped.
+var (
+	sqsMessageTable   *jsonread.Table[events.SQSMessage]
+	sqsAttributeTable *jsonread.Table[events.SQSMessageAttribute]
+	sqsOnce           sync.Once
+)
+
+// sqsTables builds the tables on first use: a function links the
+// tables of the sources it reads, no others.
+func sqsTables() {
+	sqsOnce.Do(func() {
+		sqsMessageTable = jsonread.NewTable("an SQS message",
+			jsonread.Str("messageId", func(m *events.SQSMessage) *string { return &m.MessageId }),
+			jsonread.Str("receiptHandle", func(m *events.SQSMessage) *string { return &m.ReceiptHandle }),
+			jsonread.Str("body", func(m *events.SQSMessage) *string { return &m.Body }),
+			jsonread.Field[events.SQSMessage]{Name: "attributes", Read: func(r *jsonread.Reader, m *events.SQSMessage) error {
+				return jsonread.StringMap(r, &m.Attributes, 4, sqsAttributeName)
+			}},
+			jsonread.Field[events.SQSMessage]{Name: "messageAttributes", Read: readSQSMessageAttributes},
+			jsonread.Str("md5OfBody", func(m *events.SQSMessage) *string { return &m.Md5OfBody }),
+			jsonread.Str("md5OfMessageAttributes", func(m *events.SQSMessage) *string { return &m.Md5OfMessageAttributes }),
+			jsonread.Str("eventSource", func(m *events.SQSMessage) *string { return &m.EventSource }),
+			jsonread.Str("eventSourceARN", func(m *events.SQSMessage) *string { return &m.EventSourceARN }),
+			jsonread.Str("awsRegion", func(m *events.SQSMessage) *string { return &m.AWSRegion }),
+		)
+		sqsAttributeTable = jsonread.NewTable("an SQS message attribute",
+			jsonread.Field[events.SQSMessageAttribute]{Name: "stringValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				if null, err := r.Null(); null || err != nil {
+					a.StringValue = nil
+					return err
+				}
+				var s string
+				if a.StringValue != nil {
+					s = *a.StringValue
+				}
+				if err := r.StringInto(&s); err != nil {
+					return err
+				}
+				a.StringValue = &s
+				return nil
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "binaryValue", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				return r.Base64Into(&a.BinaryValue, nil)
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "stringListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				return jsonread.StringSlice(r, &a.StringListValues)
+			}},
+			jsonread.Field[events.SQSMessageAttribute]{Name: "binaryListValues", Read: func(r *jsonread.Reader, a *events.SQSMessageAttribute) error {
+				if null, err := r.Null(); null || err != nil {
+					a.BinaryListValues = nil
+					return err
+				}
+				out := a.BinaryListValues[:0]
+				if out == nil && r.Peek() == '[' {
+					out = [][]byte{}
+				}
+				err := r.Array("an array of base64 strings", func(i int) error {
+					var b []byte
+					if i < len(a.BinaryListValues) {
+						b = a.BinaryListValues[i]
+					}
+					if err := r.Base64Into(&b, nil); err != nil {
+						return err
+					}
+					out = append(out, b)
+					return nil
+				})
+				if out != nil {
+					a.BinaryListValues = out
+				}
+				return err
+			}},
+			jsonread.Str("dataType", func(a *events.SQSMessageAttribute) *string { return &a.DataType }),
+		)
+	})
 }
 
-// sqsMessage scans one message into m; prev lends repeated strings. A key
-// seen twice, an unknown key or an unexpected value type makes it fail.
-func (s *scanner) sqsMessage(a *Arena, m *events.SQSMessage, prev *events.SQSMessage) bool {
-	if prev == nil {
-		prev = &events.SQSMessage{}
+// readSQSMessageAttributes reads the messageAttributes map as
+// encoding/json fills a map of structs, but for one thing: {} leaves a nil
+// map nil (a map costs an allocation per message; reading it is the same,
+// and events.MarshalSQSMessage writes it back as {}).
+func readSQSMessageAttributes(r *jsonread.Reader, m *events.SQSMessage) error {
+	if null, err := r.Null(); null || err != nil {
+		m.MessageAttributes = nil
+		return err
 	}
-	if !s.tok('{') {
-		return false
-	}
-	if s.tok('}') {
-		return true
-	}
-	var seen uint16
-	for pos := 0; ; pos++ {
-		// Keys mostly come in the order of the message before: try that
-		// key first, straight on the input.
-		id := -1
-		if pos < len(s.sqsOrder) {
-			if p := s.sqsOrder[pos]; p > 0 {
-				if q := &sqsKeyLits[p-1]; q.At(s.b, s.i) {
-					id = int(p - 1)
-					s.i += q.Len()
-				}
+	return r.Object("an object of message attributes", func(key []byte) error {
+		var a events.SQSMessageAttribute
+		if null, err := r.Null(); err != nil {
+			return err
+		} else if !null {
+			if err := sqsAttributeTable.Read(r, &a); err != nil {
+				return err
 			}
 		}
-		if id < 0 {
-			key, ok := s.plainString()
-			if !ok {
-				return false
-			}
-			if id = sqsKeyID(key); id < 0 {
-				return false
-			}
-			if pos < len(s.sqsOrder) {
-				s.sqsOrder[pos] = int8(id + 1)
-			}
+		if m.MessageAttributes == nil {
+			m.MessageAttributes = make(map[string]events.SQSMessageAttribute, 1)
 		}
-		if !s.tok(':') {
-			return false
-		}
-		bit := uint16(1) << id
-		var dst *string
-		was := ""
-		switch id {
-		case 0:
-			dst = &m.MessageId
-		case 1:
-			dst = &m.ReceiptHandle
-		case 2:
-			dst = &m.Body
-		case 3:
-			dst = &m.Md5OfBody
-		case 4:
-			dst, was = &m.Md5OfMessageAttributes, prev.Md5OfMessageAttributes
-		case 5:
-			dst, was = &m.EventSource, prev.EventSource
-		case 6:
-			dst, was = &m.EventSourceARN, prev.EventSourceARN
-		case 7:
-			dst, was = &m.AWSRegion, prev.AWSRegion
-		}
-		if seen&bit != 0 {
-			return false // encoding/json merges repeated objects: let it
-		}
-		seen |= bit
-		switch {
-		case id >= 4 && id < 8 && s.sqsSame[id-4].Len() > 0 && s.sqsSame[id-4].At(s.b, s.i):
-			// The same text as the last time, which had no escapes: no
-			// scan, no copy.
-			*dst = s.sqsSameVal[id-4]
-			s.i += s.sqsSame[id-4].Len()
-		case dst != nil:
-			start := s.i
-			v, null, ok := s.text(a, was)
-			if !ok {
-				return false
-			}
-			if !null {
-				*dst = v
-				if id >= 4 && s.i-start == len(v)+2 && string(s.b[start+1:s.i-1]) == v {
-					s.sqsSame[id-4], s.sqsSameVal[id-4] = jsonplan.NewLit(`"`+v+`"`), v
-				}
-			}
-		case id == 8:
-			if !s.sqsAttributes(a, m) {
-				return false
-			}
-		default:
-			if !s.sqsMessageAttributes(a, m) {
-				return false
-			}
-		}
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
-}
-
-// sqsKeyLits are the keys of an SQS message in quotes, a key's index its
-// id (see sqsKeyID).
-var sqsKeyLits = func() (l [10]jsonplan.Lit) {
-	for i, k := range [...]string{"messageId", "receiptHandle", "body", "md5OfBody", "md5OfMessageAttributes",
-		"eventSource", "eventSourceARN", "awsRegion", "attributes", "messageAttributes"} {
-		l[i] = jsonplan.NewLit(`"` + k + `"`)
-	}
-	return l
-}()
-
-func sqsKeyID(key []byte) int {
-	switch string(key) {
-	case "messageId":
-		return 0
-	case "receiptHandle":
-		return 1
-	case "body":
-		return 2
-	case "md5OfBody":
-		return 3
-	case "md5OfMessageAttributes":
-		return 4
-	case "eventSource":
-		return 5
-	case "eventSourceARN":
-		return 6
-	case "awsRegion":
-		return 7
-	case "attributes":
-		return 8
-	case "messageAttributes":
-		return 9
-	}
-	return -1
+		m.MessageAttributes[string(key)] = a
+		return nil
+	})
 }
 
 // sqsAttributeName returns the constant spelling of a system attribute's
@@ -187,155 +139,44 @@ func sqsAttributeName(b []byte) string {
 	return ""
 }
 
-// sqsAttributes scans the attributes object: string values, or null for
-// the whole object.
-func (s *scanner) sqsAttributes(a *Arena, m *events.SQSMessage) bool {
-	if s.null() {
-		return true
-	}
-	if !s.tok('{') {
-		return false
-	}
-	m.Attributes = make(map[string]string, 4)
-	if s.tok('}') {
-		return true
-	}
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') {
-			return false
+// DecodeSQS decodes an SQS event into its messages. A message with a value
+// of the wrong type fails alone (errs has an entry for it, nil when none
+// did) if it carries its messageId to be reported by; without one the
+// whole event fails. into is reused as DecodeKinesis reuses it. The result
+// shares no memory with payload (its strings are cut from one copy of it).
+func DecodeSQS(payload []byte, into []events.SQSMessage) (recs []events.SQSMessage, errs []error, err error) {
+	sqsTables()
+	r := jsonread.Shared(payload)
+	var bad error
+	recs, err = readRecords(r, "Records", into, func(m *events.SQSMessage, i int) error {
+		if err := sqsMessageTable.Read(r, m); err != nil {
+			return err
 		}
-		name := sqsAttributeName(key)
-		if name == "" {
-			name = a.str(key)
-		}
-		s.ws()
-		if s.i < len(s.b) && s.b[s.i] == 'n' {
-			return false // null in a map of strings: the general decoder settles it
-		}
-		v, _, ok := s.text(a, "")
-		if !ok {
-			return false
-		}
-		l := len(m.Attributes)
-		if m.Attributes[name] = v; len(m.Attributes) == l {
-			return false // a repeated name: encoding/json keeps the last, let it
-		}
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
-	}
-}
-
-// sqsMessageAttributes scans the messageAttributes object. {} leaves the map
-// nil (see decodeSQSEvent); list values other than [] go to the general
-// decoder.
-func (s *scanner) sqsMessageAttributes(a *Arena, m *events.SQSMessage) bool {
-	if s.null() {
-		return true
-	}
-	if !s.tok('{') {
-		return false
-	}
-	if s.tok('}') {
-		return true
-	}
-	m.MessageAttributes = make(map[string]events.SQSMessageAttribute, 1)
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.tok(':') || !s.tok('{') {
-			return false
-		}
-		name := a.str(key)
-		if _, dup := m.MessageAttributes[name]; dup {
-			return false
-		}
-		var attr events.SQSMessageAttribute
-		if !s.tok('}') {
-			var seen uint8
-			for {
-				k, ok := s.plainString()
-				if !ok || !s.tok(':') {
-					return false
-				}
-				var bit uint8
-				switch string(k) {
-				case "stringValue":
-					bit = 1
-					v, null, ok := s.text(a, "")
-					if !ok {
-						return false
-					}
-					if !null {
-						attr.StringValue = &v
-					}
-				case "binaryValue":
-					bit = 2
-					if !s.null() {
-						raw, ok := s.rawString()
-						if !ok {
-							return false
-						}
-						dst := a.alloc(base64.StdEncoding.DecodedLen(len(raw)))
-						n, ok := decodeStdBase64(dst, raw)
-						if !ok {
-							return false
-						}
-						attr.BinaryValue = []byte{}
-						if n > 0 {
-							attr.BinaryValue = dst[:n:n]
-						}
-					}
-				case "stringListValues", "binaryListValues":
-					bit = 4
-					if string(k) == "binaryListValues" {
-						bit = 8
-					}
-					switch {
-					case s.null():
-					case s.tok('['):
-						if !s.tok(']') {
-							return false
-						}
-						if bit == 4 {
-							attr.StringListValues = []string{}
-						} else {
-							attr.BinaryListValues = [][]byte{}
-						}
-					default:
-						return false
-					}
-				case "dataType":
-					bit = 16
-					v, _, ok := s.text(a, "")
-					if !ok {
-						return false
-					}
-					attr.DataType = v
-				default:
-					return false
-				}
-				if seen&bit != 0 {
-					return false
-				}
-				seen |= bit
-				if s.tok('}') {
-					break
-				}
-				if !s.tok(',') {
-					return false
-				}
+		if merr := r.Saved(); merr != nil {
+			if m.MessageId == "" && bad == nil {
+				bad = fmt.Errorf("sluice: sqs: record %d is malformed and has no identifier to report it by: %w", i, merr)
 			}
+			errs = growTo(errs, i)
+			errs[i] = fmt.Errorf("malformed sqs record: %w", merr)
+		} else if i < len(errs) {
+			errs[i] = nil
 		}
-		m.MessageAttributes[name] = attr
-		if s.tok('}') {
-			return true
-		}
-		if !s.tok(',') {
-			return false
-		}
+		return nil
+	})
+	if err == nil {
+		err = r.End()
 	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("sluice: sqs: the event is not a sqs event: %w", jsonread.SyntaxErr(payload, err))
+	}
+	if err := r.Saved(); err != nil {
+		return nil, nil, fmt.Errorf("sluice: sqs: the event is not a sqs event: %w", err)
+	}
+	if bad != nil {
+		return nil, nil, bad
+	}
+	if errs != nil {
+		errs = fit(errs, len(recs))
+	}
+	return recs, errs, nil
 }

@@ -3,6 +3,7 @@ package eventscan
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -44,23 +45,29 @@ func sqsSeeds(f *testing.F) {
 	}
 }
 
-// FuzzSQSDecode checks that the SQS scanner and encoding/json agree on every
-// input the scanner accepts (an empty messageAttributes object aside, which
-// the scanner leaves nil).
+// FuzzSQSDecode checks that DecodeSQS and encoding/json agree on every
+// input (an empty messageAttributes object aside, which DecodeSQS leaves
+// nil): the same messages, or, where encoding/json refuses the event, a
+// failed message or a failed event.
 func FuzzSQSDecode(f *testing.F) {
 	sqsSeeds(f)
+	f.Add([]byte(`{"Records":[{"messageId":"m","newField":{"a":[1]},"attributes":{"SentTimestamp":"1","NewAttribute":"x"}}],"x":1}`))
+	f.Add([]byte(`{"Records":[{"messageId":"m","body":1},{"messageId":"n"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, ok := ScanSQS(in, nil)
-		if !ok {
-			return // the general decoder decides
-		}
+		fast, errs, err := DecodeSQS(in, nil)
 		var ref struct {
 			Records []events.SQSMessage `json:"Records"`
 		}
-		if err := json.Unmarshal(in, &ref); err != nil {
-			t.Fatalf("scanner accepted what encoding/json rejects (%v): %q", err, in)
+		if rerr := json.Unmarshal(in, &ref); rerr != nil {
+			if err == nil && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+				t.Fatalf("accepted what encoding/json rejects (%v): %q", rerr, in)
+			}
+			return
 		}
-		if fast == nil || ref.Records == nil || len(fast) != len(ref.Records) {
+		if err != nil || errs != nil {
+			t.Fatalf("%q: error %v %v, encoding/json none", in, err, errs)
+		}
+		if (fast == nil) != (ref.Records == nil) || len(fast) != len(ref.Records) {
 			t.Fatalf("%d records (nil %t), reference %d (nil %t)", len(fast), fast == nil, len(ref.Records), ref.Records == nil)
 		}
 		for i := range fast {
@@ -69,16 +76,15 @@ func FuzzSQSDecode(f *testing.F) {
 				b.MessageAttributes = nil
 			}
 			if !reflect.DeepEqual(a, b) {
-				t.Fatalf("record %d of %q:\n scanner %#v\nreference %#v", i, in, a, b)
+				t.Fatalf("record %d of %q:\n read %#v\nreference %#v", i, in, a, b)
 			}
 		}
 	})
 }
 
-// TestSQSScanLongStrings runs strings longer than an arena chunk (32 KiB)
-// through the scanner, escapes and non-ASCII text among them, ending at
-// many offsets into a chunk, and checks the result against encoding/json.
-func TestSQSScanLongStrings(t *testing.T) {
+// TestSQSLongStrings runs long strings through the reader, escapes and
+// non-ASCII text among them, and checks the result against encoding/json.
+func TestSQSLongStrings(t *testing.T) {
 	unit := `{\"sku\":\"SKU-1\",\"note\":\"a\\\\b\\/c\\n\\u00e9 é\"},`
 	// Built by hand: unit is a JSON string's contents already.
 	raw := []byte(`{"Records":[`)
@@ -99,9 +105,9 @@ func TestSQSScanLongStrings(t *testing.T) {
 		raw = append(raw, `{}]","attributes":{"SentTimestamp":"1"},"awsRegion":"us-east-1"}`...)
 	}
 	raw = append(raw, `]}`...)
-	fast, ok := ScanSQS(raw, nil)
-	if !ok {
-		t.Fatal("the scanner gave up on a well-formed event")
+	fast, errs, err := DecodeSQS(raw, nil)
+	if err != nil || errs != nil {
+		t.Fatal(err, errs)
 	}
 	var ref struct {
 		Records []events.SQSMessage `json:"Records"`

@@ -26,7 +26,6 @@ import (
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/batchresponse"
 	"github.com/sluicehq/sluice/internal/eventscan"
-	"github.com/sluicehq/sluice/internal/jsonplan"
 	"github.com/sluicehq/sluice/internal/windowstate"
 )
 
@@ -37,7 +36,6 @@ type Handler[R, S any] struct {
 	fold   func(context.Context, S, R) (S, error)
 	final  func(context.Context, *eventscan.WindowEvent, S) error
 	seq    func(R) string
-	fields jsonplan.Decoder[eventscan.WindowEvent]
 	// inner runs a batch, calling Step for each record in order; records
 	// decodes the first n typed records of an event, for refolds.
 	inner   func(context.Context, []byte) ([]byte, error)
@@ -80,7 +78,7 @@ func New[R, S any](source sevents.Source, fold func(context.Context, S, R) (S, e
 	case final == nil:
 		return nil, fmt.Errorf("sluice: %s window handler: final function is nil", source)
 	}
-	return &Handler[R, S]{source: source, fold: fold, final: final, seq: seq, fields: jsonplan.New[eventscan.WindowEvent]()}, nil
+	return &Handler[R, S]{source: source, fold: fold, final: final, seq: seq}, nil
 }
 
 // Set gives h the inner handler's Invoke (built on Step), the decoding of
@@ -187,8 +185,8 @@ func (h *Handler[R, S]) refold(ctx context.Context, run *run[R, S], n int) (S, e
 // Invoke handles one tumbling window event and returns the window state
 // with the partial batch response.
 func (h *Handler[R, S]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	var ev eventscan.WindowEvent
-	if err := h.fields.Unmarshal(payload, &ev, false); err != nil {
+	ev, err := eventscan.DecodeWindow(payload)
+	if err != nil {
 		return nil, fmt.Errorf("sluice: %s window handler: the event is not a %s event: %w", h.source, h.source, err)
 	}
 	if ev.Window == nil {

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/jsonplan"
+	"github.com/sluicehq/sluice/internal/jsonwrite"
 )
 
 // The window state format. Lambda's state is a map of strings; Sluice
@@ -58,7 +58,7 @@ func Encode[S any](s S) ([]byte, error) {
 	out = append(out, `{"`+versionKey+`":"`+version+`","`...)
 	out = append(out, key...)
 	out = append(out, `":`...)
-	out = jsonplan.AppendString(out, val)
+	out = jsonwrite.AppendString(out, val)
 	return append(out, '}'), nil
 }
 

@@ -1,4 +1,4 @@
-package jsonplan
+package jsonwrite
 
 import (
 	"encoding/json"

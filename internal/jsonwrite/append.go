@@ -1,4 +1,6 @@
-package jsonplan
+// Package jsonwrite writes the JSON Sluice spells by hand: the partial
+// batch responses, window states and metric lines.
+package jsonwrite
 
 import (
 	"encoding/json"
