@@ -58,7 +58,8 @@ type config struct {
 	dlCfg           dlq.Config
 	dlSet           bool
 	kind            sourceKind
-	rawImages       bool // WithRawImages
+	rawImages       bool   // WithRawImages
+	tracer          Tracer // WithTracer (trace.go)
 	errs            []error
 }
 
