@@ -174,28 +174,35 @@ func linked(s sdktrace.ReadOnlySpan) []trace.SpanContext {
 	return out
 }
 
-// linksTo checks that s links to exactly want (ignoring the remote flag),
-// with the link source from.
+// linksTo checks that s links to exactly want, in any order (ignoring the
+// remote flag), each link read from from (unless from is "").
 func linksTo(t *testing.T, what string, s sdktrace.ReadOnlySpan, from string, want ...trace.SpanContext) {
 	t.Helper()
 	if len(s.Links()) != len(want) {
 		t.Fatalf("%s: %d links %v, want %d", what, len(s.Links()), linked(s), len(want))
 	}
-	for k, l := range s.Links() {
-		got, w := l.SpanContext, want[k]
-		if got.TraceID() != w.TraceID() || got.SpanID() != w.SpanID() || got.TraceFlags() != w.TraceFlags() || got.TraceState().String() != w.TraceState().String() {
-			t.Errorf("%s: link %d = %v/%v %s, want %v/%v %s", what, k, got.TraceID(), got.SpanID(), got.TraceState(), w.TraceID(), w.SpanID(), w.TraceState())
-		}
-		if from != "" {
-			var src string
-			for _, kv := range l.Attributes {
-				if kv.Key == tracing.AttrLinkSource {
-					src = kv.Value.AsString()
+	for _, w := range want {
+		found := false
+		for _, l := range s.Links() {
+			got := l.SpanContext
+			if got.TraceID() != w.TraceID() || got.SpanID() != w.SpanID() || got.TraceFlags() != w.TraceFlags() || got.TraceState().String() != w.TraceState().String() {
+				continue
+			}
+			found = true
+			if from != "" {
+				var src string
+				for _, kv := range l.Attributes {
+					if kv.Key == tracing.AttrLinkSource {
+						src = kv.Value.AsString()
+					}
+				}
+				if src != from {
+					t.Errorf("%s: link to %v read from %q, want %q", what, w.SpanID(), src, from)
 				}
 			}
-			if src != from {
-				t.Errorf("%s: link %d read from %q, want %q", what, k, src, from)
-			}
+		}
+		if !found {
+			t.Errorf("%s: no link to %v/%v %s among %v", what, w.TraceID(), w.SpanID(), w.TraceState(), linked(s))
 		}
 	}
 }
