@@ -115,7 +115,6 @@ func main() {
 	_ = tr.Shutdown(context.Background())
 }
 
-
 // run runs the demo; extra are options every handler takes (tracing).
 func run(w io.Writer, source, eventPath string, extra ...handlers.Option) error {
 	sources := []string{"kinesis", "sqs"}
