@@ -120,7 +120,7 @@ func attr(s sdktrace.ReadOnlySpan, key attribute.Key) (attribute.Value, bool) {
 
 func str(s sdktrace.ReadOnlySpan, key string) string {
 	v, _ := attr(s, attribute.Key(key))
-	return v.Emit()
+	return v.String()
 }
 
 // spansOf sorts the ended spans: the invocation's (kind SERVER, or nil),

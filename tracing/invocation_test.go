@@ -64,7 +64,8 @@ func TestInvocationParent(t *testing.T) {
 			ctx := lambdaCtx("r")
 			var e map[string]string
 			if where == "context" {
-				ctx = context.WithValue(ctx, "x-amzn-trace-id", header) //nolint:staticcheck // aws-lambda-go's own key
+				//lint:ignore SA1029 the key aws-lambda-go keeps the trace header under
+				ctx = context.WithValue(ctx, "x-amzn-trace-id", header)
 			} else {
 				e = map[string]string{tracing.EnvTraceHeader: header, tracing.EnvFunctionName: "orders"}
 			}
