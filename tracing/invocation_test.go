@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,5 +229,17 @@ func TestLogLinesCarryIDs(t *testing.T) {
 		if wt, ws := spanOf(id); l["trace_id"] != wt || l["span_id"] != ws {
 			t.Errorf("user line %v: ids %v/%v, want %s/%s", l, l["trace_id"], l["span_id"], wt, ws)
 		}
+	}
+}
+
+// A Firehose transformation is not traced: the option is refused, not
+// ignored.
+func TestFirehoseRefusesTracing(t *testing.T) {
+	r := newRecorder(t)
+	_, err := handlers.NewFirehose(func(ctx context.Context, rec handlers.FirehoseRecord[string]) (handlers.FirehoseResult, error) {
+		return handlers.Dropped(), nil
+	}, tracing.On(tracing.WithTracerProvider(r.tp)))
+	if err == nil || !strings.Contains(err.Error(), "WithTracer") {
+		t.Fatalf("NewFirehose with tracing.On: %v", err)
 	}
 }
