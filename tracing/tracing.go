@@ -228,10 +228,20 @@ func (bt *batchTrace) StartRecord(ctx context.Context, i int, r handlers.TraceRe
 	for _, l := range links {
 		bt.batch.AddLink(l)
 	}
-	ctx, s := bt.t.tracer.Start(ctx, bt.name, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithLinks(links...), trace.WithAttributes(bt.recordAttrs(r)...))
+	ctx, s := bt.t.startRecord(ctx, bt.name, links, bt.recordAttrs(r))
 	bt.spans[i] = s
 	return ctx
+}
+
+// consumer is the span kind of the batch and record spans, made once: an
+// option made per call costs an allocation per record.
+var consumer = trace.WithSpanKind(trace.SpanKindConsumer)
+
+func (t *Tracer) startRecord(ctx context.Context, name string, links []trace.Link, attrs []attribute.KeyValue, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if len(links) == 0 && len(opts) == 0 {
+		return t.tracer.Start(ctx, name, consumer, trace.WithAttributes(attrs...))
+	}
+	return t.tracer.Start(ctx, name, append(opts, consumer, trace.WithLinks(links...), trace.WithAttributes(attrs...))...)
 }
 
 func (bt *batchTrace) recordAttrs(r handlers.TraceRecord) []attribute.KeyValue {
@@ -295,8 +305,7 @@ func (bt *batchTrace) End(ctx context.Context, e handlers.TraceEnd) {
 			for _, l := range links {
 				bt.batch.AddLink(l)
 			}
-			_, s = bt.t.tracer.Start(bt.ctx, bt.name, trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(now),
-				trace.WithLinks(links...), trace.WithAttributes(bt.recordAttrs(r)...))
+			_, s = bt.t.startRecord(bt.ctx, bt.name, links, bt.recordAttrs(r), trace.WithTimestamp(now))
 		}
 		if stop.IsZero() {
 			stop = now
