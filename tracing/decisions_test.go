@@ -308,3 +308,29 @@ func TestQuarantined(t *testing.T) {
 		})
 	}
 }
+
+// refusing is a dead-letter destination that accepts nothing.
+type refusing struct{}
+
+func (refusing) Send(context.Context, []*dlq.Envelope) error { return errors.New("queue unavailable") }
+
+// A quarantine the destination did not accept is no quarantine: the span
+// shows the record failed and reported, with the send's error.
+func TestQuarantineRevoked(t *testing.T) {
+	r := newRecorder(t)
+	logger, _ := quiet()
+	f := act(nil)
+	h := handlers.MustSQS(func(ctx context.Context, m handlers.SQSRecord[action]) error { return f(ctx, m.Value) },
+		append(opts(r, logger), handlers.WithDeadLetters(refusing{}))...)
+	b, ids := sqsEvent(action{"1", ""}, action{"2", "permanent"})
+	if _, err := invoke(t, lambdaCtx("r"), h, b.Event()); err != nil {
+		t.Fatal(err)
+	}
+	s := spansOf(t, r).records[ids[1]]
+	if str(s, "sluice.quarantined") != "" || str(s, "sluice.outcome") != "failed" || str(s, "sluice.reported") != "true" {
+		t.Errorf("quarantined=%q outcome=%q reported=%q", str(s, "sluice.quarantined"), str(s, "sluice.outcome"), str(s, "sluice.reported"))
+	}
+	if !strings.Contains(s.Status().Description, "queue unavailable") {
+		t.Errorf("status %q does not say why the quarantine failed", s.Status().Description)
+	}
+}
