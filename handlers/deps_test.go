@@ -13,15 +13,16 @@ import (
 )
 
 // TestNoServiceClients keeps events, batch and handlers free of AWS SDK
-// service clients and of CDK: a function that uses neither idempotency nor
-// a dead-letter queue must link none. (DynamoDB's types package, for
-// attribute values, is not a client.)
+// service clients, of CDK and of OpenTelemetry: a function that uses
+// neither idempotency nor a dead-letter queue must link no client, and one
+// that does not trace (package tracing) no OpenTelemetry. (DynamoDB's
+// types package, for attribute values, is not a client.)
 func TestNoServiceClients(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "../events", "../batch", "../internal/engine", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	client := regexp.MustCompile(`^github\.com/aws/aws-sdk-go-v2/service/[^/]+$|aws-cdk|jsii`)
+	client := regexp.MustCompile(`^github\.com/aws/aws-sdk-go-v2/service/[^/]+$|aws-cdk|jsii|^go\.opentelemetry\.io/`)
 	n := 0
 	for _, pkg := range strings.Fields(string(out)) {
 		n++

@@ -205,7 +205,7 @@ func NewFirehose[T any](fn func(context.Context, FirehoseRecord[T]) (FirehoseRes
 	}{
 		{c.idemStore != nil, "WithIdempotency"}, {c.dlSet, "WithDeadLetters"}, {c.skipGroup, "WithSkipGroupOnFailure"},
 		{c.wholeBatch, "WithWholeBatchFailures"}, {c.partialWhenNone, "WithPartialResponseWhenNoneSucceed"},
-		{c.kafka != nil, "the Kafka options"}, {c.window.set, "the window options"},
+		{c.kafka != nil, "the Kafka options"}, {c.window.set, "the window options"}, {c.tracer != nil, "WithTracer (tracing.On)"},
 	} {
 		if o.set {
 			bad = append(bad, fmt.Errorf("%s does not apply to a Firehose transformation", o.name))

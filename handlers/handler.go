@@ -35,6 +35,7 @@ func newHandler[R any](s source[R], fn func(context.Context, R) error, opts []Op
 	if err != nil {
 		return handler[R]{}, err
 	}
+	c.traceLogger()
 	p, err := chain(c, fn, s.key)
 	if err != nil {
 		return handler[R]{}, fmt.Errorf("sluice: %s handler: %w", s.name, err)
@@ -83,14 +84,23 @@ type batchRun struct {
 // and returns the indexes to report, or a function error.
 func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload []byte, items []engine.Item, r batchRun) ([]int, error) {
 	hb := &hookBatch[R]{items: items, payload: payload, kafka: r.kafka, records: r.records, src: b}
-	ctx, ecfg := h.chain.begin(ctx, h.cfg.engine(r.source, r.policy, r.workers), hb)
+	ecfg := h.cfg.engine(r.source, r.policy, r.workers)
+	hb.source = r.source
+	ctx, tr := startTrace(ctx, h.cfg, hb, r.resource, &ecfg) // nil unless WithTracer
+	ctx, ecfg = h.chain.begin(ctx, ecfg, hb)
 	step := h.chain.step
+	if tr != nil {
+		step = tr.step(step)
+	}
 	res := engine.Run(ctx, items, ecfg, func(ctx context.Context, w, i int) error { return step(ctx, w, i, hb) })
 	ids := recordIDs{items: items}
 	ids.namer, _ = b.(recordNamer)
-	return h.cfg.outcome(ctx, r.source, r.resource, items, res, ids)
+	report, err := h.cfg.outcome(ctx, r.source, r.resource, items, res, ids)
+	if tr != nil {
+		tr.end(ctx, h.cfg, res, report, err, ids)
+	}
+	return report, err
 }
-
 // A recordNamer is a batchOf whose items are not all named by their batch
 // item identifier: recordID is item i's own id (a KPL user record's
 // "<sequenceNumber>:<subSequenceNumber>").

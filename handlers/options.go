@@ -59,7 +59,8 @@ type config struct {
 	dlSet           bool
 	skips           *skipLog // EnvSkipsFile, or nil
 	kind            sourceKind
-	rawImages       bool // WithRawImages
+	rawImages       bool   // WithRawImages
+	tracer          Tracer // WithTracer (trace.go)
 	errs            []error
 }
 

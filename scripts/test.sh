@@ -38,6 +38,10 @@ fi
 
 step "install: AWS Lambda Runtime Interface Emulator"
 scripts/build-rie.sh
+# Jaeger, the trace backend of package tracing's end-to-end test, built from
+# the version in scripts/jaeger.version (minutes the first time, then cached).
+step "install: Jaeger"
+scripts/build-jaeger.sh
 if [[ -x scripts/servers/install.sh ]]; then
 	step "install: local AWS servers"
 	scripts/servers/install.sh

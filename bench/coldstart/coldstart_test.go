@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-var sources = []string{"kinesis", "sqs", "kafka", "dynamodb"}
+var sources = []string{"kinesis", "sqs", "kafka", "dynamodb", "sqs-traced"}
 
 // build compiles cmd/name, stripped as a Lambda deployment would be.
 func build(tb testing.TB, name string) string {

@@ -81,6 +81,14 @@
 //	CONFORMANCE_FIXED    a comma-separated list of actions that succeed
 //	                     instead (e.g. exit,fail): the fix deployed before a
 //	                     sluice redrive
+//	OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+//	                     if either is set, the function traces (package
+//	                     tracing, tracing.FromEnv): a batch span and a span
+//	                     per record, exported over OTLP (http/protobuf) and
+//	                     flushed before each answer; OTEL_SERVICE_NAME,
+//	                     OTEL_TRACES_SAMPLER (always_on traces a run whose
+//	                     trace header says Sampled=0, as sluice run's does)
+//	                     and the rest of OpenTelemetry's variables apply
 //
 // Each record's payload (Kinesis data, SQS body, Kafka value, or the
 // DynamoDB image attribute "payload" of type S) is {"id":"...","action":"..."};
@@ -124,6 +132,7 @@ import (
 	"github.com/sluicehq/sluice/fromenv"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/tracing"
 )
 
 func main() {
@@ -181,6 +190,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "conformance: CONFORMANCE_IDEMPOTENCY_KEY=%q: want id (or unset)\n", k)
 		os.Exit(2)
 	}
+	tr, err := tracing.FromEnv(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(2)
+	}
+	opts = append(opts, tr.Options()...)
 	h, err := newHandler(os.Getenv("SLUICE_SOURCE"), os.Getenv("SLUICE_EFFECTS_FILE"), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)

@@ -11,6 +11,12 @@
 // samples, a third part delivers the SQS batch twice (SQS is at-least-once)
 // to a function with idempotency and dead letters on: no order is charged
 // twice, and the poison messages are quarantined with their records.
+//
+// With OpenTelemetry's environment set (OTEL_EXPORTER_OTLP_ENDPOINT and
+// the rest; package tracing, FromEnv), every batch is traced too: a batch
+// span and a span per record, exported over OTLP before each batch answers.
+//
+//	OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=demo go run ./examples/demo
 package main
 
 import (
@@ -33,6 +39,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	"github.com/sluicehq/sluice/handlers"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/tracing"
 )
 
 //go:embed testdata/orders-kinesis.json
@@ -93,13 +100,23 @@ func main() {
 	source := flag.String("source", "all", "kinesis, sqs or all")
 	eventPath := flag.String("event", "", "a Lambda event file to use instead of the embedded sample (needs -source)")
 	flag.Parse()
-	if err := run(os.Stdout, *source, *eventPath); err != nil {
+	tr, err := tracing.FromEnv(context.Background())
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+	if err := run(os.Stdout, *source, *eventPath, tr.Options()...); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+	if tr.Enabled() {
+		fmt.Println("\ntraces: each batch's spans were exported before it answered (service " + or(os.Getenv(tracing.EnvServiceName), "sluice") + ")")
+	}
+	_ = tr.Shutdown(context.Background())
 }
 
-func run(w io.Writer, source, eventPath string) error {
+// run runs the demo; extra are options every handler takes (tracing).
+func run(w io.Writer, source, eventPath string, extra ...handlers.Option) error {
 	sources := []string{"kinesis", "sqs"}
 	switch {
 	case source == "all" && eventPath != "":
@@ -122,13 +139,13 @@ func run(w io.Writer, source, eventPath string) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := demo(w, s, event); err != nil {
+		if err := demo(w, s, event, extra...); err != nil {
 			return err
 		}
 	}
 	if source == "all" {
 		fmt.Fprintln(w)
-		return twice(w, sqsSample)
+		return twice(w, sqsSample, extra...)
 	}
 	return nil
 }
@@ -149,26 +166,27 @@ func (d *deadLetters) Send(_ context.Context, envs []*dlq.Envelope) error {
 
 // twice delivers the SQS batch two times to one function with idempotency
 // (an in-memory store; DynamoDB when deployed) and dead letters on.
-func twice(w io.Writer, event []byte) error {
+func twice(w io.Writer, event []byte, extra ...handlers.Option) error {
 	fmt.Fprintln(w, "== SQS again, delivered twice (SQS is at-least-once), with WithIdempotency and WithDeadLetters")
 	p := newPayments()
 	dead := &deadLetters{}
 	var rep handlers.BatchReport
 	orders := map[string]string{}
 	var mu sync.Mutex
-	h, err := handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
-		mu.Lock()
-		orders[r.MessageID()] = r.Value.OrderID
-		mu.Unlock()
-		return p.charge(ctx, r.Value)
-	},
+	opts := []handlers.Option{
 		handlers.WithLogger(slog.New(slog.DiscardHandler)),
 		handlers.WithOnBatch(func(ctx context.Context, r handlers.BatchReport) { rep = r }),
 		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(10 * time.Millisecond)}),
 		handlers.WithConcurrency(1),
 		handlers.WithIdempotency(idempotency.NewMemoryStore()),
 		handlers.WithDeadLetters(dead, dlq.WithMaxAttempts(3)),
-	)
+	}
+	h, err := handlers.NewSQS(func(ctx context.Context, r handlers.SQSRecord[Order]) error {
+		mu.Lock()
+		orders[r.MessageID()] = r.Value.OrderID
+		mu.Unlock()
+		return p.charge(ctx, r.Value)
+	}, append(opts, extra...)...)
 	if err != nil {
 		return err
 	}
@@ -210,7 +228,7 @@ func twice(w io.Writer, event []byte) error {
 	return nil
 }
 
-func demo(w io.Writer, source string, event []byte) error {
+func demo(w io.Writer, source string, event []byte, extra ...handlers.Option) error {
 	p := newPayments()
 	var rep handlers.BatchReport
 	opts := []handlers.Option{
@@ -218,6 +236,7 @@ func demo(w io.Writer, source string, event []byte) error {
 		handlers.WithOnBatch(func(ctx context.Context, r handlers.BatchReport) { rep = r }),
 		handlers.WithRetry(batch.RetryPolicy{Retries: 2, Backoff: batch.Exponential(10 * time.Millisecond)}),
 	}
+	opts = append(opts, extra...)
 	var h lambda.Handler
 	var err error
 	var orderOf func(id string) string

@@ -162,6 +162,13 @@ type Config struct {
 	// where records parked with Park are sent away in one go; a record
 	// whose send failed is revoked with Result.Unpark, so it is reported.
 	After func(ctx context.Context, res *Result)
+	// OnRetry, when set, is told of each in-process retry NoteRetry
+	// reports, with the record's index (a tracer's span event).
+	OnRetry func(ctx context.Context, i, retry int, err error, wait time.Duration)
+	// RecordContext, when set, gives the context the log line of failed
+	// record i is written under (a tracer's record span, so the line
+	// carries its ids); else the line is written under Run's context.
+	RecordContext func(ctx context.Context, i int) context.Context
 }
 
 // Result is what Run decided.
@@ -331,7 +338,7 @@ func Run(ctx context.Context, items []Item, cfg Config, process Process) *Result
 			res.Oldest = it.Arrival
 		}
 	}
-	logResult(cfg, items, res, start)
+	logResult(ctx, cfg, items, res, start)
 	return res
 }
 
@@ -467,6 +474,9 @@ func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
 			slog.String("error", err.Error()),
 			slog.Duration("wait", wait),
 		)
+	}
+	if f := r.cfg.OnRetry; f != nil {
+		f(ctx, i, retry, err, wait)
 	}
 }
 
@@ -714,15 +724,18 @@ func Report(p Policy, items []Item, outcomes []batch.Outcome) []int {
 	return out
 }
 
-func logResult(cfg Config, items []Item, res *Result, start time.Time) {
+func logResult(ctx context.Context, cfg Config, items []Item, res *Result, start time.Time) {
 	l := cfg.Logger
 	if l == nil {
 		return
 	}
-	ctx := context.Background()
 	for i, o := range res.Outcomes {
 		if o != Failed {
 			continue
+		}
+		rctx := ctx
+		if cfg.RecordContext != nil {
+			rctx = cfg.RecordContext(ctx, i)
 		}
 		err := res.Errors[i]
 		attrs := []slog.Attr{
@@ -737,7 +750,7 @@ func logResult(cfg Config, items []Item, res *Result, start time.Time) {
 		if errors.As(err, &pe) {
 			attrs = append(attrs, slog.String("stack", string(pe.Stack)))
 		}
-		l.LogAttrs(ctx, slog.LevelError, "sluice: record failed", attrs...)
+		l.LogAttrs(rctx, slog.LevelError, "sluice: record failed", attrs...)
 	}
 	oldest := res.Oldest
 	level := slog.LevelInfo
