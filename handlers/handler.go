@@ -101,6 +101,7 @@ func runBatch[R any](ctx context.Context, h *handler[R], b batchOf[R], payload [
 	}
 	return report, err
 }
+
 // A recordNamer is a batchOf whose items are not all named by their batch
 // item identifier: recordID is item i's own id (a KPL user record's
 // "<sequenceNumber>:<subSequenceNumber>").
