@@ -11,7 +11,7 @@
 // Each consumer builds an arm64 provided.al2023 function from a directory
 // holding a compiled bootstrap (synth reads its ELF header and stops when
 // it is built for another architecture), with its own role and log group,
-// and sets safe defaults (see Deploy in the README): partial batch
+// and sets safe defaults (see docs/deploy.md): partial batch
 // responses on, bounded retries and record age, bisection for streams, an
 // on-failure queue for streams and Kafka, redrive for SQS, a visibility
 // timeout of six times the function timeout, a FIFO quarantine queue for a

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 )
 
-// Defaults the constructs apply when a prop is left unset. The README's
-// Deploy section gives the reason for each.
+// Defaults the constructs apply when a prop is left unset. docs/deploy.md
+// ("Defaults, and why") gives the reason for each.
 const (
 	DefaultFunctionTimeoutSeconds = 30
 	DefaultMemorySize             = 256

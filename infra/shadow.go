@@ -36,8 +36,8 @@ const EnvShadow = "SLUICE_SHADOW"
 // seconds once the replay has caught up). Once caught up it keeps
 // consuming new records into the shadow sink like a second consumer, so
 // tear it down when done: remove ShadowReplay and deploy (the mapping,
-// function, role and queues go; the sink is yours). The README's Deploy
-// section has the whole procedure.
+// function, role and queues go; the sink is yours). docs/deploy.md
+// has the whole procedure.
 type ShadowReplay struct {
 	// From is where the replay starts, in Unix seconds (StartingPosition
 	// AT_TIMESTAMP; Kinesis and Kafka). Unset, it starts at TRIM_HORIZON,

@@ -25,14 +25,14 @@ step "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 [[ "${1:-}" == "lint" ]] && exit 0
 
-# What the rest needs besides Go (README, "Two commands").
+# What the rest needs besides Go (docs/development.md).
 missing=""
 for tool in node npm java; do
 	command -v "$tool" >/dev/null || missing="$missing $tool"
 done
 if [[ -n "$missing" ]]; then
 	echo "make test: not found on PATH:$missing. The tests need Node 18 or later with npm" >&2
-	echo "(to install the test servers) and Java 11 or later (DynamoDB Local); see the README." >&2
+	echo "(to install the test servers) and Java 11 or later (DynamoDB Local); see docs/development.md." >&2
 	exit 1
 fi
 
