@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"DoWaitsForLapse", testDoWaitsForLapse},
 		{"DoWaitsForCompletion", testDoWaitsForCompletion},
 		{"DoRenewsLease", testDoRenewsLease},
+		{"LongKeys", testLongKeys},
 	}
 	// A store that reads many keys at once (idempotency.Getter) is held
 	// to it too.
@@ -476,6 +478,69 @@ func testGetMany(t *testing.T, s idempotency.Store) {
 	empty, err := g.Get(ctx(t), nil)
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("Get(no keys) = %v, %v", empty, err)
+	}
+}
+
+// longKeys are keys no store may refuse: an S3 notification's default key
+// for a 1,000-byte object key of three-byte characters, URL-encoded
+// (about 9,000 bytes), the same raw (about 3,000 bytes of UTF-8), and two
+// keys of 4,000 bytes that differ only in their last byte.
+func longKeys(t *testing.T) []string {
+	base := key(t)
+	name := strings.Repeat("\u7ea2", 333) + "x" // 1,000 bytes of UTF-8
+	encoded := strings.ReplaceAll(url.QueryEscape(name), "+", "%20")
+	long := base + "#" + strings.Repeat("k", 4000)
+	return []string{
+		base + "#bucket/" + encoded + "@0055AED6DCD90281E5",
+		base + "#bucket/" + name + "@0055AED6DCD90281E5",
+		long + "a", long + "b",
+	}
+}
+
+// testLongKeys: keys far longer than any database's key limit are
+// claimed, completed, found again and kept apart (a store keeps them by
+// a digest, idempotency.StoredKey), and a Getter reads them back under
+// the keys as given.
+func testLongKeys(t *testing.T, s idempotency.Store) {
+	now := base()
+	keys := longKeys(t)
+	for i, k := range keys {
+		mustClaim(t, s, claim(k, "a", now, time.Minute))
+		if err := s.Complete(ctx(t), k, "a", []byte(fmt.Sprint("r", i)), now.Add(time.Hour)); err != nil {
+			t.Fatalf("Complete of a %d-byte key: %v", len(k), err)
+		}
+	}
+	for i, k := range keys {
+		rec := mustFind(t, s, claim(k, "b", now.Add(time.Second), time.Minute))
+		if rec.Status != idempotency.StatusCompleted || string(rec.Result) != fmt.Sprint("r", i) {
+			t.Errorf("key %d (%d bytes): found %v %q, want COMPLETED r%d: long keys must not share a record", i, len(k), rec.Status, rec.Result, i)
+		}
+	}
+	// A claim refused and released under a long key.
+	k := keys[0] + "#released"
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	if err := s.Extend(ctx(t), k, "a", now.Add(2*time.Minute)); err != nil {
+		t.Fatalf("Extend of a long key: %v", err)
+	}
+	if err := s.Release(ctx(t), k, "a"); err != nil {
+		t.Fatalf("Release of a long key: %v", err)
+	}
+	mustClaim(t, s, claim(k, "b", now, time.Minute))
+	g, ok := s.(idempotency.Getter)
+	if !ok {
+		return
+	}
+	got, err := g.Get(ctx(t), append(keys, k))
+	if err != nil {
+		t.Fatalf("Get of long keys: %v", err)
+	}
+	for i, k := range keys {
+		if r := got[k]; r == nil || r.Key != k || string(r.Result) != fmt.Sprint("r", i) {
+			t.Errorf("Get: key %d (%d bytes) read back as %+v, want its completed record under the key as given", i, len(k), r)
+		}
+	}
+	if r := got[k]; r == nil || r.Status != idempotency.StatusInProgress {
+		t.Errorf("Get: the claimed long key read back as %+v, want in progress", r)
 	}
 }
 
