@@ -13,6 +13,11 @@
 //
 //	SLUICE_IDEMPOTENCY_TABLE  WithIdempotency on this DynamoDB table
 //	                          (idempotency/dynamodbstore, default layout)
+//	SLUICE_IDEMPOTENCY_KEY_PREFIX
+//	                          what comes before "#" in every idempotency key
+//	                          instead of the function's name
+//	                          (handlers.WithIdempotencyKeyPrefix), so the keys
+//	                          survive a rename of the function
 //	SLUICE_IDEMPOTENCY_LEASE  a fixed in-progress lease (a Go duration such
 //	                          as 2m), never renewed, instead of the short
 //	                          lease the owner renews while a record runs
@@ -86,6 +91,8 @@ type Source = events.Source
 const (
 	EnvIdempotencyTable = "SLUICE_IDEMPOTENCY_TABLE"
 	EnvIdempotencyLease = "SLUICE_IDEMPOTENCY_LEASE"
+	// EnvIdempotencyKeyPrefix is handlers.WithIdempotencyKeyPrefix's prefix.
+	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
 	EnvDLQURL           = "SLUICE_DLQ_URL"
 	EnvDLQFile          = "SLUICE_DLQ_FILE"
 	EnvMaxAttempts      = "SLUICE_MAX_ATTEMPTS"
@@ -226,8 +233,15 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 		if keyOpt != nil {
 			opts = append(opts, keyOpt)
 		}
-	} else if v := getenv(EnvIdempotencyLease); v != "" {
-		return nil, fmt.Errorf("fromenv: %s is set but %s is not", EnvIdempotencyLease, EnvIdempotencyTable)
+		if v := getenv(EnvIdempotencyKeyPrefix); v != "" {
+			opts = append(opts, handlers.WithIdempotencyKeyPrefix(v))
+		}
+	} else {
+		for _, v := range []string{EnvIdempotencyLease, EnvIdempotencyKeyPrefix} {
+			if getenv(v) != "" {
+				return nil, fmt.Errorf("fromenv: %s is set but %s is not", v, EnvIdempotencyTable)
+			}
+		}
 	}
 
 	url, file := getenv(EnvDLQURL), getenv(EnvDLQFile)

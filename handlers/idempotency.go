@@ -27,6 +27,45 @@ var idem = idemlink.Get[idempotency.Store, idempotency.Option, *idempotency.Cach
 // table never share keys.
 const EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 
+// WithIdempotencyKeyPrefix puts prefix, instead of the function's name,
+// before every idempotency key the handler claims: keys become prefix,
+// "#" and the record's key, as Powertools' key prefix (Python key_prefix,
+// TypeScript keyPrefix, .NET KeyPrefix) replaces its function name. Keys
+// that start with the function's name change when the function is
+// renamed (or a stack replacement renames it), and every record still in
+// the table's retention would then run again; a fixed prefix survives a
+// rename, and lets two functions share keys on purpose. Set it to the
+// function's current name to keep the keys a deployed table already
+// holds. package fromenv reads it from SLUICE_IDEMPOTENCY_KEY_PREFIX,
+// which the CDK constructs set (infra: the IdempotencyKeyPrefix prop). A
+// tumbling window's final write is keyed under it too.
+func WithIdempotencyKeyPrefix(prefix string) Option {
+	return func(c *config) {
+		if prefix == "" {
+			c.errs = append(c.errs, errors.New(`WithIdempotencyKeyPrefix(""): give a prefix, or leave the option out to keep the function's name`))
+			return
+		}
+		c.idemPrefix = &prefix
+	}
+}
+
+// idemOptions are the idempotency options of a handler that need no
+// type parameter.
+type idemOptions struct {
+	set bool // an option that needs WithIdempotency was given
+}
+
+// keyPrefix is what comes before "#" in every idempotency key: the
+// prefix given (WithIdempotencyKeyPrefix), else the function's name
+// (AWS_LAMBDA_FUNCTION_NAME), else "".
+func (c *config) keyPrefix() string {
+	if c.idemPrefix != nil {
+		return *c.idemPrefix
+	}
+	name, _ := c.lookupEnv(EnvFunctionName)
+	return name
+}
+
 // ErrNoIdempotencyKey reports a record whose idempotency key is empty. The
 // record fails (it is never run without a claim) unless the handler has
 // WithIdempotencyOptionalKey.
@@ -35,7 +74,8 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // WithIdempotency runs each record's function at most once per key, with
 // idempotency.Do on store (opts configure it: TTL, lease, clock, store
 // retries). The key is the function name (AWS_LAMBDA_FUNCTION_NAME, omitted
-// when unset), "#", and the record's stable id: the event id (Kinesis,
+// when unset; WithIdempotencyKeyPrefix sets another), "#", and the
+// record's stable id: the event id (Kinesis,
 // DynamoDB Streams; for a KPL user record, ":" and its sub-sequence number
 // after it), the message id (SQS), or "<topic>-<partition>-<offset>"
 // (Kafka); WithIdempotencyKey takes it from the record instead. Per record:
@@ -96,9 +136,10 @@ func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option
 // WithIdempotencyKey takes each record's idempotency key from the record
 // (a business key, e.g. an order id) instead of its stable id; key takes the
 // handler's record type, e.g. func(r handlers.SQSRecord[Order]) string, and
-// a handler of another record type fails to build. The function name still
-// prefixes the key. An empty key fails the record (ErrNoIdempotencyKey)
-// unless WithIdempotencyOptionalKey is set. It needs WithIdempotency.
+// a handler of another record type fails to build. The function name (or
+// WithIdempotencyKeyPrefix's prefix) still prefixes the key. An empty key
+// fails the record (ErrNoIdempotencyKey) unless WithIdempotencyOptionalKey
+// is set. It needs WithIdempotency.
 func WithIdempotencyKey[R any](key func(R) string) Option {
 	return func(c *config) {
 		if key == nil {
@@ -234,8 +275,8 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 		}
 		l.onDup = f
 	}
-	if name, _ := c.lookupEnv(EnvFunctionName); name != "" {
-		l.prefix = name + "#"
+	if p := c.keyPrefix(); p != "" {
+		l.prefix = p + "#"
 	}
 	if shadow, _ := shadowOn(c); shadow {
 		l.prefix = ShadowKeyPrefix + l.prefix // a shadow replay's keys: a namespace of their own

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -45,6 +46,7 @@ type commonProps struct {
 	alarms      *AlarmOptions
 	fifo        bool    // the quarantine queue must be FIFO
 	key         *string // IdempotencyKey
+	prefix      *string // IdempotencyKeyPrefix
 	kafkaFormat string  // SchemaRegistry.EventRecordFormat
 }
 
@@ -57,6 +59,20 @@ func keyProblems(key *string, table *IdempotencyTable) []string {
 		return []string{"IdempotencyKey is empty: name the key the function registers (fromenv.IdempotencyKey), or leave it unset for the record's id"}
 	case table == nil:
 		return []string{fmt.Sprintf("IdempotencyKey %q needs IdempotencyTable: the key means nothing without a table to claim it in", *key)}
+	}
+	return nil
+}
+
+// prefixProblems checks the IdempotencyKeyPrefix prop: not empty, and a
+// table for it.
+func prefixProblems(prefix *string, table *IdempotencyTable) []string {
+	switch {
+	case prefix == nil:
+		return nil
+	case *prefix == "":
+		return []string{"IdempotencyKeyPrefix is empty: give a prefix (the function's current name keeps the keys the table holds), or leave it unset"}
+	case table == nil:
+		return []string{fmt.Sprintf("IdempotencyKeyPrefix %q needs IdempotencyTable: it prefixes the keys claimed in that table", *prefix)}
 	}
 	return nil
 }
@@ -88,6 +104,14 @@ func (c *Consumer) build(p commonProps) *alarms {
 	}
 	if p.key != nil {
 		env[EnvIdempotencyKey] = *p.key
+	}
+	if p.prefix != nil {
+		env[EnvIdempotencyKeyPrefix] = *p.prefix
+	} else if p.idempotency != nil {
+		awscdk.Annotations_Of(c.Construct).AddWarningV2(jsii.String("sluice:IdempotencyKeyPrefix"), jsii.String(
+			"idempotency keys start with the function's name, so renaming the function (or a replacement that renames it) "+
+				"runs every record still in the idempotency table's retention again: set IdempotencyKeyPrefix "+
+				"(to the function's current name to keep the keys the table holds)"), nil)
 	}
 	if p.kafkaFormat != "" {
 		env[EnvKafkaEventRecordFormat] = p.kafkaFormat

@@ -26,6 +26,10 @@ const (
 	// the handler option the function registered under that name, and
 	// fails at init when it registered none.
 	EnvIdempotencyKey = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvIdempotencyKeyPrefix is what comes before "#" in every
+	// idempotency key instead of the function's name (the consumer's
+	// IdempotencyKeyPrefix prop).
+	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
 	// EnvKafkaEventRecordFormat is the EventRecordFormat of a Kafka
 	// mapping's schema registry configuration (JSON or SOURCE): how the
 	// mapping delivers the records it validated.
@@ -44,5 +48,5 @@ const (
 // FunctionOptions.Environment may not set them.
 func reservedEnv() []string {
 	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace,
-		EnvIdempotencyKey, EnvKafkaEventRecordFormat}
+		EnvIdempotencyKey, EnvIdempotencyKeyPrefix, EnvKafkaEventRecordFormat}
 }
