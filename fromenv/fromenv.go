@@ -93,11 +93,11 @@ const (
 	EnvIdempotencyLease = "SLUICE_IDEMPOTENCY_LEASE"
 	// EnvIdempotencyKeyPrefix is handlers.WithIdempotencyKeyPrefix's prefix.
 	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
-	EnvDLQURL           = "SLUICE_DLQ_URL"
-	EnvDLQFile          = "SLUICE_DLQ_FILE"
-	EnvMaxAttempts      = "SLUICE_MAX_ATTEMPTS"
-	EnvAttemptsTable    = "SLUICE_ATTEMPTS_TABLE"
-	EnvIdempotencyKey   = "SLUICE_IDEMPOTENCY_KEY"
+	EnvDLQURL               = "SLUICE_DLQ_URL"
+	EnvDLQFile              = "SLUICE_DLQ_FILE"
+	EnvMaxAttempts          = "SLUICE_MAX_ATTEMPTS"
+	EnvAttemptsTable        = "SLUICE_ATTEMPTS_TABLE"
+	EnvIdempotencyKey       = "SLUICE_IDEMPOTENCY_KEY"
 	// EnvKafkaEventRecordFormat is JSON or SOURCE.
 	EnvKafkaEventRecordFormat = "SLUICE_KAFKA_EVENT_RECORD_FORMAT"
 )
