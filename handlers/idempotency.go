@@ -316,9 +316,10 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	var ahead []idemlink.Ahead
 	for i := range b.items {
 		if !l.valueKey && l.payload == nil {
-			k := l.recordKey(b.shell(i)) // the default key: no need to decode the value
+			r := b.shell(i) // the default key: no need to decode the value
+			k := l.recordKey(r)
 			keys = append(keys, k)
-			ahead = append(ahead, idemlink.Ahead{Key: k})
+			ahead = append(ahead, idemlink.Ahead{Key: k, Lookup: lookupFirst(r)})
 			continue
 		}
 		r, err := b.record(i)
@@ -327,7 +328,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		}
 		k := l.recordKey(r)
 		keys = append(keys, k)
-		a := idemlink.Ahead{Key: k}
+		a := idemlink.Ahead{Key: k, Lookup: lookupFirst(r)}
 		if l.payload != nil {
 			a.Payload, a.HasPayload = l.payload(r), true
 		}
@@ -339,12 +340,11 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			ahead = slices.DeleteFunc(ahead, func(a idemlink.Ahead) bool { return st.shared[a.Key] })
 		}
 	}
-	if _, err := idem.Lookup(ctx, l.store, cache, keys, l.now()); err != nil && l.logger != nil {
-		l.logger.LogAttrs(ctx, slog.LevelWarn, "sluice: idempotency lookup failed; the claims will find duplicates instead",
-			slog.String("source", string(b.source)), slog.Int("records", len(b.items)), slog.String("error", err.Error()))
-	}
-	// Claim every new key at once (Lookup put the completed ones in the
-	// cache, which NewBatch skips): each record then finds its claim in.
+	// Claim every key at once (those the warm cache holds are skipped):
+	// a refused claim answers a duplicate with the record it found, so a
+	// first delivery costs no read. A redelivery is read first, with the
+	// batch's other redeliveries in one request, and claimed only if it
+	// did not complete. Each record then finds its claim in.
 	if a, err := idem.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
 		if b.policy != engine.Independent {
 			// A record's effect starts once at most the depth of its lane's
@@ -467,6 +467,22 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 	}
 	return nil
 }
+
+// lookupFirst decides whether record r's key is read before it is
+// claimed: when r is a redelivery (an SQS message received before, by
+// ApproximateReceiveCount), it probably completed, and a read costs half
+// a read unit where a refused claim costs a write unit, in the same round
+// trip. A first delivery (or a record that cannot say) is claimed at
+// once, so a batch of new records costs a claim and a complete each and
+// no read.
+func lookupFirst[R any](r R) bool {
+	c, ok := any(r).(interface{ ReceiveCount() int })
+	return ok && redelivered(c.ReceiveCount())
+}
+
+// redelivered reports whether a receive count says the message was
+// received before.
+func redelivered(receiveCount int) bool { return receiveCount > 1 }
 
 // sharedKeys returns the keys that occur more than once in keys, or nil.
 func sharedKeys(keys []string) map[string]bool {

@@ -27,9 +27,9 @@ func init() {
 	})
 }
 
-// DefaultInFlight bounds the store requests in flight at once (claims,
-// completes, releases and renewals together) for a batch whose claims
-// are taken ahead (package handlers' WithIdempotency claims every new key
+// DefaultInFlight is WithInFlight's default: it bounds the store requests
+// in flight at once (claims, completes, releases and renewals together)
+// for a batch whose claims are taken ahead (package handlers' WithIdempotency claims every new key
 // of a batch at once), and the claims held for records that have not
 // started. The HTTP client of the store's SDK must allow that many
 // connections to the store's host, or the requests queue for a
@@ -38,6 +38,9 @@ func init() {
 // MaxIdleConnsPerHost to DefaultInFlight on the client's transport to
 // reuse them across batches.
 const DefaultInFlight = 128
+
+// MaxInFlight is the most WithInFlight allows.
+const MaxInFlight = 1024
 
 // DefaultOrderedDepth is how many completes of an ordered lane (the
 // records of a message group, a shard or a partition, in a batch whose
@@ -158,10 +161,13 @@ type entry struct {
 	cancel   context.CancelCauseFunc
 	running  bool
 	lane     *lane // its ordered lane, or nil
+	lookup   bool  // read before it is claimed (Ahead.Lookup)
 }
 
 // newClaimBatch claims keys ahead (an empty or repeated key is left out), at
-// most DefaultInFlight at once, in the order given. opts are Do's (a
+// most WithInFlight's number at once, in the order given; a key to look
+// up first (Ahead.Lookup) is read with the others in one Getter request,
+// sent with the first claims, and claimed only if it is not completed. opts are Do's (a
 // per-key WithPayload is in keys). Call Finish when the batch is done.
 func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (*claimBatch, error) {
 	cfg := defaultConfig()
@@ -173,13 +179,14 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	}
 	b := &claimBatch{
 		store: store, cfg: cfg, ctx: ctx, depth: cfg.depth,
-		sem: make(chan struct{}, DefaultInFlight), held: make(chan struct{}, DefaultInFlight),
+		sem: make(chan struct{}, cfg.inFlight), held: make(chan struct{}, cfg.inFlight),
 		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
 	}
 	if cfg.fixed {
 		return b, nil // a fixed lease is never renewed: a claim waiting for its turn could lapse
 	}
 	now := cfg.now()
+	_, getter := store.(Getter)
 	for _, k := range keys {
 		if k.Key == "" || b.entries[k.Key] != nil {
 			continue
@@ -189,7 +196,7 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 				continue
 			}
 		}
-		e := &entry{c: Claim{Key: k.Key}, answered: make(chan struct{}), done: make(chan struct{})}
+		e := &entry{c: Claim{Key: k.Key}, answered: make(chan struct{}), done: make(chan struct{}), lookup: k.Lookup && getter}
 		if k.HasPayload {
 			e.c.PayloadHash = PayloadHash(k.Payload)
 		}
@@ -205,18 +212,80 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	return b, nil
 }
 
-// issue sends the claims in order, holding at most DefaultInFlight
-// claims of records that have not started.
+// issue sends the claims in order, holding at most WithInFlight's number
+// of claims of records that have not started; the keys to look up first
+// are read meanwhile, in one request, and those not completed are claimed
+// after the others.
 func (b *claimBatch) issue() {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var look []*entry
 	for _, e := range b.order {
+		if e.lookup {
+			look = append(look, e)
+		}
+	}
+	later := make(chan []*entry, 1)
+	if len(look) > 0 {
+		b.sem <- struct{}{}
+		go func() {
+			defer func() { <-b.sem }()
+			later <- b.lookAhead(look)
+		}()
+	} else {
+		later <- nil
+	}
+	first := b.claimAll(&wg, b.order, true)
+	rest := <-later // bounded by the batch's context, like every request
+	if first && len(rest) > 0 {
+		b.claimAll(&wg, rest, false)
+	}
+}
+
+// lookAhead reads look's keys in one Getter request: each completed,
+// unexpired record settles its entry as a duplicate (as its refused claim
+// would), and the entries left are returned, to be claimed. A failed read
+// leaves them all to their claims.
+func (b *claimBatch) lookAhead(look []*entry) []*entry {
+	keys := make([]string, len(look))
+	for i, e := range look {
+		keys[i] = e.c.Key
+	}
+	recs, _ := b.store.(Getter).Get(b.ctx, keys) // soft: a miss is found by the claim
+	now := b.cfg.now()
+	var rest []*entry
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range look {
+		r := recs[e.c.Key]
+		if r == nil || r.Status != StatusCompleted || r.Expires.Unix() < now.Unix() || e.state != queued {
+			rest = append(rest, e)
+			continue
+		}
+		if b.cfg.cache != nil {
+			b.cfg.cache.put(r)
+		}
+		e.existing, e.state = r, settled
+		close(e.answered)
+		close(e.done)
+	}
+	return rest
+}
+
+// claimAll claims the queued entries of es (skip: those looked up first
+// are left for later), in order; it returns false when the batch stopped
+// before it was through.
+func (b *claimBatch) claimAll(wg *sync.WaitGroup, es []*entry, skip bool) bool {
+	for _, e := range es {
+		if skip && e.lookup {
+			continue
+		}
 		select {
 		case b.held <- struct{}{}:
 		case <-b.stop:
-			return
+			return false
 		case <-b.ctx.Done():
-			return
+			return false
 		}
 		b.mu.Lock()
 		if e.state != queued { // its record came first and claims for itself
@@ -247,6 +316,7 @@ func (b *claimBatch) issue() {
 			b.mu.Unlock()
 		})
 	}
+	return true
 }
 
 // keep renews the held claims whose lease has less than two thirds left,
@@ -336,6 +406,17 @@ func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(co
 	if e == nil {
 		b.mu.Unlock()
 		return Do(ctx, b.store, key, fn, all...)
+	}
+	if e.lookup && e.state == queued {
+		// Its read is in flight: wait for it, and for the claim that
+		// follows when the key is not completed.
+		b.mu.Unlock()
+		select {
+		case <-e.answered:
+		case <-ctx.Done():
+			return nil, &StoreError{Op: "get", Key: key, Retryable: true, Err: ctx.Err()}
+		}
+		b.mu.Lock()
 	}
 	switch e.state {
 	case queued:

@@ -21,6 +21,11 @@ type Ahead struct {
 	Key        string
 	Payload    []byte
 	HasPayload bool
+	// Lookup reads the key (one batch read with the batch's other
+	// lookups) before claiming it, for a record that was probably
+	// completed before: a redelivery. A first delivery is claimed at once,
+	// its duplicate answered by the refused claim.
+	Lookup bool
 }
 
 // Batch is what package handlers uses of a batch whose claims were taken
