@@ -117,7 +117,7 @@ func newLayout(opts []Option) (layout, error) {
 	}
 	for _, n := range []string{l.pk, l.sk} {
 		switch n {
-		case AttrStatus, AttrExpiration, AttrInProgressExpiration, AttrOwner, AttrData, AttrValidation:
+		case AttrStatus, AttrExpiration, AttrInProgressExpiration, AttrOwner, AttrData, AttrValidation, AttrPosition, AttrState:
 			return l, fmt.Errorf("dynamodbstore: key attribute %q clashes with a record attribute; choose another name", n)
 		}
 	}
