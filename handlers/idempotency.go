@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +53,61 @@ func WithIdempotencyKeyPrefix(prefix string) Option {
 // idemOptions are the idempotency options of a handler that need no
 // type parameter.
 type idemOptions struct {
-	set bool // an option that needs WithIdempotency was given
+	set       bool // an option that needs WithIdempotency was given
+	perRecord bool // WithIdempotencyPerRecord
+	pf        int  // WithParallelizationFactor (0: unset)
+}
+
+// EnvParallelizationFactor names the environment variable that tells a
+// Kinesis handler its mapping's ParallelizationFactor (the CDK
+// constructs set it); WithParallelizationFactor overrides it.
+const EnvParallelizationFactor = "SLUICE_PARALLELIZATION_FACTOR"
+
+// WithIdempotencyPerRecord claims and completes every record's key in
+// the store, as Powertools does, instead of keeping a checkpoint per
+// ordered lane (see WithIdempotency). It costs a claim and a complete per
+// record; choose it when a record's stored result matters (WithOnDuplicate,
+// which needs it, implies it) or when a completed record must become
+// new again after idempotency.WithTTL. It needs WithIdempotency.
+func WithIdempotencyPerRecord() Option {
+	return func(c *config) { c.idem.perRecord, c.idem.set = true, true }
+}
+
+// WithParallelizationFactor tells a Kinesis handler its event source
+// mapping's ParallelizationFactor (1 to 10; default
+// SLUICE_PARALLELIZATION_FACTOR, else 1). With more than 1, Lambda runs
+// several batches of one shard at once, each holding the records of some
+// partition keys, so a shard's checkpoint would mix them: the handler then
+// keeps a checkpoint per shard and partition key (see WithIdempotency).
+// Set it whenever the mapping's factor is above 1: a handler that
+// believes 1 while Lambda runs more treats a record another batch has not
+// reached yet as a duplicate.
+func WithParallelizationFactor(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > 10 {
+			c.errs = append(c.errs, fmt.Errorf("WithParallelizationFactor(%d): want 1 to 10, as the mapping takes", n))
+			return
+		}
+		c.idem.pf = n
+	}
+}
+
+// parallelization is the mapping's ParallelizationFactor as the handler
+// was told it: WithParallelizationFactor, else SLUICE_PARALLELIZATION_FACTOR,
+// else 1.
+func (c *config) parallelization() (int, error) {
+	if c.idem.pf > 0 {
+		return c.idem.pf, nil
+	}
+	v, ok := c.lookupEnv(EnvParallelizationFactor)
+	if !ok || v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10 {
+		return 0, fmt.Errorf("%s=%q: want the mapping's ParallelizationFactor, 1 to 10", EnvParallelizationFactor, v)
+	}
+	return n, nil
 }
 
 // keyPrefix is what comes before "#" in every idempotency key: the
@@ -206,6 +261,8 @@ type idemLayer[R any] struct {
 	prefix   string
 	now      func() time.Time
 	logger   *slog.Logger
+	lanes    bool // ordered lanes keep a checkpoint (checkpointMode)
+	pf       int  // the mapping's ParallelizationFactor
 
 	// runAhead is the function every record run under the claims taken
 	// ahead gives DoLane: one for the layer, not a closure a record, since
@@ -227,6 +284,9 @@ type idemBatch[R any] struct {
 	ahead  idemlink.Batch[idempotency.Option] // the claims taken ahead, or nil
 	lanes  []string                           // item index -> its ordered lane, when the policy keys lanes
 	runs   *[]idemRun[R]                      // item index -> its run, when ahead is set
+	// keyIndex maps the key of a record in a checkpointed lane to its
+	// item index, for the lanes' last write.
+	keyIndex map[string]int
 }
 
 // idemRun is item i of a batch run under the claims taken ahead: the
@@ -278,6 +338,13 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 	if p := c.keyPrefix(); p != "" {
 		l.prefix = p + "#"
 	}
+	pf, err := c.parallelization()
+	if err != nil {
+		return nil, err
+	}
+	_, laneStore := c.idemStore.(idempotency.LaneStore)
+	l.pf = pf
+	l.lanes = checkpointMode(laneStore, l.valueKey, l.payload != nil, l.onDup != nil, c.idem.perRecord)
 	if shadow, _ := shadowOn(c); shadow {
 		l.prefix = ShadowKeyPrefix + l.prefix // a shadow replay's keys: a namespace of their own
 	}
@@ -309,7 +376,8 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	}
 	st := &idemBatch[R]{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
 	ctx = context.WithValue(ctx, idemBatchKey{}, st)
-	if len(b.items) < 2 {
+	lanes := l.lanes && checkpointed(b.policy)
+	if len(b.items) < 2 && !lanes {
 		return ctx // one claim answers as cheaply as one read
 	}
 	keys := make([]string, 0, len(b.items))
@@ -319,7 +387,17 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			r := b.shell(i) // the default key: no need to decode the value
 			k := l.recordKey(r)
 			keys = append(keys, k)
-			ahead = append(ahead, idemlink.Ahead{Key: k, Lookup: lookupFirst(r)})
+			a := idemlink.Ahead{Key: k, Lookup: lookupFirst(r)}
+			if lanes {
+				if lane, pos := laneOf(r, b.items[i], l.pf); lane != "" {
+					a.Lane, a.Pos, a.Order = l.prefix+"lane#"+lane, pos, orderOf(b.policy, b.items[i])
+					if st.keyIndex == nil {
+						st.keyIndex = make(map[string]int, len(b.items))
+					}
+					st.keyIndex[k] = i
+				}
+			}
+			ahead = append(ahead, a)
 			continue
 		}
 		r, err := b.record(i)
@@ -389,7 +467,17 @@ func (l *idemLayer[R]) after(ctx context.Context, _ *hookBatch[R], res *engine.R
 	if st == nil || st.ahead == nil {
 		return
 	}
-	failed := st.ahead.Finish()
+	var handled func(key string) bool
+	if st.keyIndex != nil {
+		// What the batch answered for each record of a checkpointed lane:
+		// one that succeeded without completing was quarantined (or
+		// answered without the function), and its lane moves past it.
+		handled = func(key string) bool {
+			i, ok := st.keyIndex[key]
+			return ok && res.Outcomes[i] == engine.Succeeded
+		}
+	}
+	failed := st.ahead.Finish(handled)
 	runs := *st.runs
 	if len(failed) != 0 {
 		for i := range runs {
@@ -483,6 +571,104 @@ func lookupFirst[R any](r R) bool {
 // redelivered reports whether a receive count says the message was
 // received before.
 func redelivered(receiveCount int) bool { return receiveCount > 1 }
+
+// checkpointMode decides whether a handler keeps a checkpoint per ordered
+// lane instead of a claim per record: when its store keeps lanes, the key
+// is the record's own id (a business key can turn up in any lane; an
+// envelope's id is one), no payload is hashed (a record's own id names
+// one payload), no stored result is asked for (a checkpoint stores none),
+// and WithIdempotencyPerRecord was not given.
+func checkpointMode(laneStore, valueKey, payload, onDup, perRecord bool) bool {
+	return laneStore && !valueKey && !payload && !onDup && !perRecord
+}
+
+// checkpointed reports whether a batch of policy runs in lanes that can
+// keep a checkpoint: every ordered policy. An SQS standard queue's
+// records are independent.
+func checkpointed(policy engine.Policy) bool { return policy != engine.Independent }
+
+// orderOf is the ordering key the engine runs item it under (the records
+// of one run one at a time, in order): its key on the per-key policies,
+// the whole batch on the others.
+func orderOf(policy engine.Policy, it engine.Item) string {
+	switch policy {
+	case engine.OrderedPerGroup, engine.StreamPerKey, engine.PerPartition:
+		return it.Key
+	}
+	return ""
+}
+
+// laneOf is the checkpointed lane of record r (item it, of a mapping
+// with parallelization factor pf) and its position there, or "" when
+// the record names none.
+func laneOf[R any](r R, it engine.Item, pf int) (lane, pos string) {
+	if l, ok := any(r).(interface {
+		idemLane(it engine.Item, pf int) (string, string)
+	}); ok {
+		return l.idemLane(it, pf)
+	}
+	return "", ""
+}
+
+// A Kinesis record's lane is its shard ("kinesis#<stream ARN>#<shard
+// id>"), or, with a ParallelizationFactor above 1, its shard and
+// partition key; its position its sequence number (and, for a KPL user
+// record, its sub-sequence number).
+func (r KinesisRecord[T]) idemLane(it engine.Item, pf int) (string, string) {
+	shard, _, ok := strings.Cut(r.Raw.EventID, ":")
+	if !ok || shard == "" {
+		return "", ""
+	}
+	var pos string
+	if r.agg {
+		pos, ok = idempotency.Position(r.Raw.Kinesis.SequenceNumber, strconv.Itoa(int(r.sub)))
+	} else {
+		pos, ok = idempotency.Position(r.Raw.Kinesis.SequenceNumber)
+	}
+	if !ok {
+		return "", ""
+	}
+	lane := "kinesis#" + r.Raw.EventSourceArn + "#" + shard
+	if pf > 1 {
+		lane += "#" + it.Key
+	}
+	return lane, pos
+}
+
+// A DynamoDB Streams record's lane is its item ("dynamodb#<stream
+// ARN>#<the item's key>"): the event does not name the shard, and an
+// item's changes are in one shard, in order (whatever the
+// ParallelizationFactor); its position its sequence number.
+func (r DynamoDBRecord[T]) idemLane(it engine.Item, _ int) (string, string) {
+	pos, ok := idempotency.Position(r.Raw.Change.SequenceNumber)
+	if !ok || it.Key == "" {
+		return "", ""
+	}
+	return "dynamodb#" + r.Raw.EventSourceArn + "#" + it.Key, pos
+}
+
+// A Kafka record's lane is its topic-partition ("kafka#<topic>-<n>", as
+// its default key names it, without the cluster); its position its
+// offset.
+func (r KafkaRecord[T]) idemLane(engine.Item, int) (string, string) {
+	pos, ok := idempotency.Position(strconv.FormatInt(r.Raw.Offset, 10))
+	if !ok {
+		return "", ""
+	}
+	return "kafka#" + r.Raw.Topic + "-" + strconv.FormatInt(r.Raw.Partition, 10), pos
+}
+
+// An SQS FIFO message's lane is its message group ("sqs#<queue
+// ARN>#<group>"); its position its SequenceNumber, which grows within a
+// group.
+func (r SQSRecord[T]) idemLane(engine.Item, int) (string, string) {
+	group := r.Raw.Attributes["MessageGroupId"]
+	pos, ok := idempotency.Position(r.Raw.Attributes["SequenceNumber"])
+	if !ok || group == "" {
+		return "", ""
+	}
+	return "sqs#" + r.Raw.EventSourceARN + "#" + group, pos
+}
 
 // sharedKeys returns the keys that occur more than once in keys, or nil.
 func sharedKeys(keys []string) map[string]bool {

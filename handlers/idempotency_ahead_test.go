@@ -123,7 +123,7 @@ func TestIdempotencyClaimsAheadReleasedOnLaneFailure(t *testing.T) {
 			return errors.New("boom")
 		}
 		return nil
-	}, idemOpts(store, &rep)...)
+	}, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestIdempotencyAsyncCompleteFailureIsReported(t *testing.T) {
 			raw, ids := sqsEvent(t, tc.fifo, [2]string{"g", "ok"}, [2]string{"g", "ok"}, [2]string{"g", "ok"})
 			store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), failKey: "orders-fn#" + ids[1]}
 			var rep BatchReport
-			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return nil }, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestIdempotencyOrderedCompleteFailureReportsFromIt(t *testing.T) {
 		defer mu.Unlock()
 		runs[r.Value.ID]++
 		return nil
-	}, idemOpts(store, &rep, WithIdempotency(store, idempotency.WithRenewedLease(200*time.Millisecond)))...)
+	}, idemOpts(store, &rep, WithIdempotencyPerRecord(), WithIdempotency(store, idempotency.WithRenewedLease(200*time.Millisecond)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
 	var ran atomic.Int32
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { ran.Add(1); return nil },
 		dlOpts(&rep, &sink{}, []dlq.Option{dlq.WithMaxAttempts(1), dlq.WithAttempts(attempts)},
-			WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
+			WithIdempotencyPerRecord(), WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestIdempotencyOrderedGroupsLandBeforeTheAnswer(t *testing.T) {
 	raw, ids := kinesisIdemEvent(t, 40)
 	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 2 * time.Millisecond}
 	var rep BatchReport
-	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,8 @@ type claimBatch struct {
 	order   []*entry // in claim order, for the keeper and Finish
 	failed  map[string]error
 	lanes   map[string]*lane
+	lanesCk []*ckLane          // the checkpointed lanes (lanes.go)
+	byKey   map[string]*ckLane // a checkpointed record's key -> its lane
 
 	calls    sync.WaitGroup // completes and releases in flight
 	stop     chan struct{}
@@ -185,6 +187,7 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	if cfg.fixed {
 		return b, nil // a fixed lease is never renewed: a claim waiting for its turn could lapse
 	}
+	keys = b.newLanes(keys)
 	now := cfg.now()
 	_, getter := store.(Getter)
 	for _, k := range keys {
@@ -203,7 +206,7 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 		b.entries[k.Key] = e
 		b.order = append(b.order, e)
 	}
-	if len(b.order) == 0 {
+	if len(b.order) == 0 && len(b.lanesCk) == 0 {
 		return b, nil
 	}
 	b.keeper.Add(2)
@@ -217,6 +220,7 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 // are read meanwhile, in one request, and those not completed are claimed
 // after the others.
 func (b *claimBatch) issue() {
+	b.claimLanes()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var look []*entry
@@ -336,6 +340,7 @@ func (b *claimBatch) keep() {
 		now := b.cfg.now()
 		var due []*entry
 		b.mu.Lock()
+		b.renewLanes(now)
 		for _, e := range b.order {
 			if (e.state == ready || e.state == taken && e.running) && !e.lost && e.c.LeaseUntil.Sub(now) <= 2*b.cfg.lease/3 {
 				due = append(due, e)
@@ -393,6 +398,9 @@ func (b *claimBatch) Do(ctx context.Context, key string, fn func(context.Context
 // and fails with ErrLaneStopped, without running, once a complete of its
 // lane has failed.
 func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+	if cl := b.byKey[key]; cl != nil {
+		return b.doLane(ctx, cl, laneKey, key, fn)
+	}
 	var l *lane
 	if b.ordered {
 		l = b.laneOf(laneKey)
@@ -717,14 +725,18 @@ func (b *claimBatch) completed(g completion, expires time.Time, err error) error
 }
 
 // Finish stops the claims ahead, releases every claim whose record never
-// started, waits for every complete and release in flight, and returns
-// the keys whose complete failed, each with the error Do would have
-// returned (their functions succeeded but their results are not stored:
-// fail those records, so they are delivered again). It must be called
-// once, after every record returned.
-func (b *claimBatch) Finish() map[string]error {
+// started, writes the last checkpoint of every lane (handled says which
+// records the batch answered as handled without their completing: a
+// record quarantined, or answered without the function; the lane moves
+// past those), waits for every complete and release in flight, and
+// returns the keys whose complete (or checkpoint) failed, each with the
+// error Do would have returned (their functions succeeded but their
+// results are not stored: fail those records, so they are delivered
+// again). It must be called once, after every record returned.
+func (b *claimBatch) Finish(handled func(key string) bool) map[string]error {
 	b.stopOnce.Do(func() { close(b.stop) })
 	b.keeper.Wait()
+	lanesFailed := b.finishLanes(handled)
 	b.mu.Lock()
 	var unused []*entry
 	for _, e := range b.order {
@@ -740,5 +752,11 @@ func (b *claimBatch) Finish() map[string]error {
 	b.calls.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for k, err := range lanesFailed {
+		if b.failed == nil {
+			b.failed = map[string]error{}
+		}
+		b.failed[k] = err
+	}
 	return b.failed
 }

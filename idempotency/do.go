@@ -332,7 +332,7 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 	}
 	poll := cfg.poll
 	if poll == nil {
-		poll = batch.Capped(batch.Exponential(50*time.Millisecond), time.Second)
+		poll = defaultPoll
 	}
 	var waited time.Duration
 	for n := 1; ; n++ {
@@ -362,6 +362,10 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 		held = rec
 	}
 }
+
+// defaultPoll is the back-off between looks at a key (or a lane) held by
+// another claim: 50 ms, 100 ms, 200 ms, ... then every second.
+var defaultPoll = batch.Capped(batch.Exponential(50*time.Millisecond), time.Second)
 
 // renewal is the lease renewal of one claim while its fn runs.
 type renewal struct {

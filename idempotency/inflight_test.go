@@ -58,7 +58,7 @@ func TestWithInFlight(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if failed := b.Finish(); len(failed) != 0 {
+			if failed := b.Finish(nil); len(failed) != 0 {
 				t.Fatal(failed)
 			}
 			if store.claims.Load() != 40 {

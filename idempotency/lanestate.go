@@ -80,6 +80,11 @@ type laneState struct {
 	Holes  []hole   `json:"h,omitempty"`
 	Extras []string `json:"x,omitempty"`
 	Floor  string   `json:"f,omitempty"`
+	// Own says the records' own keys hold nothing for this lane any
+	// more: a batch read them and found none. Until then a claim reads
+	// the keys of its records that the lane does not cover, for what a
+	// version that claimed per record left (completed, or in progress).
+	Own bool `json:"o,omitempty"`
 	// Exp is when the state stops being true (Unix seconds): WithTTL
 	// after its last write. A state past it is as if none were stored.
 	Exp int64 `json:"e"`

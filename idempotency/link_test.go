@@ -39,7 +39,7 @@ func TestIdemlinkFuncs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if failed := b.Finish(); len(failed) != 0 || runs != 2 {
+	if failed := b.Finish(nil); len(failed) != 0 || runs != 2 {
 		t.Fatalf("Finish = %v after %d runs; want none failed after 2", failed, runs)
 	}
 	cache = idempotency.NewCache(10)

@@ -26,6 +26,12 @@ type Ahead struct {
 	// completed before: a redelivery. A first delivery is claimed at once,
 	// its duplicate answered by the refused claim.
 	Lookup bool
+	// Lane and Pos, when both are set (and the store keeps lanes), put
+	// the record in a checkpointed lane: Lane is the lane's key, Pos the
+	// record's position in it (idempotency.Position). Order is its
+	// ordering key, what DoLane is given: the records of one order run
+	// one at a time, in order.
+	Lane, Pos, Order string
 }
 
 // Batch is what package handlers uses of a batch whose claims were taken
@@ -41,9 +47,11 @@ type Batch[O any] interface {
 	DoLane(ctx context.Context, lane, key string, fn func(context.Context) ([]byte, error), opts ...O) ([]byte, error)
 	// Ordered makes the batch's lanes ordered. Call it before any DoLane.
 	Ordered()
-	// Finish waits for the completes and releases in flight and returns
-	// the keys whose complete failed.
-	Finish() map[string]error
+	// Finish waits for the completes and releases in flight, writes the
+	// lanes' last checkpoints (handled says which records the batch
+	// answered as handled without completing them) and returns the keys
+	// whose complete or checkpoint failed.
+	Finish(handled func(key string) bool) map[string]error
 }
 
 // Funcs are package idempotency's batch functions; S is
