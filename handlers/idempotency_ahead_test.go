@@ -23,7 +23,24 @@ type delayStore struct {
 	rtt                                  time.Duration
 	claims, completes, extends, releases atomic.Int64
 	gets, groups, grouped                atomic.Int64 // CompleteAll requests, and the completes in them
+	laneClaims, laneSaves                atomic.Int64
 	failKey                              string
+	failLane                             bool // every lane write fails
+}
+
+func (s *delayStore) ClaimLane(ctx context.Context, c idempotency.LaneClaim) (*idempotency.LaneRecord, error) {
+	s.laneClaims.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.ClaimLane(ctx, c)
+}
+
+func (s *delayStore) SaveLane(ctx context.Context, sv idempotency.LaneSave) error {
+	s.laneSaves.Add(1)
+	s.wait(ctx)
+	if s.failLane {
+		return &idempotency.StoreError{Op: "save lane", Key: sv.Lane, Err: errors.New("the table is gone")}
+	}
+	return s.MemoryStore.SaveLane(ctx, sv)
 }
 
 func (s *delayStore) wait(ctx context.Context) {
@@ -83,11 +100,15 @@ func (s *delayStore) Get(ctx context.Context, keys []string) (map[string]*idempo
 }
 
 func (s *delayStore) calls() int64 {
-	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load() + s.groups.Load()
+	return s.writes() + s.gets.Load()
+}
+
+func (s *delayStore) writes() int64 {
+	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.groups.Load() + s.laneClaims.Load() + s.laneSaves.Load()
 }
 
 func (s *delayStore) reset() {
-	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped} {
+	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped, &s.laneClaims, &s.laneSaves} {
 		c.Store(0)
 	}
 }
