@@ -47,6 +47,7 @@ type commonProps struct {
 	fifo        bool    // the quarantine queue must be FIFO
 	key         *string // IdempotencyKey
 	prefix      *string // IdempotencyKeyPrefix
+	pf          int     // a stream's ParallelizationFactor
 	kafkaFormat string  // SchemaRegistry.EventRecordFormat
 }
 
@@ -112,6 +113,10 @@ func (c *Consumer) build(p commonProps) *alarms {
 			"idempotency keys start with the function's name, so renaming the function (or a replacement that renames it) "+
 				"runs every record still in the idempotency table's retention again: set IdempotencyKeyPrefix "+
 				"(to the function's current name to keep the keys the table holds)"), nil)
+	}
+	if p.pf > 1 && p.idempotency != nil {
+		// The handler keeps a checkpoint per shard and partition key then.
+		env[EnvParallelizationFactor] = strconv.Itoa(p.pf)
 	}
 	if p.kafkaFormat != "" {
 		env[EnvKafkaEventRecordFormat] = p.kafkaFormat

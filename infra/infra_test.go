@@ -161,7 +161,8 @@ func stacks(t *testing.T) *fixture {
 			Table: awsdynamodb.Table_FromTableAttributes(s, jsii.String("Live"+"Table"), &awsdynamodb.TableAttributes{
 				TableArn:       jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts"),
 				TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000")}),
-			Function: fn()})
+			Function: fn(), ParallelizationFactor: jsii.Number(2),
+			IdempotencyTable: NewIdempotencyTable(s, jsii.String("ChangesIdempotency"), nil), IdempotencyKeyPrefix: jsii.String("changes")})
 
 		// The template sluice run --template reads in localtest's tests.
 		s = stack("Sluice")
@@ -251,6 +252,7 @@ func TestContractWithRuntime(t *testing.T) {
 		EnvMaxAttempts: fromenv.EnvMaxAttempts, EnvAttemptsTable: fromenv.EnvAttemptsTable,
 		EnvMetricsNamespace: handlers.EnvMetricsNamespace, EnvIdempotencyKey: fromenv.EnvIdempotencyKey,
 		EnvKafkaEventRecordFormat: fromenv.EnvKafkaEventRecordFormat, EnvIdempotencyKeyPrefix: fromenv.EnvIdempotencyKeyPrefix,
+		EnvParallelizationFactor: handlers.EnvParallelizationFactor,
 	} {
 		if mine != theirs {
 			t.Errorf("the constructs set %q, the runtime reads %q", mine, theirs)
@@ -609,6 +611,9 @@ func TestExisting(t *testing.T) {
 	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
 		"SLUICE_IDEMPOTENCY_KEY": "payment-id", "SLUICE_IDEMPOTENCY_KEY_PREFIX": "payments",
 		"SLUICE_IDEMPOTENCY_TABLE": map[string]any{"Ref": anyValue()}})}})
+	// A stream read two batches a shard at once: the handler is told.
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_PARALLELIZATION_FACTOR": "2", "SLUICE_IDEMPOTENCY_KEY_PREFIX": "changes"})}})
 	// A table without a key prefix: synth warns that a rename re-runs
 	// what the table holds; the consumer with one gets no warning.
 	prefixWarns := func(stack string) int {

@@ -158,7 +158,7 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey, prefix: props.IdempotencyKeyPrefix})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey, prefix: props.IdempotencyKeyPrefix, pf: s.parallelization})
 	c.OnFailure = c.onFailureQueue(props.OnFailure, a)
 	a.iteratorAge(c.Function)
 
