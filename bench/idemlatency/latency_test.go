@@ -3,7 +3,6 @@ package idemlatency_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -17,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/redis/go-redis/v9"
 
@@ -141,9 +139,12 @@ func redelivered(b testing.TB, raw []byte) []byte {
 
 // counter counts a store's requests and its write requests (a
 // transaction of several completes counts once), and on DynamoDB the
-// write and read units it reports (ReturnConsumedCapacity=TOTAL, asked
-// for on every request; a refused conditional write reports none and is
-// billed one unit a KB: every item here is under 1 KB).
+// write and read units each request is billed as AWS prices them for
+// items under 1 KB (every item here is): a PutItem, UpdateItem or
+// DeleteItem one write unit, refused or not; a TransactWriteItems two per
+// item; an eventually consistent BatchGetItem half a read unit per key
+// asked for, found or not. (DynamoDB Local's own ConsumedCapacity counts
+// a transaction's items as one unit each, and a read of no item as none.)
 type counter struct {
 	requests, writes atomic.Int64
 	mu               sync.Mutex
@@ -171,56 +172,35 @@ func (c *counter) add(wcu, rcu float64) {
 	c.mu.Unlock()
 }
 
-// capacity asks for the consumed capacity of every request that reports
-// it and adds it to c.
-func (c *counter) capacity(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	total := types.ReturnConsumedCapacityTotal
-	switch p := in.Parameters.(type) {
-	case *dynamodb.PutItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.UpdateItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.DeleteItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.BatchGetItemInput:
-		p.ReturnConsumedCapacity = total
-	case *dynamodb.GetItemInput:
-		p.ReturnConsumedCapacity = total
+// billed is the units a DynamoDB request is billed (see counter).
+func billed(params any) (wcu, rcu float64) {
+	switch p := params.(type) {
+	case *dynamodb.PutItemInput, *dynamodb.UpdateItemInput, *dynamodb.DeleteItemInput:
+		return 1, 0
 	case *dynamodb.TransactWriteItemsInput:
-		p.ReturnConsumedCapacity = total
-	}
-	out, md, err := next.HandleInitialize(ctx, in)
-	one := func(cc *types.ConsumedCapacity) float64 {
-		if cc == nil {
-			return 0
+		return 2 * float64(len(p.TransactItems)), 0
+	case *dynamodb.BatchGetItemInput:
+		for _, ka := range p.RequestItems {
+			per := 0.5
+			if aws.ToBool(ka.ConsistentRead) {
+				per = 1
+			}
+			rcu += per * float64(len(ka.Keys))
 		}
-		return aws.ToFloat64(cc.CapacityUnits)
-	}
-	all := func(cs []types.ConsumedCapacity) (n float64) {
-		for i := range cs {
-			n += aws.ToFloat64(cs[i].CapacityUnits)
+		return 0, rcu
+	case *dynamodb.GetItemInput:
+		if aws.ToBool(p.ConsistentRead) {
+			return 0, 1
 		}
-		return n
+		return 0, 0.5
 	}
-	switch r := out.Result.(type) {
-	case *dynamodb.PutItemOutput:
-		c.add(one(r.ConsumedCapacity), 0)
-	case *dynamodb.UpdateItemOutput:
-		c.add(one(r.ConsumedCapacity), 0)
-	case *dynamodb.DeleteItemOutput:
-		c.add(one(r.ConsumedCapacity), 0)
-	case *dynamodb.TransactWriteItemsOutput:
-		c.add(all(r.ConsumedCapacity), 0)
-	case *dynamodb.BatchGetItemOutput:
-		c.add(0, all(r.ConsumedCapacity))
-	case *dynamodb.GetItemOutput:
-		c.add(0, one(r.ConsumedCapacity))
-	}
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		c.add(1, 0)
-	}
-	return out, md, err
+	return 0, 0
+}
+
+// capacity adds what each request is billed to c.
+func (c *counter) capacity(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	c.add(billed(in.Parameters))
+	return next.HandleInitialize(ctx, in)
 }
 
 // backend is one store behind a latency proxy; fresh returns a store with
