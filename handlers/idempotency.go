@@ -158,26 +158,40 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 //
 // While the function runs its claim's lease is renewed (a write every third
 // of the lease, so only a record that runs longer than that pays one).
-// In-process retries (WithRetry) run inside one claim. Before a batch runs,
-// every key is looked up at once (a request per hundred records on
-// DynamoDB), so a replayed batch skips its completed records without a claim
-// each; then every new key is claimed at once (up to
-// idempotency.DefaultInFlight requests in flight; let the store's HTTP
-// client keep that many connections), so the claims of a batch cost about
-// one round trip. On SQS standard a record's complete is sent without
-// waiting for it, and the batch answers once every complete landed (a
-// record whose complete failed fails); on an ordered lane the completes
-// overlap the next records' functions, at most
-// idempotency.DefaultOrderedDepth unwritten per lane (set it with
-// idempotency.WithOrderedDepth; 0 lands each complete before the next
-// record's function), written in the lane's order, those that come while
-// one is in flight together in one request (idempotency.GroupCompleter:
-// a DynamoDB transaction, one Redis script), and a complete that fails
-// stops its lane and reports its record with every later one of its lane
-// (those that ran completed, and are duplicates on the retry). Pass idempotency.WithCache
-// to keep completed keys in a warm container; WithIdempotencyPayload,
-// WithOnDuplicate and idempotency.SetResult do the rest of what Powertools
-// users know.
+// In-process retries (WithRetry) run inside one claim.
+//
+// On an SQS standard queue every key of a batch is claimed at once (up to
+// idempotency.WithInFlight requests in flight; let the store's HTTP
+// client keep that many connections): a refused claim answers a
+// duplicate, so a first delivery needs no read, while a redelivered
+// message (ApproximateReceiveCount above 1) is read first, with the
+// batch's other redeliveries in one request (a request per hundred keys on
+// DynamoDB), and claimed only if it did not complete. A record's complete
+// is sent as its function returns, and the batch answers once every
+// complete landed (a record whose complete failed fails).
+//
+// On an ordered source (Kinesis and DynamoDB Streams, Kafka, SQS FIFO),
+// with the record's own id as its key and a store that keeps lanes
+// (idempotency.LaneStore), each lane keeps a checkpoint instead of a claim
+// per record: a Kinesis shard (with WithParallelizationFactor above 1, a
+// shard and partition key), a DynamoDB item, a Kafka partition, a FIFO
+// message group. The batch claims each lane once (its lease, and its
+// checkpoint in the same answer); a record at or below the checkpoint is
+// a duplicate (a replayed batch costs one refused claim a lane); the
+// checkpoint is written once per group of completed records, overlapping
+// the next records' functions (at most idempotency.DefaultOrderedDepth
+// waiting, WithOrderedDepth sets it), the last write releasing the lease.
+// A record the batch quarantined (WithDeadLetters) stays out of the
+// checkpoint, so its redrive runs it. A business key (WithIdempotencyKey),
+// a payload (WithIdempotencyPayload), a stored result (WithOnDuplicate) or
+// WithIdempotencyPerRecord claim per record instead: the claims at once,
+// the completes written in the lane's order, in groups (one request per
+// group: idempotency.GroupCompleter), a complete that fails stopping its
+// lane (its record and the later ones are reported; those that ran
+// completed, and are duplicates on the retry). docs/handlers.md says what
+// each costs. Pass idempotency.WithCache to keep completed keys in a warm
+// container; WithIdempotencyPayload, WithOnDuplicate and
+// idempotency.SetResult do the rest of what Powertools users know.
 func WithIdempotency(store idempotency.Store, opts ...idempotency.Option) Option {
 	return func(c *config) {
 		if store == nil {
@@ -243,11 +257,10 @@ func WithOnDuplicate[R any](f func(ctx context.Context, r R, result []byte) erro
 	}
 }
 
-// idemLayer runs each record's chain inside idempotency.Do. Before the batch
-// runs, its hook looks every key up at once (idem.Lookup: the
-// handler's cache, then one BatchGetItem per 100 keys on DynamoDB) into a
-// cache the claims consult, so a replayed batch costs a request per hundred
-// records instead of one per record.
+// idemLayer runs each record's chain at most once per key. Before the
+// batch runs, its hook hands the batch's keys (and, on an ordered source,
+// each record's lane and position) to the claims taken ahead
+// (idem.NewBatch), which claim them, or their lanes, at once.
 type idemLayer[R any] struct {
 	next     batch.Handler[R]
 	key      func(R) string

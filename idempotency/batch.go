@@ -42,35 +42,32 @@ const DefaultInFlight = 128
 // MaxInFlight is the most WithInFlight allows.
 const MaxInFlight = 1024
 
-// DefaultOrderedDepth is how many completes of an ordered lane (the
-// records of a message group, a shard or a partition, in a batch whose
-// claims package handlers takes ahead) go unwritten while the lane's next
-// records run (WithOrderedDepth).
-// A lane's completes are written in the lane's order: the first at once,
-// and every one that comes while a write is in flight waits for it and
-// goes in the next write, all of them in one request on a store that is a
-// GroupCompleter (all-or-nothing), so the completions stored are always a
-// prefix of the lane. A record's function starts only while at most d of
-// its lane's completes are unwritten, so the records run ahead of the
-// writes by at most d, and a write carries up to d of them: with an
-// instant effect a lane costs about 2/(d+1) round trips per record for
-// its completes (d = 8: 0.22; d = 32: 0.06), instead of one. What it costs: a process
-// killed mid-lane can leave the running record and up to d records before
-// it with their effects done and no completion stored, which run again on
-// the retry, in their order (never after a later record's effect); and on
-// DynamoDB a complete in a group is a transaction item, two write units
-// instead of one. The default, 8, weighs the two: it keeps the repeats a
-// kill can cause to 9 records a lane while the benchmarks' lanes (40 to
-// 200 records a shard, 5 ms a round trip) pay 0.26-0.35 round trips per
-// record; WithOrderedDepth(32) takes them to 0.09-0.19 for effects that a
-// repeat does not harm (up to 33 records a lane run again after a kill),
-// and WithOrderedDepth(1) writes one complete at a time, as before groups
-// (one write unit each).
-// Only a complete that fails for good (the store refusing it past its
-// retries) lets a record's repeat come after the effects of later records
-// whose completes were stored. An effect that must never be repeated out
-// of order even then (a last-writer-wins write without a version check)
-// wants WithOrderedDepth(0).
+// DefaultOrderedDepth is how many of an ordered lane's records (a message
+// group, a shard, a partition, in a batch package handlers claims ahead)
+// may wait, completed, for their completion to be stored while the
+// lane's next record runs (WithOrderedDepth): a record's function starts
+// only while at most d of its lane's records wait. It bounds what a
+// process killed mid-lane leaves to run again: the running record and up
+// to d before it, with their effects done and nothing stored, which run
+// again on the retry, in their order.
+//
+// On a lane that keeps a checkpoint (LaneStore) the d records go in one
+// write of the checkpoint, the next record running beside it, so a lane
+// of instant effects writes once per d records (d = 8: 0.15 writes a
+// record with the lane's claim, on a batch of 40); a lane of slower
+// effects writes sooner, once its oldest waiting record has waited a
+// store round trip. With a claim per record the completes are written in
+// the lane's order: the first at once, and every one that comes while a
+// write is in flight goes in the next write, one request on a
+// GroupCompleter (all-or-nothing), so the completions stored are always
+// a prefix of the lane (a complete in a group costs two write units on
+// DynamoDB, a transaction item). The default, 8, weighs the repeats a
+// kill can cause (9 records a lane) against the writes; WithOrderedDepth(32)
+// writes less for effects that a repeat does not harm,
+// WithOrderedDepth(0) stores each record's completion before the next
+// record's function starts. Only a write that fails for good (the store
+// refusing it past its retries) lets a record's repeat come after the
+// effects of later records whose completion was stored.
 const DefaultOrderedDepth = 8
 
 // ErrLaneStopped reports a record of an ordered lane that did not run
@@ -97,6 +94,10 @@ var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered 
 // key again. Finish releases every claim whose record never started (its
 // lane stopped at a failure, the deadline came): a crash instead leaves
 // them to lapse within one lease, as any claim.
+//
+// The records of a key that names a lane (Ahead.Lane, on a LaneStore)
+// are not claimed one by one: their lane is claimed once and keeps a
+// checkpoint (lanes.go).
 //
 // A claimBatch is for renewed leases (the default): with WithLease it
 // claims nothing ahead and Do is the package's Do. It is package
