@@ -22,7 +22,6 @@ func init() {
 			}
 			return b, nil
 		},
-		Lookup:  lookup,
 		CacheOf: cacheOf,
 	})
 }
@@ -437,7 +436,11 @@ func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(co
 	case issued, ready:
 		e.state = taken
 		b.mu.Unlock()
-	default: // another record of the batch took it, or its claim found another holder
+	default: // another record of the batch took it, or its claim (or read) found another holder
+		if rec := e.existing; rec != nil && rec.Status == StatusCompleted && e.err == nil {
+			b.mu.Unlock()
+			return duplicate(key, b.hashOf(opts, e), b.legacyOf(opts), rec)
+		}
 		b.mu.Unlock()
 		select {
 		case <-e.done:

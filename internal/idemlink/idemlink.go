@@ -1,5 +1,5 @@
 // Package idemlink hands package handlers the batch machinery of package
-// idempotency (the claims of a batch taken ahead, the batch-level lookup)
+// idempotency (the claims of a batch taken ahead, its lanes' checkpoints)
 // without making it part of idempotency's API: a user calls
 // idempotency.Do, or handlers.WithIdempotency, never this.
 //
@@ -12,7 +12,6 @@ package idemlink
 
 import (
 	"context"
-	"time"
 )
 
 // Ahead is one key a batch claims ahead, with the payload its record
@@ -59,9 +58,6 @@ type Batch[O any] interface {
 type Funcs[S, O, C any] struct {
 	// NewBatch claims keys ahead, with Do's options.
 	NewBatch func(ctx context.Context, store S, keys []Ahead, opts ...O) (Batch[O], error)
-	// Lookup reads which of keys completed into cache, and returns how
-	// many did.
-	Lookup func(ctx context.Context, store S, cache C, keys []string, now time.Time) (int, error)
 	// CacheOf returns the cache opts set (idempotency.WithCache), or nil.
 	CacheOf func(opts ...O) C
 }
