@@ -51,8 +51,10 @@
 // A registered key with no SLUICE_IDEMPOTENCY_TABLE is an error at init,
 // not a handler that fails to build: the deployment forgot the table.
 //
-// SLUICE_REPORT_BATCH_ITEM_FAILURES and SLUICE_METRICS_NAMESPACE need no
-// option: package handlers reads them itself. AWS clients come from
+// SLUICE_REPORT_BATCH_ITEM_FAILURES, SLUICE_METRICS_NAMESPACE and
+// SLUICE_PARALLELIZATION_FACTOR (a stream mapping's factor, when above 1:
+// handlers then keeps an idempotency checkpoint per shard and partition
+// key) need no option: package handlers reads them itself. AWS clients come from
 // config.LoadDefaultConfig, so the standard AWS environment applies
 // (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS for
 // local servers). With no variable set, Options returns no option.
