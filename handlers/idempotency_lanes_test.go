@@ -445,9 +445,10 @@ func TestLanesCost(t *testing.T) {
 		b.Add("pk", payload(fmt.Sprint(i), "ok"))
 	}
 	earlier, next := eventOf(t, b, span(0, 39)...), eventOf(t, b, span(40, 79)...)
-	// A store 20 ms away: the records (microseconds each) complete long
-	// before a write would have waited a round trip.
-	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 20 * time.Millisecond}
+	// A store 50 ms away: the records (microseconds each) complete long
+	// before a write would have waited a round trip, however loaded the
+	// machine.
+	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 50 * time.Millisecond}
 	e := &effects{}
 	h := kinesisLane(t, store, e)
 	invoke(t, h, earlier)
