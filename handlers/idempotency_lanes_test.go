@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/dlq"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/engine"
 )
 
 // effects records each run of a record, by its id, in order.
@@ -464,5 +465,79 @@ func TestLanesCost(t *testing.T) {
 	}
 	if got := e.take(); len(got) != 80 {
 		t.Fatalf("%d runs, want 80", len(got))
+	}
+}
+
+func TestCheckpointDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		laneStore, valueKey, payload, onDup, perRecord, want bool
+	}{
+		{true, false, false, false, false, true},
+		{false, false, false, false, false, false},
+		{true, true, false, false, false, false},
+		{true, false, true, false, false, false},
+		{true, false, false, true, false, false},
+		{true, false, false, false, true, false},
+	} {
+		if got := checkpointMode(tc.laneStore, tc.valueKey, tc.payload, tc.onDup, tc.perRecord); got != tc.want {
+			t.Errorf("checkpointMode(%+v) = %v", tc, got)
+		}
+	}
+	for p, want := range map[engine.Policy]bool{engine.Independent: false, engine.Ordered: true, engine.OrderedPerGroup: true,
+		engine.Stream: true, engine.StreamPerKey: true, engine.PerPartition: true} {
+		if got := checkpointed(p); got != want {
+			t.Errorf("checkpointed(%v) = %v", p, got)
+		}
+	}
+	it := engine.Item{ID: "1", Key: "k"}
+	for p, want := range map[engine.Policy]string{engine.Ordered: "", engine.Stream: "", engine.OrderedPerGroup: "k",
+		engine.StreamPerKey: "k", engine.PerPartition: "k"} {
+		if got := orderOf(p, it); got != want {
+			t.Errorf("orderOf(%v) = %q, want %q", p, got, want)
+		}
+	}
+	seq := "49590338271490256608559692538361571095921575989136588898"
+	pos, _ := idempotency.Position(seq)
+	kpl, _ := idempotency.Position(seq, "3")
+	arn := "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
+	for _, tc := range []struct {
+		name     string
+		lane     func() (string, string)
+		wantLane string
+		wantPos  string
+	}{
+		{name: "kinesis", lane: func() (string, string) {
+			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
+				Kinesis: events.KinesisRecord{SequenceNumber: seq}}}, engine.Item{Key: "pk"}, 1)
+		}, wantLane: "kinesis#" + arn + "#shardId-000000000002", wantPos: pos},
+		{name: "kinesis, factor 2", lane: func() (string, string) {
+			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
+				Kinesis: events.KinesisRecord{SequenceNumber: seq}}}, engine.Item{Key: "pk"}, 2)
+		}, wantLane: "kinesis#" + arn + "#shardId-000000000002#pk", wantPos: pos},
+		{name: "a KPL user record", lane: func() (string, string) {
+			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
+				Kinesis: events.KinesisRecord{SequenceNumber: seq}}, agg: true, sub: 3}, engine.Item{Key: "pk"}, 1)
+		}, wantLane: "kinesis#" + arn + "#shardId-000000000002", wantPos: kpl},
+		{name: "kinesis without a shard", lane: func() (string, string) {
+			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "", Kinesis: events.KinesisRecord{SequenceNumber: seq}}}, engine.Item{}, 1)
+		}},
+		{name: "dynamodb", lane: func() (string, string) {
+			return laneOf(DynamoDBRecord[msg]{Raw: events.DynamoDBEventRecord{EventSourceArn: "ddb-arn", Change: events.DynamoDBStreamRecord{SequenceNumber: "111"}}},
+				engine.Item{Key: `{"id":{"S":"x"}}`}, 1)
+		}, wantLane: `dynamodb#ddb-arn#{"id":{"S":"x"}}`, wantPos: "003111"},
+		{name: "kafka", lane: func() (string, string) {
+			return laneOf(KafkaRecord[msg]{Raw: events.KafkaRecord{Topic: "orders", Partition: 3, Offset: 42}}, engine.Item{}, 1)
+		}, wantLane: "kafka#orders-3", wantPos: "00242"},
+		{name: "sqs fifo", lane: func() (string, string) {
+			return laneOf(SQSRecord[msg]{Raw: events.SQSMessage{EventSourceARN: "q.fifo", Attributes: map[string]string{"MessageGroupId": "g", "SequenceNumber": "18849496460467696128"}}}, engine.Item{}, 1)
+		}, wantLane: "sqs#q.fifo#g", wantPos: "02018849496460467696128"},
+		{name: "sqs standard", lane: func() (string, string) {
+			return laneOf(SQSRecord[msg]{Raw: events.SQSMessage{EventSourceARN: "q", Attributes: map[string]string{}}}, engine.Item{}, 1)
+		}},
+	} {
+		lane, pos := tc.lane()
+		if lane != tc.wantLane || pos != tc.wantPos {
+			t.Errorf("%s: lane %q at %q, want %q at %q", tc.name, lane, pos, tc.wantLane, tc.wantPos)
+		}
 	}
 }

@@ -252,3 +252,47 @@ func TestCutHole(t *testing.T) {
 		t.Fatalf("a hole encodes as %s", b)
 	}
 }
+
+func TestWriteDue(t *testing.T) {
+	const rtt = 50 * time.Millisecond
+	for _, tc := range []struct {
+		name             string
+		writing          bool
+		unwritten, depth int
+		waited           time.Duration
+		final, want      bool
+	}{
+		{"nothing to write", false, 0, 8, time.Hour, true, false},
+		{"a write in flight", true, 8, 8, time.Hour, true, false},
+		{"depth records wait", false, 8, 8, 0, false, true},
+		{"fewer, not long", false, 7, 8, rtt - time.Millisecond, false, false},
+		{"fewer, waited a round trip", false, 1, 8, rtt, false, true},
+		{"the lane's last record", false, 3, 8, 0, true, true},
+		{"depth 0 writes each record", false, 1, 0, 0, false, true},
+	} {
+		if got := writeDue(tc.writing, tc.unwritten, tc.depth, tc.waited, rtt, tc.final); got != tc.want {
+			t.Errorf("%s: writeDue = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestLaneGate(t *testing.T) {
+	for _, tc := range []struct {
+		unwritten, depth int
+		stopped          bool
+		start, wait      bool
+	}{
+		{0, 8, false, true, false},
+		{8, 8, false, true, false},
+		{9, 8, false, false, true},
+		{0, 0, false, true, false},
+		{1, 0, false, false, true},
+		{0, 8, true, false, false},
+		{9, 8, true, false, false},
+	} {
+		start, wait := laneGate(tc.unwritten, tc.depth, tc.stopped)
+		if start != tc.start || wait != tc.wait {
+			t.Errorf("laneGate(%d, %d, %v) = %v, %v; want %v, %v", tc.unwritten, tc.depth, tc.stopped, start, wait, tc.start, tc.wait)
+		}
+	}
+}
