@@ -26,6 +26,15 @@ const (
 	// the handler option the function registered under that name, and
 	// fails at init when it registered none.
 	EnvIdempotencyKey = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvIdempotencyKeyPrefix is what comes before "#" in every
+	// idempotency key instead of the function's name (the consumer's
+	// IdempotencyKeyPrefix prop).
+	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
+	// EnvParallelizationFactor is a stream mapping's ParallelizationFactor
+	// when above 1 (with an idempotency table): the handler then keeps a
+	// checkpoint per shard and partition key, since Lambda runs batches of
+	// several partition keys of one shard at once.
+	EnvParallelizationFactor = "SLUICE_PARALLELIZATION_FACTOR"
 	// EnvKafkaEventRecordFormat is the EventRecordFormat of a Kafka
 	// mapping's schema registry configuration (JSON or SOURCE): how the
 	// mapping delivers the records it validated.
@@ -44,5 +53,5 @@ const (
 // FunctionOptions.Environment may not set them.
 func reservedEnv() []string {
 	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace,
-		EnvIdempotencyKey, EnvKafkaEventRecordFormat}
+		EnvIdempotencyKey, EnvIdempotencyKeyPrefix, EnvParallelizationFactor, EnvKafkaEventRecordFormat}
 }

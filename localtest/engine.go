@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/internal/killplan"
@@ -182,6 +183,11 @@ type runner struct {
 	// they could not be read.
 	completedBefore    map[string]bool
 	completedBeforeErr error
+	// lanesBefore are the lanes it held (IdempotencyLanes), read at the
+	// same time, and when.
+	lanesBefore    map[string]*idempotency.LaneRecord
+	lanesBeforeErr error
+	lanesBeforeAt  time.Time
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 	// recent are the durations and payload sizes of the last invocations
