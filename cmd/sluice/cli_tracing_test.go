@@ -66,8 +66,8 @@ func TestTracedRunAndInvoke(t *testing.T) {
 	t.Run("invoke", func(t *testing.T) {
 		path, ids := sqsEvent(t, t.TempDir(), "ok", "fail")
 		code, out, errs := runCLI(t, append([]string{"invoke", "--event", path, "--handler", bin, "--env", "SLUICE_SOURCE=sqs"}, otel("invoke-consumer")...)...)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+		if code != 1 { // the failing message is reported: sluice invoke exits 1
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 		}
 		spans, err := j.Spans(ctx, "invoke-consumer", 4)
 		if err != nil {
