@@ -638,9 +638,12 @@ func laneOf[R any](r R, it engine.Item, pf int) (lane, pos string) {
 
 // A Kinesis record's lane is its shard ("kinesis#<stream ARN>#<shard
 // id>"), or, with a ParallelizationFactor above 1, its shard and
-// partition key; its position its sequence number (and, for a KPL user
-// record, its sub-sequence number).
-func (r KinesisRecord[T]) idemLane(it engine.Item, pf int) (string, string) {
+// partition key: the Kinesis record's, by which Lambda gives a shard's
+// records to its concurrent batches (a KPL user record's aggregate's, not
+// its own, which another aggregate of another batch may share); its
+// position its sequence number (and, for a KPL user record, its
+// sub-sequence number).
+func (r KinesisRecord[T]) idemLane(_ engine.Item, pf int) (string, string) {
 	shard, _, ok := strings.Cut(r.Raw.EventID, ":")
 	if !ok || shard == "" {
 		return "", ""
@@ -656,7 +659,11 @@ func (r KinesisRecord[T]) idemLane(it engine.Item, pf int) (string, string) {
 	}
 	lane := "kinesis#" + r.Raw.EventSourceArn + "#" + shard
 	if pf > 1 {
-		lane += "#" + it.Key
+		key := r.Raw.Kinesis.PartitionKey
+		if r.agg {
+			key = r.outerKey
+		}
+		lane += "#" + key
 	}
 	return lane, pos
 }

@@ -512,8 +512,12 @@ func TestCheckpointDecisions(t *testing.T) {
 		}, wantLane: "kinesis#" + arn + "#shardId-000000000002", wantPos: pos},
 		{name: "kinesis, factor 2", lane: func() (string, string) {
 			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
-				Kinesis: events.KinesisRecord{SequenceNumber: seq}}}, engine.Item{Key: "pk"}, 2)
+				Kinesis: events.KinesisRecord{SequenceNumber: seq, PartitionKey: "pk"}}}, engine.Item{Key: "pk"}, 2)
 		}, wantLane: "kinesis#" + arn + "#shardId-000000000002#pk", wantPos: pos},
+		{name: "a KPL user record, factor 2: its aggregate's key", lane: func() (string, string) {
+			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
+				Kinesis: events.KinesisRecord{SequenceNumber: seq, PartitionKey: "user"}}, agg: true, sub: 3, outerKey: "outer"}, engine.Item{Key: "user"}, 2)
+		}, wantLane: "kinesis#" + arn + "#shardId-000000000002#outer", wantPos: kpl},
 		{name: "a KPL user record", lane: func() (string, string) {
 			return laneOf(KinesisRecord[msg]{Raw: events.KinesisEventRecord{EventID: "shardId-000000000002:" + seq, EventSourceArn: arn,
 				Kinesis: events.KinesisRecord{SequenceNumber: seq}}, agg: true, sub: 3}, engine.Item{Key: "pk"}, 1)
@@ -539,5 +543,35 @@ func TestCheckpointDecisions(t *testing.T) {
 		if lane != tc.wantLane || pos != tc.wantPos {
 			t.Errorf("%s: lane %q at %q, want %q at %q", tc.name, lane, pos, tc.wantLane, tc.wantPos)
 		}
+	}
+}
+
+// TestLanesKPLUnderParallelization: with a factor above 1 Lambda gives
+// the batches of a shard the Kinesis records of some partition keys: an
+// aggregate goes by its own partition key (the KPL's first user record's),
+// whatever its user records' keys. Two aggregates with user records of
+// key "a", under keys x and y, come in two batches, the later aggregate's
+// batch first: the checkpoint of each is its aggregate's key's, so the
+// earlier aggregate's batch still runs its records. Keyed by the user
+// records' own key, the first batch's checkpoint covered the second's
+// user record of "a", and it never ran.
+func TestLanesKPLUnderParallelization(t *testing.T) {
+	store := idempotency.NewMemoryStore()
+	var ran []string
+	h := must(NewKinesis(func(_ context.Context, r KinesisRecord[order]) error { ran = append(ran, r.Value.OrderID); return nil },
+		WithLogger(slog.New(slog.DiscardHandler)), WithoutRetry(), WithIdempotency(store), WithParallelizationFactor(2)))
+	b := &sevents.KinesisBuilder{}
+	b.AddAggregated(orderRec("x", "x1", "ok"), orderRec("a", "a1", "ok"))
+	b.AddAggregated(orderRec("y", "y1", "ok"), orderRec("a", "a2", "ok"))
+	b.AddAggregated(orderRec("x", "x2", "ok"), orderRec("a", "a3", "ok"))
+	if f := invoke(t, h, eventOf(t, b, 0, 2)); len(f) != 0 { // key x's batch
+		t.Fatal(f)
+	}
+	if f := invoke(t, h, eventOf(t, b, 1)); len(f) != 0 { // key y's, holding a2 between a1 and a3
+		t.Fatal(f)
+	}
+	slices.Sort(ran)
+	if want := []string{"a1", "a2", "a3", "x1", "x2", "y1"}; !slices.Equal(ran, want) {
+		t.Fatalf("ran %v, want %v", ran, want)
 	}
 }
