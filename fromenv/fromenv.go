@@ -52,9 +52,12 @@
 // not a handler that fails to build: the deployment forgot the table.
 //
 // SLUICE_REPORT_BATCH_ITEM_FAILURES, SLUICE_METRICS_NAMESPACE and
-// SLUICE_PARALLELIZATION_FACTOR (a stream mapping's factor, when above 1:
-// handlers then keeps an idempotency checkpoint per shard and partition
-// key) need no option: package handlers reads them itself. AWS clients come from
+// SLUICE_PARALLELIZATION_FACTOR need no option: package handlers reads
+// them itself. SLUICE_PARALLELIZATION_FACTOR is a stream mapping's factor,
+// which the constructs set on every stream consumer with an idempotency
+// table, 1 included: a Kinesis handler told 1 keeps an idempotency
+// checkpoint per shard, told more (or not told at all) one per shard and
+// partition key (handlers.WithParallelizationFactor). AWS clients come from
 // config.LoadDefaultConfig, so the standard AWS environment applies
 // (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS for
 // local servers). With no variable set, Options returns no option.

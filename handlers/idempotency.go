@@ -59,8 +59,12 @@ type idemOptions struct {
 }
 
 // EnvParallelizationFactor names the environment variable that tells a
-// Kinesis handler its mapping's ParallelizationFactor (the CDK
-// constructs set it); WithParallelizationFactor overrides it.
+// Kinesis handler its mapping's ParallelizationFactor, 1 to 10 (the CDK
+// constructs set it on every stream consumer with an idempotency table,
+// and sluice run from the mapping it runs); WithParallelizationFactor
+// overrides it. Set to any valid value, 1 included, it declares the
+// factor; unset (or empty), the factor is undeclared (see
+// WithParallelizationFactor).
 const EnvParallelizationFactor = "SLUICE_PARALLELIZATION_FACTOR"
 
 // WithIdempotencyPerRecord claims and completes every record's key in
@@ -73,15 +77,29 @@ func WithIdempotencyPerRecord() Option {
 	return func(c *config) { c.idem.perRecord, c.idem.set = true, true }
 }
 
-// WithParallelizationFactor tells a Kinesis handler its event source
+// WithParallelizationFactor declares a Kinesis handler's event source
 // mapping's ParallelizationFactor (1 to 10; default
-// SLUICE_PARALLELIZATION_FACTOR, else 1). With more than 1, Lambda runs
-// several batches of one shard at once, each holding the records of some
-// partition keys, so a shard's checkpoint would mix them: the handler then
-// keeps a checkpoint per shard and partition key (see WithIdempotency).
-// Set it whenever the mapping's factor is above 1: a handler that
-// believes 1 while Lambda runs more treats a record another batch has not
-// reached yet as a duplicate.
+// SLUICE_PARALLELIZATION_FACTOR), which decides the lanes its idempotency
+// checkpoints keep (see WithIdempotency):
+//
+//   - declared 1: a checkpoint per shard, the cheap mode: a lane claim
+//     and a write per group of records of the shard's batch;
+//   - declared above 1: Lambda runs several batches of one shard at once,
+//     each holding the records of some partition keys, their positions
+//     interleaved, so a shard's checkpoint would cover records another
+//     batch has not reached yet: a checkpoint per shard and partition key;
+//   - undeclared (neither the option nor the variable): a checkpoint per
+//     shard and partition key too, which is right whatever the factor
+//     (Lambda never runs one partition key's records of a shard at once or
+//     out of order), at the cost of a claim and a write per partition key
+//     of each batch; the handler logs once, at its first batch, that
+//     declaring the factor would save that.
+//
+// Declare the mapping's own factor: a handler told 1 while Lambda runs
+// more batches of a shard at once takes records of another batch for
+// duplicates, and their effects never happen. The lanes' keys depend on
+// the declaration, so a redrive or a replay that should see a function's
+// checkpoints declares what the function declares.
 func WithParallelizationFactor(n int) Option {
 	return func(c *config) {
 		if n < 1 || n > 10 {
@@ -94,14 +112,14 @@ func WithParallelizationFactor(n int) Option {
 
 // parallelization is the mapping's ParallelizationFactor as the handler
 // was told it: WithParallelizationFactor, else SLUICE_PARALLELIZATION_FACTOR,
-// else 1.
+// else 0 (undeclared).
 func (c *config) parallelization() (int, error) {
 	if c.idem.pf > 0 {
 		return c.idem.pf, nil
 	}
 	v, ok := c.lookupEnv(EnvParallelizationFactor)
 	if !ok || v == "" {
-		return 1, nil
+		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 10 {
@@ -109,6 +127,13 @@ func (c *config) parallelization() (int, error) {
 	}
 	return n, nil
 }
+
+// laneByKey decides whether a Kinesis record's checkpoint is kept per
+// shard and partition key rather than per shard, from the factor as
+// declared (0: undeclared): per shard only when 1 was declared, since a
+// shard's checkpoint is right only when Lambda runs one batch of the shard
+// at a time, and a shard and partition key's is right under any factor.
+func laneByKey(pf int) bool { return pf != 1 }
 
 // keyPrefix is what comes before "#" in every idempotency key: the
 // prefix given (WithIdempotencyKeyPrefix), else the function's name
@@ -173,9 +198,9 @@ var ErrNoIdempotencyKey = errors.New("sluice: record has no idempotency key")
 // On an ordered source (Kinesis and DynamoDB Streams, Kafka, SQS FIFO),
 // with the record's own id as its key and a store that keeps lanes
 // (idempotency.LaneStore), each lane keeps a checkpoint instead of a claim
-// per record: a Kinesis shard (with WithParallelizationFactor above 1, a
-// shard and partition key), a DynamoDB item, a Kafka partition, a FIFO
-// message group. The batch claims each lane once (its lease, and its
+// per record: a Kinesis shard and partition key (a shard when the
+// mapping's factor is declared 1: WithParallelizationFactor), a DynamoDB
+// item, a Kafka partition, a FIFO message group. The batch claims each lane once (its lease, and its
 // checkpoint in the same answer); a record at or below the checkpoint is
 // a duplicate (a replayed batch costs one refused claim a lane); the
 // checkpoint is written once per group of completed records, overlapping
@@ -274,8 +299,9 @@ type idemLayer[R any] struct {
 	prefix   string
 	now      func() time.Time
 	logger   *slog.Logger
-	lanes    bool // ordered lanes keep a checkpoint (checkpointMode)
-	pf       int  // the mapping's ParallelizationFactor
+	lanes    bool        // ordered lanes keep a checkpoint (checkpointMode)
+	pf       int         // the mapping's ParallelizationFactor as declared; 0 undeclared
+	noted    atomic.Bool // the undeclared factor's log line was written
 
 	// runAhead is the function every record run under the claims taken
 	// ahead gives DoLane: one for the layer, not a closure a record, since
@@ -403,6 +429,9 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 			a := idemlink.Ahead{Key: k, Lookup: lookupFirst(r)}
 			if lanes {
 				if lane, pos := laneOf(r, b.items[i], l.pf); lane != "" {
+					if l.pf == 0 && !l.noted.Load() && strings.HasPrefix(lane, "kinesis#") {
+						l.noteUndeclared(ctx)
+					}
 					a.Lane, a.Pos, a.Order = l.prefix+"lane#"+lane, pos, orderOf(b.policy, b.items[i])
 					if st.keyIndex == nil {
 						st.keyIndex = make(map[string]int, len(b.items))
@@ -469,6 +498,21 @@ func (st *idemBatch[R]) coveredBy(key string) (lane, pos string, ok bool) {
 		return "", "", false
 	}
 	return st.ahead.Covered(key)
+}
+
+// noteUndeclared logs, once, that the Kinesis checkpoints are kept per
+// shard and partition key because the factor was not declared, and what
+// declaring it saves.
+func (l *idemLayer[R]) noteUndeclared(ctx context.Context) {
+	if l.noted.Swap(true) || l.logger == nil {
+		return
+	}
+	l.logger.LogAttrs(ctx, slog.LevelInfo, "sluice: the mapping's ParallelizationFactor is not declared, so the idempotency checkpoints "+
+		"are kept per shard and partition key, which is right whatever the factor; declaring it ("+EnvParallelizationFactor+"=1, "+
+		"or handlers.WithParallelizationFactor(1), when the mapping's factor is 1; Sluice's CDK constructs set it) keeps one per shard: "+
+		"a lane claim and a checkpoint write per shard of each batch instead of per partition key (40 records over 50 keys: "+
+		"0.15 write units a record instead of 1.26)",
+		slog.String("variable", EnvParallelizationFactor))
 }
 
 // runRecord is runAhead: it runs the record of the item under ctx.
@@ -625,8 +669,8 @@ func orderOf(policy engine.Policy, it engine.Item) string {
 }
 
 // laneOf is the checkpointed lane of record r (item it, of a mapping
-// with parallelization factor pf) and its position there, or "" when
-// the record names none.
+// with parallelization factor pf as declared, 0 undeclared) and its
+// position there, or "" when the record names none.
 func laneOf[R any](r R, it engine.Item, pf int) (lane, pos string) {
 	if l, ok := any(r).(interface {
 		idemLane(it engine.Item, pf int) (string, string)
@@ -637,12 +681,12 @@ func laneOf[R any](r R, it engine.Item, pf int) (lane, pos string) {
 }
 
 // A Kinesis record's lane is its shard ("kinesis#<stream ARN>#<shard
-// id>"), or, with a ParallelizationFactor above 1, its shard and
-// partition key: the Kinesis record's, by which Lambda gives a shard's
-// records to its concurrent batches (a KPL user record's aggregate's, not
-// its own, which another aggregate of another batch may share); its
-// position its sequence number (and, for a KPL user record, its
-// sub-sequence number).
+// id>") when the ParallelizationFactor was declared 1, else its shard and
+// partition key (laneByKey): the Kinesis record's, by which Lambda gives a
+// shard's records to its concurrent batches (a KPL user record's
+// aggregate's, not its own, which another aggregate of another batch may
+// share); its position its sequence number (and, for a KPL user record,
+// its sub-sequence number).
 func (r KinesisRecord[T]) idemLane(_ engine.Item, pf int) (string, string) {
 	shard, _, ok := strings.Cut(r.Raw.EventID, ":")
 	if !ok || shard == "" {
@@ -658,7 +702,7 @@ func (r KinesisRecord[T]) idemLane(_ engine.Item, pf int) (string, string) {
 		return "", ""
 	}
 	lane := "kinesis#" + r.Raw.EventSourceArn + "#" + shard
-	if pf > 1 {
+	if laneByKey(pf) {
 		key := r.Raw.Kinesis.PartitionKey
 		if r.agg {
 			key = r.outerKey

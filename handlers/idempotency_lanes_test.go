@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -573,5 +574,118 @@ func TestLanesKPLUnderParallelization(t *testing.T) {
 	slices.Sort(ran)
 	if want := []string{"a1", "a2", "a3", "x1", "x2", "y1"}; !slices.Equal(ran, want) {
 		t.Fatalf("ran %v, want %v", ran, want)
+	}
+}
+
+// TestLanesUndeclaredFactor: a mapping with ParallelizationFactor 2 whose
+// handler was not told (no option, no SLUICE_PARALLELIZATION_FACTOR):
+// Lambda runs two batches of one shard at once, each with the records of
+// some partition keys, their positions interleaved. Undeclared, the
+// handler keeps a checkpoint per shard and partition key, so every record
+// runs once, whichever batch comes first; it says once, at its first
+// batch, that declaring the factor would keep one per shard. Declared 1
+// (wrongly, here), the later batch's records lie below the first batch's
+// shard checkpoint and never run: what the undeclared default prevents.
+func TestLanesUndeclaredFactor(t *testing.T) {
+	b := &sevents.KinesisBuilder{}
+	for i := range 8 {
+		pk := []string{"a", "b"}[i%2]
+		b.Add(pk, payload(fmt.Sprintf("%s%d", pk, i), "ok"))
+	}
+	all := []string{"a0", "a2", "a4", "a6", "b1", "b3", "b5", "b7"}
+	aBatch, bBatch := []int{0, 2, 4, 6}, []int{1, 3, 5, 7}
+	t.Run("undeclared, two batches at once", func(t *testing.T) {
+		store := idempotency.NewMemoryStore()
+		e := &effects{}
+		var logs bytes.Buffer
+		h := kinesisLane(t, store, e, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+		var wg sync.WaitGroup
+		for _, idx := range [][]int{bBatch, aBatch} {
+			wg.Go(func() { invoke(t, h, eventOf(t, b, idx...)) })
+		}
+		wg.Wait()
+		got := e.take()
+		slices.Sort(got)
+		if !slices.Equal(got, all) {
+			t.Fatalf("ran %v, want every record once", got)
+		}
+		if n := strings.Count(logs.String(), `"level":"INFO","msg":"sluice: the mapping's ParallelizationFactor is not declared`); n != 1 ||
+			!strings.Contains(logs.String(), EnvParallelizationFactor+"=1") {
+			t.Fatalf("%d notes of the undeclared factor, want 1 naming %s=1:\n%s", n, EnvParallelizationFactor, logs.String())
+		}
+		// A third batch logs it no more.
+		invoke(t, h, eventOf(t, b, aBatch...))
+		if n := strings.Count(logs.String(), "is not declared"); n != 1 || len(e.take()) != 0 {
+			t.Fatalf("%d notes after a third batch (a duplicate of the first)", n)
+		}
+	})
+	for _, declared := range []bool{false, true} {
+		t.Run(fmt.Sprint("the later positions' batch first, declared 1: ", declared), func(t *testing.T) {
+			store := idempotency.NewMemoryStore()
+			e := &effects{}
+			var extra []Option
+			if declared {
+				extra = append(extra, WithParallelizationFactor(1))
+			}
+			h := kinesisLane(t, store, e, extra...)
+			invoke(t, h, eventOf(t, b, bBatch...)) // b7 is the shard's last position
+			invoke(t, h, eventOf(t, b, aBatch...))
+			got := e.take()
+			slices.Sort(got)
+			switch {
+			case !declared && !slices.Equal(got, all):
+				t.Fatalf("undeclared: ran %v, want every record once", got)
+			case declared && !slices.Equal(got, []string{"b1", "b3", "b5", "b7"}):
+				t.Fatalf("declared 1: ran %v, want b's records only (a's below b's shard checkpoint)", got)
+			}
+		})
+	}
+}
+
+// TestLanesDeclaredFactorOne: declared 1 (the option or the variable set
+// to 1), a shard's batch of 40 records over 8 partition keys keeps one
+// checkpoint: one lane claim and a write per 8 records; undeclared, one
+// per partition key: a lane claim and at least a write for each of the 8.
+func TestLanesDeclaredFactorOne(t *testing.T) {
+	b := &sevents.KinesisBuilder{}
+	for i := range 80 {
+		b.Add(fmt.Sprint("k", i%8), payload(fmt.Sprint(i), "ok"))
+	}
+	earlier, next := eventOf(t, b, span(0, 39)...), eventOf(t, b, span(40, 79)...)
+	env := withLookupEnv(func(k string) (string, bool) {
+		switch k {
+		case EnvFunctionName:
+			return "orders-fn", true
+		case EnvParallelizationFactor:
+			return "1", true
+		}
+		return "", false
+	})
+	for _, tc := range []struct {
+		name           string
+		opt            []Option
+		claims, writes int64 // writes: exactly, or at least when claims is not 1
+	}{
+		{"option 1", []Option{WithParallelizationFactor(1)}, 1, 5},
+		{"variable 1", []Option{env}, 1, 5},
+		{"undeclared", nil, 8, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A store 50 ms away: the records complete long before a write
+			// would have waited a round trip.
+			store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 50 * time.Millisecond}
+			e := &effects{}
+			h := kinesisLane(t, store, e, tc.opt...)
+			invoke(t, h, earlier)
+			store.reset()
+			invoke(t, h, next)
+			c, s := store.laneClaims.Load(), store.laneSaves.Load()
+			if c != tc.claims || (tc.claims == 1 && s != tc.writes) || s < tc.writes || store.claims.Load() != 0 {
+				t.Fatalf("%d lane claims, %d lane writes, %d record claims; want %d claims and %d writes", c, s, store.claims.Load(), tc.claims, tc.writes)
+			}
+			if got := e.take(); len(got) != 80 {
+				t.Fatalf("%d runs, want 80", len(got))
+			}
+		})
 	}
 }

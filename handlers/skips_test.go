@@ -98,11 +98,12 @@ func TestSkipsFile(t *testing.T) {
 		if f := invoke(t, h, ev); len(f) != 0 { // delivered again: both duplicates
 			t.Fatal(f)
 		}
-		// The shard's checkpoint answered them: the lines name it, and
-		// each user record's position in it, which is what the store
-		// holds (no item of the records' own keys).
+		// The checkpoint of their lane answered them (the factor is not
+		// declared: the shard and the aggregate's partition key): the
+		// lines name it, and each user record's position in it, which is
+		// what the store holds (no item of the records' own keys).
 		shard, _, _ := strings.Cut(agg.EventID, ":")
-		lane := "lane#kinesis#" + agg.EventSourceArn + "#" + shard
+		lane := "lane#kinesis#" + agg.EventSourceArn + "#" + shard + "#" + agg.Kinesis.PartitionKey
 		at := func(sub string) string { p, _ := idempotency.Position(seq, sub); return p }
 		want := []skipLine{{Record: seq + ":0", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 0), Lane: lane, Position: at("0")},
 			{Record: seq + ":1", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 1), Lane: lane, Position: at("1")}}
