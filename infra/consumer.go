@@ -87,13 +87,15 @@ func prefixProblems(prefix *string, table *IdempotencyTable) []string {
 	return nil
 }
 
-// parallelizationEnv sets EnvParallelizationFactor in env for a stream
-// mapping's ParallelizationFactor pf when the function has an idempotency
-// table and pf is above 1 (the handler keeps a checkpoint per shard and
-// partition key then), and removes it otherwise.
+// parallelizationEnv declares a stream mapping's ParallelizationFactor
+// pf to the handler (EnvParallelizationFactor) when the function has an
+// idempotency table, 1 included: a Kinesis handler told 1 keeps one
+// checkpoint per shard, told more (or not told) one per shard and
+// partition key. Without a table, or for a source with no factor (pf 0),
+// it removes the variable.
 func parallelizationEnv(env map[string]string, pf int, idempotency bool) {
 	delete(env, EnvParallelizationFactor)
-	if pf > 1 && idempotency {
+	if pf >= 1 && idempotency {
 		env[EnvParallelizationFactor] = strconv.Itoa(pf)
 	}
 }

@@ -30,10 +30,11 @@ const (
 	// idempotency key instead of the function's name (the consumer's
 	// IdempotencyKeyPrefix prop).
 	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
-	// EnvParallelizationFactor is a stream mapping's ParallelizationFactor
-	// when above 1 (with an idempotency table): the handler then keeps a
-	// checkpoint per shard and partition key, since Lambda runs batches of
-	// several partition keys of one shard at once.
+	// EnvParallelizationFactor is a stream mapping's ParallelizationFactor,
+	// 1 included, set on every stream consumer with an idempotency table:
+	// the handler keeps a checkpoint per shard when told 1, per shard and
+	// partition key when told more (Lambda then runs batches of several
+	// partition keys of one shard at once) or not told.
 	EnvParallelizationFactor = "SLUICE_PARALLELIZATION_FACTOR"
 	// EnvKafkaEventRecordFormat is the EventRecordFormat of a Kafka
 	// mapping's schema registry configuration (JSON or SOURCE): how the

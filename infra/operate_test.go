@@ -387,7 +387,7 @@ func TestShadowReplay(t *testing.T) {
 		"SLUICE_ATTEMPTS_TABLE":         map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersAttemptsTable"))},
 	}}})
 	has(t, s, "AWS::Lambda::Function", map[string]any{"FunctionName": "orders", "Environment": map[string]any{"Variables": like(map[string]any{
-		"SLUICE_SHADOW": absent(), "SINK_TABLE": "orders", "SLUICE_PARALLELIZATION_FACTOR": absent(),
+		"SLUICE_SHADOW": absent(), "SINK_TABLE": "orders", "SLUICE_PARALLELIZATION_FACTOR": "1", // its mapping's factor, declared
 		"SLUICE_DLQ_URL": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersDeadLettersQueue"))}})}})
 	// Its own role reads the stream and the tables and sends to its own
 	// queues.

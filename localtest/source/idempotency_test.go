@@ -100,7 +100,7 @@ func TestAWSIdempotencyTableLanes(t *testing.T) {
 	shard, _, _ := strings.Cut(ev.Records[0].EventID, ":")
 	for _, prefix := range []string{"fn", strings.Repeat("p", 2100)} {
 		h, err := handlers.NewKinesis(func(context.Context, handlers.KinesisRecord[json.RawMessage]) error { return nil },
-			handlers.WithIdempotency(store), handlers.WithIdempotencyKeyPrefix(prefix), handlers.WithLogger(slog.New(slog.DiscardHandler)))
+			handlers.WithIdempotency(store), handlers.WithIdempotencyKeyPrefix(prefix), handlers.WithParallelizationFactor(1), handlers.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}
