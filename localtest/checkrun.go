@@ -32,6 +32,12 @@ func (r *runner) checkRun(ctx context.Context) {
 			in.Killed[k.RequestID] = true
 		}
 	}
+	// An invocation that ran into its deadline was killed wherever it was,
+	// as Lambda kills it: a slow batch under load is cut short as an
+	// injected mid-batch kill is.
+	for id := range r.timedOut {
+		in.Killed[id] = true
+	}
 	if in.Have {
 		in.effects, in.Err = r.opts.Effects()
 		if in.Err == nil {

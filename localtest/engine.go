@@ -195,6 +195,10 @@ type runner struct {
 	// kill moments are drawn.
 	recent  []killplan.Pace
 	recentN int
+	// timedOut holds the request ids of the invocations that ran into
+	// their deadline uninjected: the invoker killed their process (as
+	// Lambda does) wherever it was in the batch.
+	timedOut map[string]bool
 }
 
 // recentKept is how many answered invocations' durations a mid-batch kill
@@ -429,6 +433,11 @@ func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
 			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1),
 			Env: resp.Environment, PID: resp.PID})
+	case resp.TimedOut && !resp.InitFailed:
+		if r.timedOut == nil {
+			r.timedOut = map[string]bool{}
+		}
+		r.timedOut[c.reqID] = true
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
 		p := killplan.Pace{D: resp.Duration, Bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {
