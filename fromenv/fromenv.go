@@ -13,6 +13,11 @@
 //
 //	SLUICE_IDEMPOTENCY_TABLE  WithIdempotency on this DynamoDB table
 //	                          (idempotency/dynamodbstore, default layout)
+//	SLUICE_IDEMPOTENCY_KEY_PREFIX
+//	                          what comes before "#" in every idempotency key
+//	                          instead of the function's name
+//	                          (handlers.WithIdempotencyKeyPrefix), so the keys
+//	                          survive a rename of the function
 //	SLUICE_IDEMPOTENCY_LEASE  a fixed in-progress lease (a Go duration such
 //	                          as 2m), never renewed, instead of the short
 //	                          lease the owner renews while a record runs
@@ -46,8 +51,13 @@
 // A registered key with no SLUICE_IDEMPOTENCY_TABLE is an error at init,
 // not a handler that fails to build: the deployment forgot the table.
 //
-// SLUICE_REPORT_BATCH_ITEM_FAILURES and SLUICE_METRICS_NAMESPACE need no
-// option: package handlers reads them itself. AWS clients come from
+// SLUICE_REPORT_BATCH_ITEM_FAILURES, SLUICE_METRICS_NAMESPACE and
+// SLUICE_PARALLELIZATION_FACTOR need no option: package handlers reads
+// them itself. SLUICE_PARALLELIZATION_FACTOR is a stream mapping's factor,
+// which the constructs set on every stream consumer with an idempotency
+// table, 1 included: a Kinesis handler told 1 keeps an idempotency
+// checkpoint per shard, told more (or not told at all) one per shard and
+// partition key (handlers.WithParallelizationFactor). AWS clients come from
 // config.LoadDefaultConfig, so the standard AWS environment applies
 // (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SQS for
 // local servers). With no variable set, Options returns no option.
@@ -87,11 +97,13 @@ type Source = events.Source
 const (
 	EnvIdempotencyTable = "SLUICE_IDEMPOTENCY_TABLE"
 	EnvIdempotencyLease = "SLUICE_IDEMPOTENCY_LEASE"
-	EnvDLQURL           = "SLUICE_DLQ_URL"
-	EnvDLQFile          = "SLUICE_DLQ_FILE"
-	EnvMaxAttempts      = "SLUICE_MAX_ATTEMPTS"
-	EnvAttemptsTable    = "SLUICE_ATTEMPTS_TABLE"
-	EnvIdempotencyKey   = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvIdempotencyKeyPrefix is handlers.WithIdempotencyKeyPrefix's prefix.
+	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
+	EnvDLQURL               = "SLUICE_DLQ_URL"
+	EnvDLQFile              = "SLUICE_DLQ_FILE"
+	EnvMaxAttempts          = "SLUICE_MAX_ATTEMPTS"
+	EnvAttemptsTable        = "SLUICE_ATTEMPTS_TABLE"
+	EnvIdempotencyKey       = "SLUICE_IDEMPOTENCY_KEY"
 	// EnvKafkaEventRecordFormat is JSON or SOURCE.
 	EnvKafkaEventRecordFormat = "SLUICE_KAFKA_EVENT_RECORD_FORMAT"
 )
@@ -227,8 +239,15 @@ func options(ctx context.Context, source Source, getenv func(string) string, wit
 		if keyOpt != nil {
 			opts = append(opts, keyOpt)
 		}
-	} else if v := getenv(EnvIdempotencyLease); v != "" {
-		return nil, fmt.Errorf("fromenv: %s is set but %s is not", EnvIdempotencyLease, EnvIdempotencyTable)
+		if v := getenv(EnvIdempotencyKeyPrefix); v != "" {
+			opts = append(opts, handlers.WithIdempotencyKeyPrefix(v))
+		}
+	} else {
+		for _, v := range []string{EnvIdempotencyLease, EnvIdempotencyKeyPrefix} {
+			if getenv(v) != "" {
+				return nil, fmt.Errorf("fromenv: %s is set but %s is not", v, EnvIdempotencyTable)
+			}
+		}
 	}
 
 	url, file := getenv(EnvDLQURL), getenv(EnvDLQFile)

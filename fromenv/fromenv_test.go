@@ -2,12 +2,19 @@ package fromenv
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
+	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 
 type order struct{ ID string }
@@ -34,6 +41,8 @@ func TestOptions(t *testing.T) {
 		{"bad attempts", events.SourceKinesis, map[string]string{EnvDLQFile: file, EnvMaxAttempts: "zero"}, 0, EnvMaxAttempts},
 		{"bad lease", events.SourceKinesis, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyLease: "soon"}, 0, EnvIdempotencyLease},
 		{"lease without a table", events.SourceKinesis, map[string]string{EnvIdempotencyLease: "1m"}, 0, EnvIdempotencyTable},
+		{"a key prefix", events.SourceSQS, map[string]string{EnvIdempotencyTable: "idem", EnvIdempotencyKeyPrefix: "orders"}, 2, ""},
+		{"a key prefix without a table", events.SourceSQS, map[string]string{EnvIdempotencyKeyPrefix: "orders"}, 0, EnvIdempotencyTable},
 		{"attempts without a destination", events.SourceKinesis, map[string]string{EnvMaxAttempts: "3"}, 0, EnvDLQURL},
 		{"unknown source", Source("sns"), nil, 0, "want kinesis"},
 	} {
@@ -181,6 +190,52 @@ func TestOptionsKafkaRecordFormat(t *testing.T) {
 		}
 		if _, err := handlers.NewKafka(func(context.Context, handlers.KafkaRecord[order]) error { return nil }, opts...); err != nil {
 			t.Fatalf("the Kafka handler refuses the option: %v", err)
+		}
+	}
+}
+
+// TestOptionsKeyPrefix: with SLUICE_IDEMPOTENCY_KEY_PREFIX set, the
+// handler the options build claims its records under the prefix, not the
+// function's name, in the table (DynamoDB Local).
+func TestOptionsKeyPrefix(t *testing.T) {
+	srv := servers.DynamoDB(t)
+	db := dynamodb.NewFromConfig(srv.AWSConfig())
+	table := servers.UniqueName(t, "prefix")
+	ctx := context.Background()
+	if err := dynamodbstore.CreateTable(ctx, db, table); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": srv.Endpoint, "AWS_REGION": servers.Region,
+		"AWS_ACCESS_KEY_ID": servers.AccessKeyID, "AWS_SECRET_ACCESS_KEY": servers.SecretAccessKey,
+		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_LAMBDA_FUNCTION_NAME": "orders-v2"} {
+		t.Setenv(k, v)
+	}
+	opts, err := options(ctx, events.SourceSQS, env(map[string]string{EnvIdempotencyTable: table, EnvIdempotencyKeyPrefix: "orders"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := handlers.NewSQS(func(context.Context, handlers.SQSRecord[order]) error { return nil }, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &events.SQSBuilder{}
+	sb.Add(`{"ID":"o1"}`)
+	raw, err := events.MarshalEvent(sb.Event())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := h.Invoke(ctx, raw); err != nil || string(out) != `{"batchItemFailures":[]}` {
+		t.Fatalf("%s %v", out, err)
+	}
+	id := sb.Event().Records[0].MessageId
+	for key, want := range map[string]bool{"orders#" + id: true, "orders-v2#" + id: false} {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Item != nil; got != want {
+			t.Errorf("an item under %s: %v, want %v", key, got, want)
 		}
 	}
 }

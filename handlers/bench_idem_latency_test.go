@@ -41,7 +41,7 @@ func runIdemLatency(b *testing.B, n int, replay bool, invoke func(idempotency.St
 			b.Fatalf("%s %v", out, err)
 		}
 		calls += store.calls()
-		writes += store.claims.Load() + store.completes.Load() + store.extends.Load() + store.releases.Load() + store.groups.Load()
+		writes += store.writes()
 		passes++
 	}
 	b.ReportMetric(float64(wall)/float64(passes)/float64(benchRTT), "rtts/batch")

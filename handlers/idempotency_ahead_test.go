@@ -23,7 +23,24 @@ type delayStore struct {
 	rtt                                  time.Duration
 	claims, completes, extends, releases atomic.Int64
 	gets, groups, grouped                atomic.Int64 // CompleteAll requests, and the completes in them
+	laneClaims, laneSaves                atomic.Int64
 	failKey                              string
+	failLane                             bool // every lane write fails
+}
+
+func (s *delayStore) ClaimLane(ctx context.Context, c idempotency.LaneClaim) (*idempotency.LaneRecord, error) {
+	s.laneClaims.Add(1)
+	s.wait(ctx)
+	return s.MemoryStore.ClaimLane(ctx, c)
+}
+
+func (s *delayStore) SaveLane(ctx context.Context, sv idempotency.LaneSave) error {
+	s.laneSaves.Add(1)
+	s.wait(ctx)
+	if s.failLane {
+		return &idempotency.StoreError{Op: "save lane", Key: sv.Lane, Err: errors.New("the table is gone")}
+	}
+	return s.MemoryStore.SaveLane(ctx, sv)
 }
 
 func (s *delayStore) wait(ctx context.Context) {
@@ -83,11 +100,15 @@ func (s *delayStore) Get(ctx context.Context, keys []string) (map[string]*idempo
 }
 
 func (s *delayStore) calls() int64 {
-	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.gets.Load() + s.groups.Load()
+	return s.writes() + s.gets.Load()
+}
+
+func (s *delayStore) writes() int64 {
+	return s.claims.Load() + s.completes.Load() + s.extends.Load() + s.releases.Load() + s.groups.Load() + s.laneClaims.Load() + s.laneSaves.Load()
 }
 
 func (s *delayStore) reset() {
-	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped} {
+	for _, c := range []*atomic.Int64{&s.claims, &s.completes, &s.extends, &s.releases, &s.gets, &s.groups, &s.grouped, &s.laneClaims, &s.laneSaves} {
 		c.Store(0)
 	}
 }
@@ -123,7 +144,7 @@ func TestIdempotencyClaimsAheadReleasedOnLaneFailure(t *testing.T) {
 			return errors.New("boom")
 		}
 		return nil
-	}, idemOpts(store, &rep)...)
+	}, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +189,7 @@ func TestIdempotencyAsyncCompleteFailureIsReported(t *testing.T) {
 			raw, ids := sqsEvent(t, tc.fifo, [2]string{"g", "ok"}, [2]string{"g", "ok"}, [2]string{"g", "ok"})
 			store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), failKey: "orders-fn#" + ids[1]}
 			var rep BatchReport
-			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+			h, err := NewSQS(func(ctx context.Context, r SQSRecord[msg]) error { return nil }, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +238,7 @@ func TestIdempotencyOrderedCompleteFailureReportsFromIt(t *testing.T) {
 		defer mu.Unlock()
 		runs[r.Value.ID]++
 		return nil
-	}, idemOpts(store, &rep, WithIdempotency(store, idempotency.WithRenewedLease(200*time.Millisecond)))...)
+	}, idemOpts(store, &rep, WithIdempotencyPerRecord(), WithIdempotency(store, idempotency.WithRenewedLease(200*time.Millisecond)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +301,7 @@ func TestIdempotencyLaneStoppedIsNotAnAttempt(t *testing.T) {
 	var ran atomic.Int32
 	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { ran.Add(1); return nil },
 		dlOpts(&rep, &sink{}, []dlq.Option{dlq.WithMaxAttempts(1), dlq.WithAttempts(attempts)},
-			WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
+			WithIdempotencyPerRecord(), WithIdempotency(store, idempotency.WithOrderedDepth(0)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +328,7 @@ func TestIdempotencyOrderedGroupsLandBeforeTheAnswer(t *testing.T) {
 	raw, ids := kinesisIdemEvent(t, 40)
 	store := &delayStore{MemoryStore: idempotency.NewMemoryStore(), rtt: 2 * time.Millisecond}
 	var rep BatchReport
-	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep)...)
+	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[msg]) error { return nil }, idemOpts(store, &rep, WithIdempotencyPerRecord())...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,17 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/sluicehq/sluice/batch"
 	sevents "github.com/sluicehq/sluice/events"
@@ -40,8 +44,29 @@ func okMsgs(n int) [][2]string {
 	return m
 }
 
-// TestIdempotencyReplayCostsOneLookup: a replayed batch of 250 records
-// costs one batch lookup and no claim, and runs nothing.
+// asRedelivered is the SQS event raw as its messages look on their
+// receive-th delivery (ApproximateReceiveCount).
+func asRedelivered(t *testing.T, raw []byte, receive int) []byte {
+	t.Helper()
+	var ev events.SQSEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ev.Records {
+		ev.Records[i].Attributes["ApproximateReceiveCount"] = strconv.Itoa(receive)
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestIdempotencyReplayCostsOneLookup: a first pass of 250 new messages
+// costs a claim each and no read (a refused claim would answer a
+// duplicate); the batch delivered again (ApproximateReceiveCount 2) costs
+// one batch read and no claim, and runs nothing; delivered again as a
+// first delivery, its claims answer it, all at once.
 func TestIdempotencyReplayCostsOneLookup(t *testing.T) {
 	raw, _ := sqsEvent(t, false, okMsgs(250)...)
 	store := &getStore{MemoryStore: idempotency.NewMemoryStore()}
@@ -54,23 +79,64 @@ func TestIdempotencyReplayCostsOneLookup(t *testing.T) {
 	if out, err := h.Invoke(context.Background(), raw); err != nil || len(failures(t, out)) != 0 {
 		t.Fatalf("first pass: %s, %v", out, err)
 	}
-	if runs.Load() != 250 || store.claims.Load() != 250 || store.gets.Load() != 1 {
-		t.Fatalf("first pass: runs %d claims %d lookups %d; want 250, 250, 1", runs.Load(), store.claims.Load(), store.gets.Load())
+	if runs.Load() != 250 || store.claims.Load() != 250 || store.gets.Load() != 0 {
+		t.Fatalf("first pass: runs %d claims %d lookups %d; want 250, 250, 0", runs.Load(), store.claims.Load(), store.gets.Load())
 	}
+	for _, tc := range []struct {
+		name                 string
+		event                []byte
+		claims, gets, getted int32
+	}{
+		{"redelivered", asRedelivered(t, raw, 2), 0, 1, 250},
+		{"delivered again as new", raw, 250, 0, 0},
+	} {
+		store.claims.Store(0)
+		store.gets.Store(0)
+		store.getKeys.Store(0)
+		if out, err := h.Invoke(context.Background(), tc.event); err != nil || len(failures(t, out)) != 0 {
+			t.Fatalf("%s: %s, %v", tc.name, out, err)
+		}
+		if runs.Load() != 250 || store.claims.Load() != tc.claims || store.gets.Load() != tc.gets || store.getKeys.Load() != tc.getted || rep.Duplicates != 250 {
+			t.Fatalf("%s: runs %d claims %d lookups %d (of %d keys) duplicates %d; want 250 (no new run), %d, %d (%d), 250",
+				tc.name, runs.Load(), store.claims.Load(), store.gets.Load(), store.getKeys.Load(), rep.Duplicates, tc.claims, tc.gets, tc.getted)
+		}
+	}
+	// Some redelivered, some new: the new are claimed at once, the others
+	// read first; one record fails and comes back, read first again.
+	mixed, _ := sqsEvent(t, false, okMsgs(300)...)
+	var ev events.SQSEvent
+	if err := json.Unmarshal(mixed, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ev.Records {
+		if i < 250 {
+			ev.Records[i].Attributes["ApproximateReceiveCount"] = "3"
+		}
+	}
+	mixed, _ = json.Marshal(ev)
 	store.claims.Store(0)
 	store.gets.Store(0)
-	if out, err := h.Invoke(context.Background(), raw); err != nil || len(failures(t, out)) != 0 {
-		t.Fatalf("replay: %s, %v", out, err)
+	store.getKeys.Store(0)
+	if out, err := h.Invoke(context.Background(), mixed); err != nil || len(failures(t, out)) != 0 {
+		t.Fatalf("mixed: %s, %v", out, err)
 	}
-	if runs.Load() != 250 || store.claims.Load() != 0 || store.gets.Load() != 1 || rep.Duplicates != 250 {
-		t.Fatalf("replay: runs %d claims %d lookups %d duplicates %d; want 250 (no new run), 0, 1, 250",
-			runs.Load(), store.claims.Load(), store.gets.Load(), rep.Duplicates)
+	if runs.Load() != 300 || store.claims.Load() != 50 || store.gets.Load() != 1 || store.getKeys.Load() != 250 || rep.Duplicates != 250 {
+		t.Fatalf("mixed: runs %d claims %d lookups %d (of %d keys) duplicates %d; want 300, 50, 1 (250), 250",
+			runs.Load(), store.claims.Load(), store.gets.Load(), store.getKeys.Load(), rep.Duplicates)
+	}
+}
+
+func TestRedelivered(t *testing.T) {
+	for count, want := range map[int]bool{0: false, 1: false, 2: true, 9: true} {
+		if got := redelivered(count); got != want {
+			t.Errorf("redelivered(%d) = %v, want %v", count, got, want)
+		}
 	}
 }
 
 // TestIdempotencyWarmCache: with idempotency.WithCache, a container's second
-// sight of a batch needs no request at all; a one-record batch needs no
-// lookup either (a claim would answer as cheaply).
+// sight of a batch needs no request at all, and neither does a
+// one-record batch the cache knows.
 func TestIdempotencyWarmCache(t *testing.T) {
 	raw, _ := sqsEvent(t, false, okMsgs(20)...)
 	store := &getStore{MemoryStore: idempotency.NewMemoryStore()}
@@ -86,8 +152,8 @@ func TestIdempotencyWarmCache(t *testing.T) {
 			t.Fatalf("%s, %v", out, err)
 		}
 	}
-	if store.claims.Load() != 20 || store.gets.Load() != 1 || store.getKeys.Load() != 20 || cache.Len() != 20 || rep.Duplicates != 20 {
-		t.Fatalf("claims %d lookups %d (keys %d) cached %d duplicates %d; want 20, 1 (20), 20, 20",
+	if store.claims.Load() != 20 || store.gets.Load() != 0 || store.getKeys.Load() != 0 || cache.Len() != 20 || rep.Duplicates != 20 {
+		t.Fatalf("claims %d lookups %d (keys %d) cached %d duplicates %d; want 20, 0 (0), 20, 20",
 			store.claims.Load(), store.gets.Load(), store.getKeys.Load(), cache.Len(), rep.Duplicates)
 	}
 	// The builder names messages by position: this is the first record
@@ -96,7 +162,7 @@ func TestIdempotencyWarmCache(t *testing.T) {
 	if _, err := h.Invoke(context.Background(), one); err != nil {
 		t.Fatal(err)
 	}
-	if store.gets.Load() != 1 || store.claims.Load() != 20 || rep.Duplicates != 1 {
+	if store.gets.Load() != 0 || store.claims.Load() != 20 || rep.Duplicates != 1 {
 		t.Fatalf("one record: lookups %d claims %d duplicates %d; want no lookup, no claim, 1 duplicate",
 			store.gets.Load(), store.claims.Load(), rep.Duplicates)
 	}

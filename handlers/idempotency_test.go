@@ -300,7 +300,7 @@ func TestIdempotencyDefaultKeys(t *testing.T) {
 	b.Add("orders", 1, nil, payload("a", "ok"))
 	raw, _ := sevents.MarshalEvent(b.Event())
 	store := idempotency.NewMemoryStore()
-	h, err := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return nil }, opts(WithIdempotency(store))...)
+	h, err := NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return nil }, opts(WithIdempotency(store), WithIdempotencyPerRecord())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,4 +310,41 @@ func TestIdempotencyDefaultKeys(t *testing.T) {
 	if !completed(t, store, "orders-1-0") {
 		t.Fatal("no record under orders-1-0")
 	}
+	// By default the partition keeps a checkpoint, under its lane's key.
+	h, err = NewKafka(func(ctx context.Context, r KafkaRecord[msg]) error { return nil }, opts(WithIdempotency(store))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Add("orders", 1, nil, payload("b", "ok"))
+	raw, _ = sevents.MarshalEvent(b.Event())
+	if _, err := h.Invoke(context.Background(), raw); err != nil {
+		t.Fatal(err)
+	}
+	if !laneCovers(t, store, "lane#kafka#orders-1", "1") || laneCovers(t, store, "lane#kafka#orders-1", "2") {
+		t.Fatal("the checkpoint of lane#kafka#orders-1 does not stand at offset 1")
+	}
+}
+
+// laneCovers reports whether the checkpoint of lane in s stands at or
+// above position raw (a decimal sequence number or offset): a claim of it
+// is refused, and the lane holds it.
+func laneCovers(t *testing.T, s idempotency.Store, lane, raw string) bool {
+	t.Helper()
+	pos, ok := idempotency.Position(raw)
+	if !ok {
+		t.Fatalf("%q is not a position", raw)
+	}
+	now := time.Now()
+	rec, err := s.(idempotency.LaneStore).ClaimLane(context.Background(), idempotency.LaneClaim{Lane: lane, Owner: "probe", Upto: pos,
+		Now: now, LeaseUntil: now, Expires: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Owner == "probe" { // taken: the position is below; give it back
+		if err := s.(idempotency.LaneStore).SaveLane(context.Background(), idempotency.LaneSave{Lane: lane, Owner: "probe", Expires: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	return rec.Position >= pos
 }

@@ -34,6 +34,9 @@ type KinesisRecord[T any] struct {
 	agg bool
 	sub int32
 	ehk string
+	// outerKey is, for a KPL user record, its aggregate's partition key:
+	// the key Lambda distributes the shard's records by.
+	outerKey string
 }
 
 // SequenceNumber is the record's sequence number, its batch item identifier.
@@ -142,6 +145,9 @@ func kinesisRecordOf[T any](ev *kinesisEvent, i int) KinesisRecord[T] {
 	if ev.users != nil {
 		u := &ev.users[i]
 		r.agg, r.sub, r.ehk = u.Agg, u.Sub, u.EHK
+		if u.Agg {
+			r.outerKey = ev.parents[u.Parent].Kinesis.PartitionKey
+		}
 	}
 	return r
 }

@@ -268,49 +268,66 @@ func TestKinesisKPLFailureReportsParent(t *testing.T) {
 // aggregate whose user record 1 failed skips user record 0 as a duplicate:
 // the default key holds the sub-sequence number.
 func TestKinesisKPLIdempotencySkipsSiblings(t *testing.T) {
-	b := &sevents.KinesisBuilder{}
-	b.AddAggregated(orderRec("a", "o-1", "ok"), orderRec("b", "o-2", "flaky"), orderRec("c", "o-3", "ok"))
-	b.Add("p", []byte(`{"orderId":"p-1","action":"ok"}`))
-	ev := b.Event()
-	raw := marshalEvent(t, ev.Records...)
-	store := idempotency.NewMemoryStore()
-	var l seenLog
-	failedOnce := false
-	var rep BatchReport
-	h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[order]) error {
-		l.add(r)
-		if r.Value.Action == "flaky" && !failedOnce {
-			failedOnce = true
-			return errors.New("o-2 fails once")
-		}
-		return nil
-	}, idemOpts(store, &rep)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.Invoke(context.Background(), raw)
-	if err != nil || fmt.Sprint(failures(t, out)) != "["+ev.Records[0].Kinesis.SequenceNumber+"]" {
-		t.Fatalf("%s %v", out, err)
-	}
-	l.reset()
-	out, err = h.Invoke(context.Background(), raw) // Lambda's retry from the aggregate
-	if err != nil || len(failures(t, out)) != 0 {
-		t.Fatalf("%s %v", out, err)
-	}
-	if got := l.ids(); got != "[o-2@1 o-3@2 p-1]" {
-		t.Fatalf("the retry ran %s, want o-1 skipped", got)
-	}
-	if rep.Duplicates != 1 || !rep.Records[0].Duplicate {
-		t.Fatalf("report: %d duplicates, %+v", rep.Duplicates, rep.Records)
-	}
-	id := ev.Records[0].EventID
-	for k := range 3 {
-		if key := "orders-fn#" + id + ":" + fmt.Sprint(k); !completed(t, store, key) {
-			t.Fatalf("no completed record under %s", key)
-		}
-	}
-	if !completed(t, store, "orders-fn#"+ev.Records[1].EventID) {
-		t.Fatal("the plain record's key is its event id")
+	for _, perRecord := range []bool{false, true} {
+		t.Run(fmt.Sprint("perRecord=", perRecord), func(t *testing.T) {
+			b := &sevents.KinesisBuilder{}
+			b.AddAggregated(orderRec("a", "o-1", "ok"), orderRec("b", "o-2", "flaky"), orderRec("c", "o-3", "ok"))
+			b.Add("p", []byte(`{"orderId":"p-1","action":"ok"}`))
+			ev := b.Event()
+			raw := marshalEvent(t, ev.Records...)
+			store := idempotency.NewMemoryStore()
+			var l seenLog
+			failedOnce := false
+			var rep BatchReport
+			var mode []Option
+			if perRecord {
+				mode = append(mode, WithIdempotencyPerRecord())
+			}
+			h, err := NewKinesis(func(ctx context.Context, r KinesisRecord[order]) error {
+				l.add(r)
+				if r.Value.Action == "flaky" && !failedOnce {
+					failedOnce = true
+					return errors.New("o-2 fails once")
+				}
+				return nil
+			}, idemOpts(store, &rep, mode...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.Invoke(context.Background(), raw)
+			if err != nil || fmt.Sprint(failures(t, out)) != "["+ev.Records[0].Kinesis.SequenceNumber+"]" {
+				t.Fatalf("%s %v", out, err)
+			}
+			l.reset()
+			out, err = h.Invoke(context.Background(), raw) // Lambda's retry from the aggregate
+			if err != nil || len(failures(t, out)) != 0 {
+				t.Fatalf("%s %v", out, err)
+			}
+			if got := l.ids(); got != "[o-2@1 o-3@2 p-1]" {
+				t.Fatalf("the retry ran %s, want o-1 skipped", got)
+			}
+			if rep.Duplicates != 1 || !rep.Records[0].Duplicate {
+				t.Fatalf("report: %d duplicates, %+v", rep.Duplicates, rep.Records)
+			}
+			id := ev.Records[0].EventID
+			if !perRecord {
+				// The factor is not declared: the checkpoint of the plain
+				// record's shard and partition key covers it.
+				shard, _, _ := strings.Cut(id, ":")
+				if !laneCovers(t, store, "orders-fn#lane#kinesis#"+ev.Records[1].EventSourceArn+"#"+shard+"#p", ev.Records[1].Kinesis.SequenceNumber) {
+					t.Fatal("the checkpoint of the shard and key p does not cover the plain record")
+				}
+				return
+			}
+			for k := range 3 {
+				if key := "orders-fn#" + id + ":" + fmt.Sprint(k); !completed(t, store, key) {
+					t.Fatalf("no completed record under %s", key)
+				}
+			}
+			if !completed(t, store, "orders-fn#"+ev.Records[1].EventID) {
+				t.Fatal("the plain record's key is its event id")
+			}
+		})
 	}
 }
 

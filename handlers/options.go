@@ -50,6 +50,8 @@ type config struct {
 	idemOptional    bool
 	idemPayload     any            // func(R) []byte
 	idemOnDup       any            // func(context.Context, R, []byte) error
+	idemPrefix      *string        // WithIdempotencyKeyPrefix
+	idem            idemOptions    // the rest of idempotency's options (idempotency.go)
 	kafka           *kafkaCodecs   // WithKafkaValue, WithKafkaKey, WithKafkaEventRecordFormat
 	window          windowOptions  // window handlers (window.go)
 	metricsOpt      *Metrics       // WithMetrics (metrics.go)
@@ -307,8 +309,9 @@ func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, er
 	if err := c.kafka.validate(kind); err != nil {
 		c.errs = append(c.errs, err)
 	}
-	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil) {
-		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload and WithOnDuplicate need WithIdempotency(store)"))
+	if c.idemStore == nil && (c.idemKey != nil || c.idemOptional || c.idemPayload != nil || c.idemOnDup != nil || c.idem.set) {
+		c.errs = append(c.errs, errors.New("WithIdempotencyKey, WithIdempotencyOptionalKey, WithIdempotencyPayload, WithOnDuplicate "+
+			"and WithIdempotencyPerRecord need WithIdempotency(store)"))
 	}
 	if c.dlSet && c.dlDest != nil {
 		// SQS handlers need no store: a standard queue counts attempts with

@@ -26,10 +26,15 @@ import (
 // file the handler appends one JSON line to for each record it answered
 // without running the function, once its batch has run:
 // {"record": <the record's id>, "reason": <why>, "key": <a duplicate's
-// idempotency key>, "request": <the invocation's request id>}. The record's
-// id is the one the runner names records by (RecordOutcome.Record). The
-// local runner (sluice run) sets it; unset, nothing is written and nothing
-// costs.
+// idempotency key>, "lane": <the lane whose checkpoint answered a
+// duplicate>, "position": <the record's position in that lane>,
+// "request": <the invocation's request id>}. The record's id is the one
+// the runner names records by (RecordOutcome.Record). A duplicate of an
+// ordered lane that keeps a checkpoint (see WithIdempotency) names the
+// lane's key (as the store holds it, prefix included) and its position
+// (idempotency.Position): the store holds no item of the record's own
+// key, and the runner checks the lane instead. The local runner (sluice
+// run) sets it; unset, nothing is written and nothing costs.
 const EnvSkipsFile = "SLUICE_SKIPS_FILE"
 
 // Why a record was answered without the function (RecordOutcome.Skipped).
@@ -50,6 +55,14 @@ const (
 // idempotency key). The caller then returns nil: the record succeeds.
 func answeredWithout(ctx context.Context, reason, key string) {
 	engine.NoteSkip(ctx, engine.Skip{Reason: reason, Key: key})
+}
+
+// answeredByCheckpoint notes that the record being processed under ctx
+// is a duplicate its lane's checkpoint answered: key is its idempotency
+// key, lane the lane's key and pos its position there, what the store
+// holds to show it.
+func answeredByCheckpoint(ctx context.Context, key, lane, pos string) {
+	engine.NoteSkip(ctx, engine.Skip{Reason: SkipDuplicate, Key: key, Lane: lane, Position: pos})
 }
 
 // skipLog is the file EnvSkipsFile names.
@@ -94,6 +107,12 @@ func (l *skipLog) write(ctx context.Context, res *engine.Result, ids recordIDs) 
 		if s.Key != "" {
 			b = append(b, `,"key":`...)
 			b = jsonwrite.AppendString(b, s.Key)
+		}
+		if s.Lane != "" {
+			b = append(b, `,"lane":`...)
+			b = jsonwrite.AppendString(b, s.Lane)
+			b = append(b, `,"position":`...)
+			b = jsonwrite.AppendString(b, s.Position)
 		}
 		if request != "" {
 			b = append(b, `,"request":`...)

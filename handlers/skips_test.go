@@ -28,7 +28,7 @@ func skipEnv(path string) Option {
 }
 
 type skipLine struct {
-	Record, Reason, Key, Request string
+	Record, Reason, Key, Lane, Position, Request string
 }
 
 func readSkipLines(t *testing.T, path string) []skipLine {
@@ -98,13 +98,40 @@ func TestSkipsFile(t *testing.T) {
 		if f := invoke(t, h, ev); len(f) != 0 { // delivered again: both duplicates
 			t.Fatal(f)
 		}
-		want := []skipLine{{Record: seq + ":0", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 0)},
-			{Record: seq + ":1", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 1)}}
+		// The checkpoint of their lane answered them (the factor is not
+		// declared: the shard and the aggregate's partition key): the
+		// lines name it, and each user record's position in it, which is
+		// what the store holds (no item of the records' own keys).
+		shard, _, _ := strings.Cut(agg.EventID, ":")
+		lane := "lane#kinesis#" + agg.EventSourceArn + "#" + shard + "#" + agg.Kinesis.PartitionKey
+		at := func(sub string) string { p, _ := idempotency.Position(seq, sub); return p }
+		want := []skipLine{{Record: seq + ":0", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 0), Lane: lane, Position: at("0")},
+			{Record: seq + ":1", Reason: SkipDuplicate, Key: kpl.SubSequenceKey(agg.EventID, 1), Lane: lane, Position: at("1")}}
 		if got := readSkipLines(t, path); !slices.Equal(got, want) || len(ran) != 2 {
 			t.Fatalf("skips %+v, want %+v (ran %v)", got, want, ran)
 		}
 		if !outcomes[0].Duplicate || outcomes[0].Skipped != SkipDuplicate {
 			t.Fatalf("outcome %+v", outcomes[0])
+		}
+		if own, err := store.Get(context.Background(), []string{want[0].Key}); err != nil || len(own) != 0 {
+			t.Fatalf("the store holds %v (%v) under the record's own key, want nothing: the lane shows it", own, err)
+		}
+	})
+	t.Run("duplicate by its own key", func(t *testing.T) {
+		// A claim per record: the record's own key completed, and the
+		// line names only that key.
+		path := filepath.Join(t.TempDir(), "skips.jsonl")
+		b := &sevents.KinesisBuilder{}
+		rec := b.Add("k", []byte(`{"id":"o-1","action":"ok"}`)).Last()
+		ev := marshalEvent(t, b.Event().Records...)
+		h := must(NewKinesis(func(context.Context, KinesisRecord[order]) error { return nil },
+			WithLogger(slog.New(slog.DiscardHandler)), WithoutRetry(), skipEnv(path), WithIdempotency(idempotency.NewMemoryStore()),
+			WithIdempotencyPerRecord()))
+		invoke(t, h, ev)
+		invoke(t, h, ev)
+		want := []skipLine{{Record: rec.Kinesis.SequenceNumber, Reason: SkipDuplicate, Key: rec.EventID}}
+		if got := readSkipLines(t, path); !slices.Equal(got, want) {
+			t.Fatalf("skips %+v, want %+v", got, want)
 		}
 	})
 	t.Run("unset writes nothing", func(t *testing.T) {

@@ -280,7 +280,7 @@ func newWindowHandler[R, S any](source sevents.Source, fold func(context.Context
 func (c *config) windowRun() windowrun.Config {
 	return windowrun.Config{Limit: c.window.limit, WholeBatch: c.wholeBatch, Logger: c.logger,
 		Store: c.window.store, IdemOpts: c.window.idemOpts,
-		Function: func() string { name, _ := c.lookupEnv(EnvFunctionName); return name },
+		Function: c.keyPrefix,
 		TooLarge: func(o windowrun.Overflow) error {
 			return &WindowStateError{Shard: o.Shard, WindowStart: o.WindowStart, Record: o.Record, Size: o.Size, Limit: o.Limit}
 		}}

@@ -22,14 +22,13 @@ func init() {
 			}
 			return b, nil
 		},
-		Lookup:  lookup,
 		CacheOf: cacheOf,
 	})
 }
 
-// DefaultInFlight bounds the store requests in flight at once (claims,
-// completes, releases and renewals together) for a batch whose claims
-// are taken ahead (package handlers' WithIdempotency claims every new key
+// DefaultInFlight is WithInFlight's default: it bounds the store requests
+// in flight at once (claims, completes, releases and renewals together)
+// for a batch whose claims are taken ahead (package handlers' WithIdempotency claims every new key
 // of a batch at once), and the claims held for records that have not
 // started. The HTTP client of the store's SDK must allow that many
 // connections to the store's host, or the requests queue for a
@@ -39,35 +38,35 @@ func init() {
 // reuse them across batches.
 const DefaultInFlight = 128
 
-// DefaultOrderedDepth is how many completes of an ordered lane (the
-// records of a message group, a shard or a partition, in a batch whose
-// claims package handlers takes ahead) go unwritten while the lane's next
-// records run (WithOrderedDepth).
-// A lane's completes are written in the lane's order: the first at once,
-// and every one that comes while a write is in flight waits for it and
-// goes in the next write, all of them in one request on a store that is a
-// GroupCompleter (all-or-nothing), so the completions stored are always a
-// prefix of the lane. A record's function starts only while at most d of
-// its lane's completes are unwritten, so the records run ahead of the
-// writes by at most d, and a write carries up to d of them: with an
-// instant effect a lane costs about 2/(d+1) round trips per record for
-// its completes (d = 8: 0.22; d = 32: 0.06), instead of one. What it costs: a process
-// killed mid-lane can leave the running record and up to d records before
-// it with their effects done and no completion stored, which run again on
-// the retry, in their order (never after a later record's effect); and on
-// DynamoDB a complete in a group is a transaction item, two write units
-// instead of one. The default, 8, weighs the two: it keeps the repeats a
-// kill can cause to 9 records a lane while the benchmarks' lanes (40 to
-// 200 records a shard, 5 ms a round trip) pay 0.26-0.35 round trips per
-// record; WithOrderedDepth(32) takes them to 0.09-0.19 for effects that a
-// repeat does not harm (up to 33 records a lane run again after a kill),
-// and WithOrderedDepth(1) writes one complete at a time, as before groups
-// (one write unit each).
-// Only a complete that fails for good (the store refusing it past its
-// retries) lets a record's repeat come after the effects of later records
-// whose completes were stored. An effect that must never be repeated out
-// of order even then (a last-writer-wins write without a version check)
-// wants WithOrderedDepth(0).
+// MaxInFlight is the most WithInFlight allows.
+const MaxInFlight = 1024
+
+// DefaultOrderedDepth is how many of an ordered lane's records (a message
+// group, a shard, a partition, in a batch package handlers claims ahead)
+// may wait, completed, for their completion to be stored while the
+// lane's next record runs (WithOrderedDepth): a record's function starts
+// only while at most d of its lane's records wait. It bounds what a
+// process killed mid-lane leaves to run again: the running record and up
+// to d before it, with their effects done and nothing stored, which run
+// again on the retry, in their order.
+//
+// On a lane that keeps a checkpoint (LaneStore) the d records go in one
+// write of the checkpoint, the next record running beside it, so a lane
+// of instant effects writes once per d records (d = 8: 0.15 writes a
+// record with the lane's claim, on a batch of 40); a lane of slower
+// effects writes sooner, once its oldest waiting record has waited a
+// store round trip. With a claim per record the completes are written in
+// the lane's order: the first at once, and every one that comes while a
+// write is in flight goes in the next write, one request on a
+// GroupCompleter (all-or-nothing), so the completions stored are always
+// a prefix of the lane (a complete in a group costs two write units on
+// DynamoDB, a transaction item). The default, 8, weighs the repeats a
+// kill can cause (9 records a lane) against the writes; WithOrderedDepth(32)
+// writes less for effects that a repeat does not harm,
+// WithOrderedDepth(0) stores each record's completion before the next
+// record's function starts. Only a write that fails for good (the store
+// refusing it past its retries) lets a record's repeat come after the
+// effects of later records whose completion was stored.
 const DefaultOrderedDepth = 8
 
 // ErrLaneStopped reports a record of an ordered lane that did not run
@@ -95,6 +94,10 @@ var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered 
 // lane stopped at a failure, the deadline came): a crash instead leaves
 // them to lapse within one lease, as any claim.
 //
+// The records of a key that names a lane (Ahead.Lane, on a LaneStore)
+// are not claimed one by one: their lane is claimed once and keeps a
+// checkpoint (lanes.go).
+//
 // A claimBatch is for renewed leases (the default): with WithLease it
 // claims nothing ahead and Do is the package's Do. It is package
 // handlers' (through internal/idemlink), not part of this package's API.
@@ -112,6 +115,8 @@ type claimBatch struct {
 	order   []*entry // in claim order, for the keeper and Finish
 	failed  map[string]error
 	lanes   map[string]*lane
+	lanesCk []*ckLane          // the checkpointed lanes (lanes.go)
+	byKey   map[string]*ckLane // a checkpointed record's key -> its lane
 
 	calls    sync.WaitGroup // completes and releases in flight
 	stop     chan struct{}
@@ -158,10 +163,13 @@ type entry struct {
 	cancel   context.CancelCauseFunc
 	running  bool
 	lane     *lane // its ordered lane, or nil
+	lookup   bool  // read before it is claimed (Ahead.Lookup)
 }
 
 // newClaimBatch claims keys ahead (an empty or repeated key is left out), at
-// most DefaultInFlight at once, in the order given. opts are Do's (a
+// most WithInFlight's number at once, in the order given; a key to look
+// up first (Ahead.Lookup) is read with the others in one Getter request,
+// sent with the first claims, and claimed only if it is not completed. opts are Do's (a
 // per-key WithPayload is in keys). Call Finish when the batch is done.
 func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (*claimBatch, error) {
 	cfg := defaultConfig()
@@ -173,13 +181,15 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	}
 	b := &claimBatch{
 		store: store, cfg: cfg, ctx: ctx, depth: cfg.depth,
-		sem: make(chan struct{}, DefaultInFlight), held: make(chan struct{}, DefaultInFlight),
+		sem: make(chan struct{}, cfg.inFlight), held: make(chan struct{}, cfg.inFlight),
 		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
 	}
 	if cfg.fixed {
 		return b, nil // a fixed lease is never renewed: a claim waiting for its turn could lapse
 	}
+	keys = b.newLanes(keys)
 	now := cfg.now()
+	_, getter := store.(Getter)
 	for _, k := range keys {
 		if k.Key == "" || b.entries[k.Key] != nil {
 			continue
@@ -189,14 +199,14 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 				continue
 			}
 		}
-		e := &entry{c: Claim{Key: k.Key}, answered: make(chan struct{}), done: make(chan struct{})}
+		e := &entry{c: Claim{Key: k.Key}, answered: make(chan struct{}), done: make(chan struct{}), lookup: k.Lookup && getter}
 		if k.HasPayload {
 			e.c.PayloadHash = PayloadHash(k.Payload)
 		}
 		b.entries[k.Key] = e
 		b.order = append(b.order, e)
 	}
-	if len(b.order) == 0 {
+	if len(b.order) == 0 && len(b.lanesCk) == 0 {
 		return b, nil
 	}
 	b.keeper.Add(2)
@@ -205,18 +215,81 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	return b, nil
 }
 
-// issue sends the claims in order, holding at most DefaultInFlight
-// claims of records that have not started.
+// issue sends the claims in order, holding at most WithInFlight's number
+// of claims of records that have not started; the keys to look up first
+// are read meanwhile, in one request, and those not completed are claimed
+// after the others.
 func (b *claimBatch) issue() {
+	b.claimLanes()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var look []*entry
 	for _, e := range b.order {
+		if e.lookup {
+			look = append(look, e)
+		}
+	}
+	later := make(chan []*entry, 1)
+	if len(look) > 0 {
+		b.sem <- struct{}{}
+		go func() {
+			defer func() { <-b.sem }()
+			later <- b.lookAhead(look)
+		}()
+	} else {
+		later <- nil
+	}
+	first := b.claimAll(&wg, b.order, true)
+	rest := <-later // bounded by the batch's context, like every request
+	if first && len(rest) > 0 {
+		b.claimAll(&wg, rest, false)
+	}
+}
+
+// lookAhead reads look's keys in one Getter request: each completed,
+// unexpired record settles its entry as a duplicate (as its refused claim
+// would), and the entries left are returned, to be claimed. A failed read
+// leaves them all to their claims.
+func (b *claimBatch) lookAhead(look []*entry) []*entry {
+	keys := make([]string, len(look))
+	for i, e := range look {
+		keys[i] = e.c.Key
+	}
+	recs, _ := b.store.(Getter).Get(b.ctx, keys) // soft: a miss is found by the claim
+	now := b.cfg.now()
+	var rest []*entry
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range look {
+		r := recs[e.c.Key]
+		if r == nil || r.Status != StatusCompleted || r.Expires.Unix() < now.Unix() || e.state != queued {
+			rest = append(rest, e)
+			continue
+		}
+		if b.cfg.cache != nil {
+			b.cfg.cache.put(r)
+		}
+		e.existing, e.state = r, settled
+		close(e.answered)
+		close(e.done)
+	}
+	return rest
+}
+
+// claimAll claims the queued entries of es (skip: those looked up first
+// are left for later), in order; it returns false when the batch stopped
+// before it was through.
+func (b *claimBatch) claimAll(wg *sync.WaitGroup, es []*entry, skip bool) bool {
+	for _, e := range es {
+		if skip && e.lookup {
+			continue
+		}
 		select {
 		case b.held <- struct{}{}:
 		case <-b.stop:
-			return
+			return false
 		case <-b.ctx.Done():
-			return
+			return false
 		}
 		b.mu.Lock()
 		if e.state != queued { // its record came first and claims for itself
@@ -247,6 +320,7 @@ func (b *claimBatch) issue() {
 			b.mu.Unlock()
 		})
 	}
+	return true
 }
 
 // keep renews the held claims whose lease has less than two thirds left,
@@ -266,6 +340,7 @@ func (b *claimBatch) keep() {
 		now := b.cfg.now()
 		var due []*entry
 		b.mu.Lock()
+		b.renewLanes(now)
 		for _, e := range b.order {
 			if (e.state == ready || e.state == taken && e.running) && !e.lost && e.c.LeaseUntil.Sub(now) <= 2*b.cfg.lease/3 {
 				due = append(due, e)
@@ -323,6 +398,9 @@ func (b *claimBatch) Do(ctx context.Context, key string, fn func(context.Context
 // and fails with ErrLaneStopped, without running, once a complete of its
 // lane has failed.
 func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+	if cl := b.byKey[key]; cl != nil {
+		return b.doLane(ctx, cl, laneKey, key, fn)
+	}
 	var l *lane
 	if b.ordered {
 		l = b.laneOf(laneKey)
@@ -337,6 +415,17 @@ func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(co
 		b.mu.Unlock()
 		return Do(ctx, b.store, key, fn, all...)
 	}
+	if e.lookup && e.state == queued {
+		// Its read is in flight: wait for it, and for the claim that
+		// follows when the key is not completed.
+		b.mu.Unlock()
+		select {
+		case <-e.answered:
+		case <-ctx.Done():
+			return nil, &StoreError{Op: "get", Key: key, Retryable: true, Err: ctx.Err()}
+		}
+		b.mu.Lock()
+	}
 	switch e.state {
 	case queued:
 		e.state = taken // the claimer skips it: this record claims for itself
@@ -347,7 +436,11 @@ func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(co
 	case issued, ready:
 		e.state = taken
 		b.mu.Unlock()
-	default: // another record of the batch took it, or its claim found another holder
+	default: // another record of the batch took it, or its claim (or read) found another holder
+		if rec := e.existing; rec != nil && rec.Status == StatusCompleted && e.err == nil {
+			b.mu.Unlock()
+			return duplicate(key, b.hashOf(opts, e), b.legacyOf(opts), rec)
+		}
 		b.mu.Unlock()
 		select {
 		case <-e.done:
@@ -636,14 +729,18 @@ func (b *claimBatch) completed(g completion, expires time.Time, err error) error
 }
 
 // Finish stops the claims ahead, releases every claim whose record never
-// started, waits for every complete and release in flight, and returns
-// the keys whose complete failed, each with the error Do would have
-// returned (their functions succeeded but their results are not stored:
-// fail those records, so they are delivered again). It must be called
-// once, after every record returned.
-func (b *claimBatch) Finish() map[string]error {
+// started, writes the last checkpoint of every lane (handled says which
+// records the batch answered as handled without their completing: a
+// record quarantined, or answered without the function; the lane moves
+// past those), waits for every complete and release in flight, and
+// returns the keys whose complete (or checkpoint) failed, each with the
+// error Do would have returned (their functions succeeded but their
+// results are not stored: fail those records, so they are delivered
+// again). It must be called once, after every record returned.
+func (b *claimBatch) Finish(handled func(key string) bool) map[string]error {
 	b.stopOnce.Do(func() { close(b.stop) })
 	b.keeper.Wait()
+	lanesFailed := b.finishLanes(handled)
 	b.mu.Lock()
 	var unused []*entry
 	for _, e := range b.order {
@@ -659,5 +756,11 @@ func (b *claimBatch) Finish() map[string]error {
 	b.calls.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for k, err := range lanesFailed {
+		if b.failed == nil {
+			b.failed = map[string]error{}
+		}
+		b.failed[k] = err
+	}
 	return b.failed
 }

@@ -8,9 +8,9 @@ import (
 
 // Cache keeps completed records in process memory, so that a warm Lambda
 // container skips a key it completed (or found completed) without asking
-// the store. Pass it to Do with WithCache; package handlers also fills it
-// from its batch-level lookup (a Getter's read of a batch's keys before
-// the batch runs). Only completed records enter it,
+// the store. Pass it to Do with WithCache; package handlers fills it too,
+// with what a batch's claims, reads and checkpoints find completed. Only
+// completed records enter it,
 // each until its own expiry; the oldest entry is dropped when it is full.
 // A Cache is safe for concurrent use.
 //
@@ -78,53 +78,14 @@ func (c *Cache) put(r *Record) {
 
 // Getter is a Store that can also read many records at once (DynamoDB's
 // BatchGetItem). It is optional: package handlers' WithIdempotency uses
-// it, when the store has it, to read a batch's keys before the batch runs.
+// it, when the store has it, to read the keys of a batch's redelivered
+// records (and, once, those of a lane that has no checkpoint yet) before
+// they are claimed.
 type Getter interface {
 	// Get returns the records stored for keys, by key; a key without a
 	// record is absent. A store may read an earlier state (an eventually
 	// consistent read): a completed record it misses is found by the claim.
 	Get(ctx context.Context, keys []string) (map[string]*Record, error)
-}
-
-// lookup finds which of keys have completed, before their records run: it
-// reads them from cache, then asks the store for the rest in as few
-// requests as it allows (one BatchGetItem per 100 keys on DynamoDB), and
-// puts every completed, unexpired record it finds into cache. Do with
-// WithCache(cache) then skips those keys without a store request, so a
-// replayed batch costs a request per hundred records instead of one per
-// record. It returns how many distinct keys are completed.
-//
-// lookup is an optimisation and fails soft: a store without Getter, or a
-// failed read, only means the claims find out instead. The error is
-// returned for logging. It is package handlers' (through
-// internal/idemlink), not part of this package's API.
-func lookup(ctx context.Context, store Store, cache *Cache, keys []string, now time.Time) (int, error) {
-	completed := 0
-	var ask []string
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		if k == "" || seen[k] {
-			continue
-		}
-		seen[k] = true
-		if _, ok := cache.get(k, now); ok {
-			completed++
-			continue
-		}
-		ask = append(ask, k)
-	}
-	g, ok := store.(Getter)
-	if !ok || len(ask) == 0 {
-		return completed, nil
-	}
-	recs, err := g.Get(ctx, ask)
-	for _, r := range recs {
-		if r != nil && r.Status == StatusCompleted && r.Expires.Unix() >= now.Unix() {
-			cache.put(r)
-			completed++
-		}
-	}
-	return completed, err
 }
 
 // cacheOf returns the cache opts set with WithCache, or nil, so package

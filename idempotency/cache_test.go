@@ -112,51 +112,62 @@ func TestSetResult(t *testing.T) {
 	idempotency.SetResult(context.Background(), []byte("x")) // outside Do: nothing happens
 }
 
-// TestLookup: completed keys are found in one batch read and cached; then
-// Do answers them with no claim. In-progress and unknown keys are not.
-func TestLookup(t *testing.T) {
-	clk := newClock()
-	store := idempotency.NewMemoryStore()
-	runs := 0
-	for i := range 4 {
-		if _, err := idempotency.Do(context.Background(), store, fmt.Sprint("done", i), ok(&runs), idempotency.WithClock(clk.Now)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	block := make(chan struct{})
-	started := make(chan struct{})
-	go idempotency.Do(context.Background(), store, "busy", func(context.Context) ([]byte, error) { //nolint:errcheck
-		close(started)
-		<-block
-		return nil, nil
-	}, idempotency.WithClock(clk.Now))
-	<-started
-	defer close(block)
-
-	keys := []string{"done0", "done1", "busy", "new", "done2", "done3", "done0", ""}
-	cache := idempotency.NewCache(100)
-	n, err := idempotency.Lookup(context.Background(), store, cache, keys, clk.Now())
-	if err != nil || n != 4 || cache.Len() != 4 {
-		t.Fatalf("Lookup = %d, %v, cached %d; want 4 distinct completed keys", n, err, cache.Len())
-	}
-	rec := &recorder{Store: store}
-	for _, k := range []string{"done0", "done1", "done2", "done3"} {
-		if _, err := idempotency.Do(context.Background(), rec, k, ok(&runs), idempotency.WithClock(clk.Now), idempotency.WithCache(cache)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(rec.claims) != 0 || runs != 4 {
-		t.Fatalf("claims %d runs %d; the looked-up keys need neither", len(rec.claims), runs)
-	}
-	// A store without batch reads: Lookup finds only what the cache has.
-	n, err = idempotency.Lookup(context.Background(), noGet{store}, idempotency.NewCache(10), keys, clk.Now())
-	if n != 0 || err != nil {
-		t.Fatalf("Lookup without Getter = %d, %v", n, err)
-	}
-	// Expired records are not completed.
-	clk.Add(2 * time.Hour)
-	n, _ = idempotency.Lookup(context.Background(), store, idempotency.NewCache(10), keys, clk.Now())
-	if n != 0 {
-		t.Fatalf("Lookup after expiry = %d, want 0", n)
+// TestBatchReadsFirst: the keys of a batch marked to be read first
+// (redeliveries) are read in one request: the completed ones are
+// duplicates with no claim, and the others (unknown, expired) are
+// claimed; on a store without batch reads they are claimed.
+func TestBatchReadsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		getter bool
+		claims int
+	}{
+		{"getter", true, 2}, // new, and old (expired)
+		{"no getter", false, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newClock()
+			store := idempotency.NewMemoryStore()
+			runs := 0
+			for i := range 4 {
+				if _, err := idempotency.Do(context.Background(), store, fmt.Sprint("done", i), ok(&runs), idempotency.WithClock(clk.Now)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := idempotency.Do(context.Background(), store, "old", ok(&runs), idempotency.WithClock(func() time.Time { return clk.Now().Add(-2 * time.Hour) })); err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{Store: store}
+			var s idempotency.Store = noGet{rec}
+			if tc.getter {
+				s = struct {
+					idempotency.Store
+					idempotency.Getter
+				}{rec, store}
+			}
+			var ahead []idempotency.Ahead
+			for _, k := range []string{"done0", "done1", "new", "done2", "done3", "old"} {
+				ahead = append(ahead, idempotency.Ahead{Key: k, Lookup: true})
+			}
+			b, err := idempotency.NewBatch(context.Background(), s, ahead, idempotency.WithClock(clk.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := 0
+			for _, a := range ahead {
+				if _, err := b.Do(context.Background(), a.Key, ok(&ran)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if failed := b.Finish(nil); len(failed) != 0 {
+				t.Fatal(failed)
+			}
+			if ran != 2 {
+				t.Errorf("%d functions ran, want 2 (new and expired)", ran)
+			}
+			if len(rec.claims) != tc.claims {
+				t.Errorf("%d claims, want %d", len(rec.claims), tc.claims)
+			}
+		})
 	}
 }

@@ -102,7 +102,7 @@ func TestBatchKeepsClaimsAheadAlive(t *testing.T) {
 	if _, err := b.Do(ctx, "a", func(context.Context) ([]byte, error) { return []byte("done"), nil }); err != nil {
 		t.Fatal(err)
 	}
-	if failed := b.Finish(); len(failed) != 0 {
+	if failed := b.Finish(nil); len(failed) != 0 {
 		t.Fatalf("Finish: %v", failed)
 	}
 	recs, _ := store.Get(ctx, []string{"a", "b"})

@@ -53,6 +53,7 @@ type config struct {
 	newOwner func() string
 	cache    *Cache
 	depth    int // completes unwritten per ordered lane (claimBatch.Ordered)
+	inFlight int // store requests in flight for a batch (WithInFlight)
 }
 
 func defaultConfig() config {
@@ -65,6 +66,7 @@ func defaultConfig() config {
 		sleep:    sleep,
 		newOwner: rand.Text,
 		depth:    DefaultOrderedDepth,
+		inFlight: DefaultInFlight,
 	}
 }
 
@@ -82,6 +84,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("idempotency: WithStoreRetries(%d): must be 0 or more", c.retries)
 	case c.depth < 0 || c.depth > DefaultInFlight:
 		return fmt.Errorf("idempotency: WithOrderedDepth(%d): must be 0 to %d", c.depth, DefaultInFlight)
+	case c.inFlight < 1 || c.inFlight > MaxInFlight:
+		return fmt.Errorf("idempotency: WithInFlight(%d): must be 1 to %d", c.inFlight, MaxInFlight)
 	case c.now == nil || c.backoff == nil:
 		return errors.New("idempotency: WithClock and WithStoreRetries need non-nil arguments")
 	}
@@ -144,6 +148,19 @@ func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 // function starts; 1 writes one complete at a time. The package's Do,
 // which always waits for its complete, ignores it.
 func WithOrderedDepth(n int) Option { return func(c *config) { c.depth = n } }
+
+// WithInFlight bounds the store requests a batch keeps in flight at once
+// (default DefaultInFlight): the claims package handlers takes for a
+// batch's records all at once, their completes and releases, lane
+// checkpoints and lease renewals together, and the claims held for
+// records that have not started. It is the store's concurrency, not the
+// function's (handlers.WithConcurrency): a batch of 100 records claims all
+// 100 keys in one round trip while 8 functions run. The store's client
+// must allow that many connections (see DefaultInFlight). What a kill can
+// leave to run again on an unordered source grows with it: the completes
+// in flight when a process dies were not stored. The package's Do makes
+// one request at a time and ignores it.
+func WithInFlight(n int) Option { return func(c *config) { c.inFlight = n } }
 
 // WithClock sets the clock that stamps claims and expiries (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
@@ -315,7 +332,7 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 	}
 	poll := cfg.poll
 	if poll == nil {
-		poll = batch.Capped(batch.Exponential(50*time.Millisecond), time.Second)
+		poll = defaultPoll
 	}
 	var waited time.Duration
 	for n := 1; ; n++ {
@@ -345,6 +362,10 @@ func (cfg *config) await(ctx context.Context, store Store, c Claim, held *Record
 		held = rec
 	}
 }
+
+// defaultPoll is the back-off between looks at a key (or a lane) held by
+// another claim: 50 ms, 100 ms, 200 ms, ... then every second.
+var defaultPoll = batch.Capped(batch.Exponential(50*time.Millisecond), time.Second)
 
 // renewal is the lease renewal of one claim while its fn runs.
 type renewal struct {

@@ -66,26 +66,49 @@
 // never waiting past ctx's deadline; a store that keeps failing fails the
 // call, and the record is retried by Lambda.
 //
-// # Batches, caches and results
+// # Batches, lanes, caches and results
 //
-// Package handlers (WithIdempotency) reads which of a batch's keys already
-// completed in as few requests as the store allows (a store that
-// implements Getter; DynamoDB's BatchGetItem, 100 keys a request) into a
-// Cache, and claims the batch's new keys at once, before the records run.
+// Package handlers (WithIdempotency) claims a batch's keys at once, before
+// the records run, at most WithInFlight requests in flight: a refused
+// claim answers a duplicate, so a new record costs a claim and a complete
+// and no read; the keys of records that were probably completed (an SQS
+// message delivered again) are read first, in as few requests as the
+// store allows (a Getter; DynamoDB's BatchGetItem, 100 keys a request),
+// beside the other claims.
+//
+// Records of an ordered lane (a Kinesis shard, a Kafka partition, an SQS
+// FIFO message group) keyed by their own ids keep a checkpoint instead,
+// on a store that is a LaneStore: one item per lane holding the lane's
+// position (Position: the highest record it completed), the records at or
+// below it that it moved past without completing them (a quarantined
+// record, the records Lambda skipped), those above it that completed while
+// an earlier one had not, and a lease fenced by an owner token, as the
+// Kinesis Client Library's lease table holds a shard's checkpoint and its
+// worker's lease. A batch claims each of its lanes once (the checkpoint
+// comes back in the same answer; a batch of records all at or below it is
+// refused and needs nothing more), a record the checkpoint covers is a
+// duplicate, and the checkpoint is written once per group of completed
+// records (DefaultOrderedDepth), the last write releasing the lease; a
+// checkpoint write of an owner whose lease another took is refused
+// (ErrLeaseLost). What a crash leaves to run again is the records since
+// the last written checkpoint: at most depth+1 of a lane, in order.
+//
 // Do with WithCache answers the keys in its cache without a store
 // request; a Cache kept for the life of a process also lets a warm Lambda
 // container skip keys it completed. A function stores a result with
-// SetResult (or by returning it from fn); a duplicate gets it back.
+// SetResult (or by returning it from fn); a duplicate gets it back (a
+// lane's checkpoint stores none: handlers claims per record when a result
+// is asked for).
 //
 // # Stores
 //
 // Store is four conditional writes: Claim, Complete, Extend and Release
-// (and, optionally, Getter's batch read and GroupCompleter's
-// all-or-nothing complete of several keys, which an ordered lane of a
-// batch whose claims package handlers takes ahead writes its waiting
-// completes with). This
-// package has an in-memory store; package dynamodbstore keeps records in
-// DynamoDB (and documents the table layout). Every store passes the suite in
-// package storetest. Time is passed to the store in each call (from
-// WithClock), so stores read no clock of their own.
+// (and, optionally, Getter's batch read, GroupCompleter's all-or-nothing
+// complete of several keys, and LaneStore's lane claim and checkpoint
+// write). This package has an in-memory store; package dynamodbstore
+// keeps records in DynamoDB (and documents the table layout), package
+// redisstore in Redis or Valkey. Every store passes the suite in package
+// storetest. Time is passed to the store in each call (from WithClock), so
+// stores read no clock of their own. A key longer than a store's limit is
+// kept by a digest (StoredKey), so no key is refused.
 package idempotency

@@ -28,8 +28,3 @@ type (
 func NewBatch(ctx context.Context, store Store, keys []Ahead, opts ...Option) (*Batch, error) {
 	return newClaimBatch(ctx, store, keys, opts...)
 }
-
-// Lookup is lookup.
-func Lookup(ctx context.Context, store Store, cache *Cache, keys []string, now time.Time) (int, error) {
-	return lookup(ctx, store, cache, keys, now)
-}

@@ -12,8 +12,9 @@ import (
 // in seconds, leases in milliseconds). Time comes from each call (Claim.Now),
 // i.e. from Do's clock (WithClock), so it needs no clock of its own.
 type MemoryStore struct {
-	mu   sync.Mutex
-	recs map[string]Record
+	mu    sync.Mutex
+	recs  map[string]Record
+	lanes map[string]laneItem
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -157,4 +158,67 @@ func firstKey(keys []string) string {
 		return ""
 	}
 	return keys[0]
+}
+
+// laneItem is a lane's item in a MemoryStore.
+type laneItem struct {
+	owner    string
+	lease    time.Time // zero: released
+	expires  time.Time
+	position string
+	state    []byte
+}
+
+var _ LaneStore = (*MemoryStore)(nil)
+
+// ClaimLane implements LaneStore.
+func (s *MemoryStore) ClaimLane(ctx context.Context, c LaneClaim) (*LaneRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &StoreError{Op: "claim lane", Key: c.Lane, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.lanes[c.Lane]
+	var before LaneRecord
+	if ok {
+		before = it.record(c.Lane)
+	} else {
+		before = LaneRecord{Lane: c.Lane}
+	}
+	free := !ok || it.expires.Unix() < c.Now.Unix() ||
+		(it.lease.IsZero() || it.lease.UnixMilli() < c.Now.UnixMilli() || it.owner == c.Owner) &&
+			(c.Upto == "" || it.position < c.Upto)
+	if !free {
+		return &before, nil
+	}
+	if s.lanes == nil {
+		s.lanes = map[string]laneItem{}
+	}
+	it.owner, it.lease, it.expires = c.Owner, c.LeaseUntil.Truncate(time.Millisecond), c.Expires.Truncate(time.Second)
+	s.lanes[c.Lane] = it
+	before.Owner = c.Owner
+	return &before, nil
+}
+
+// SaveLane implements LaneStore.
+func (s *MemoryStore) SaveLane(ctx context.Context, sv LaneSave) error {
+	if err := ctx.Err(); err != nil {
+		return &StoreError{Op: "save lane", Key: sv.Lane, Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.lanes[sv.Lane]
+	if !ok || it.owner != sv.Owner || it.lease.IsZero() {
+		return fmt.Errorf("idempotency: saving lane %q: %w", sv.Lane, ErrLeaseLost)
+	}
+	if sv.State != nil {
+		it.position, it.state = sv.Position, clone(sv.State)
+	}
+	it.lease, it.expires = sv.LeaseUntil.Truncate(time.Millisecond), sv.Expires.Truncate(time.Second)
+	s.lanes[sv.Lane] = it
+	return nil
+}
+
+func (it laneItem) record(lane string) LaneRecord {
+	return LaneRecord{Lane: lane, Owner: it.owner, LeaseUntil: it.lease, Expires: it.expires, Position: it.position, State: clone(it.state)}
 }

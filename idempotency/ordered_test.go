@@ -139,7 +139,7 @@ func TestBatchOrderedDepth(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			if failed := b.Finish(); len(failed) != 0 {
+			if failed := b.Finish(nil); len(failed) != 0 {
 				t.Fatalf("Finish: %v", failed)
 			}
 			recs, err := store.Get(ctx, keys)
@@ -199,7 +199,7 @@ func TestBatchOrderedCompleteFailureStopsLane(t *testing.T) {
 	}
 	close(store.gates["k2"])
 	close(store.gates["k3"])
-	failed := b.Finish()
+	failed := b.Finish(nil)
 	if len(failed) != 1 || failed["k1"] == nil {
 		t.Fatalf("Finish: %v; want k1 only", failed)
 	}
@@ -221,7 +221,7 @@ func TestBatchOrderedCompleteFailureStopsLane(t *testing.T) {
 			t.Fatalf("retry %s: %v", k, err)
 		}
 	}
-	if failed := b.Finish(); len(failed) != 0 {
+	if failed := b.Finish(nil); len(failed) != 0 {
 		t.Fatalf("retry Finish: %v", failed)
 	}
 	if fmt.Sprint(runs) != "map[k1:2 k2:1 k3:1 k4:1]" {
@@ -264,7 +264,7 @@ func TestBatchOrderedLanesIndependent(t *testing.T) {
 	if err := <-waiting; err != nil {
 		t.Fatal(err)
 	}
-	if failed := b.Finish(); len(failed) != 0 {
+	if failed := b.Finish(nil); len(failed) != 0 {
 		t.Fatalf("Finish: %v", failed)
 	}
 }
@@ -316,7 +316,7 @@ func TestBatchOrderedCompletesInLaneOrder(t *testing.T) {
 		t.Fatalf("with k1's complete held back: %s; want %s (a later complete landed before an earlier one)", got, want)
 	}
 	close(store.gates["k1"])
-	if failed := b.Finish(); len(failed) != 0 {
+	if failed := b.Finish(nil); len(failed) != 0 {
 		t.Fatalf("Finish: %v", failed)
 	}
 	if got, want := status(), "[k1:COMPLETED k2:COMPLETED k3:COMPLETED]"; got != want {
@@ -387,7 +387,7 @@ func TestBatchOrderedGroupsArePrefixes(t *testing.T) {
 	close(store.gates["k3"])
 	close(store.gates["k4"])
 	close(store.gates["k5"])
-	if failed := b.Finish(); len(failed) != 0 {
+	if failed := b.Finish(nil); len(failed) != 0 {
 		t.Fatalf("Finish: %v", failed)
 	}
 	if got, want := store.groupsSeen(), "[[k2 k3] [k4 k5]]"; got != want {
@@ -455,7 +455,7 @@ func TestBatchOrderedGroupFailureFailsOnlyItsKey(t *testing.T) {
 	if !errors.Is(err, idempotency.ErrLaneStopped) {
 		t.Fatalf("k5 after the failed group: %v; want ErrLaneStopped", err)
 	}
-	failed := b.Finish()
+	failed := b.Finish(nil)
 	if len(failed) != 1 || !errors.Is(failed["k3"], idempotency.ErrLeaseLost) || !strings.Contains(failed["k3"].Error(), `"k3"`) {
 		t.Fatalf("Finish: %v; want k3 only, ErrLeaseLost naming it", failed)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -54,6 +55,8 @@ type commonProps struct {
 	alarms      *AlarmOptions
 	fifo        bool    // the quarantine queue must be FIFO
 	key         *string // IdempotencyKey
+	prefix      *string // IdempotencyKeyPrefix
+	pf          int     // a stream's ParallelizationFactor
 	kafkaFormat string  // SchemaRegistry.EventRecordFormat
 }
 
@@ -68,6 +71,33 @@ func keyProblems(key *string, table *IdempotencyTable) []string {
 		return []string{fmt.Sprintf("IdempotencyKey %q needs IdempotencyTable: the key means nothing without a table to claim it in", *key)}
 	}
 	return nil
+}
+
+// prefixProblems checks the IdempotencyKeyPrefix prop: not empty, and a
+// table for it.
+func prefixProblems(prefix *string, table *IdempotencyTable) []string {
+	switch {
+	case prefix == nil:
+		return nil
+	case *prefix == "":
+		return []string{"IdempotencyKeyPrefix is empty: give a prefix (the function's current name keeps the keys the table holds), or leave it unset"}
+	case table == nil:
+		return []string{fmt.Sprintf("IdempotencyKeyPrefix %q needs IdempotencyTable: it prefixes the keys claimed in that table", *prefix)}
+	}
+	return nil
+}
+
+// parallelizationEnv declares a stream mapping's ParallelizationFactor
+// pf to the handler (EnvParallelizationFactor) when the function has an
+// idempotency table, 1 included: a Kinesis handler told 1 keeps one
+// checkpoint per shard, told more (or not told) one per shard and
+// partition key. Without a table, or for a source with no factor (pf 0),
+// it removes the variable.
+func parallelizationEnv(env map[string]string, pf int, idempotency bool) {
+	delete(env, EnvParallelizationFactor)
+	if pf >= 1 && idempotency {
+		env[EnvParallelizationFactor] = strconv.Itoa(pf)
+	}
 }
 
 // build makes the function with the variables and grants the handler
@@ -98,6 +128,15 @@ func (c *Consumer) build(p commonProps) *alarms {
 	if p.key != nil {
 		env[EnvIdempotencyKey] = *p.key
 	}
+	if p.prefix != nil {
+		env[EnvIdempotencyKeyPrefix] = *p.prefix
+	} else if p.idempotency != nil {
+		awscdk.Annotations_Of(c.Construct).AddWarningV2(jsii.String("sluice:IdempotencyKeyPrefix"), jsii.String(
+			"idempotency keys start with the function's name, so renaming the function (or a replacement that renames it) "+
+				"runs every record still in the idempotency table's retention again: set IdempotencyKeyPrefix "+
+				"(to the function's current name to keep the keys the table holds)"), nil)
+	}
+	parallelizationEnv(env, p.pf, p.idempotency != nil)
 	if p.kafkaFormat != "" {
 		env[EnvKafkaEventRecordFormat] = p.kafkaFormat
 	}

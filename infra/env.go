@@ -26,6 +26,16 @@ const (
 	// the handler option the function registered under that name, and
 	// fails at init when it registered none.
 	EnvIdempotencyKey = "SLUICE_IDEMPOTENCY_KEY"
+	// EnvIdempotencyKeyPrefix is what comes before "#" in every
+	// idempotency key instead of the function's name (the consumer's
+	// IdempotencyKeyPrefix prop).
+	EnvIdempotencyKeyPrefix = "SLUICE_IDEMPOTENCY_KEY_PREFIX"
+	// EnvParallelizationFactor is a stream mapping's ParallelizationFactor,
+	// 1 included, set on every stream consumer with an idempotency table:
+	// the handler keeps a checkpoint per shard when told 1, per shard and
+	// partition key when told more (Lambda then runs batches of several
+	// partition keys of one shard at once) or not told.
+	EnvParallelizationFactor = "SLUICE_PARALLELIZATION_FACTOR"
 	// EnvKafkaEventRecordFormat is the EventRecordFormat of a Kafka
 	// mapping's schema registry configuration (JSON or SOURCE): how the
 	// mapping delivers the records it validated.
@@ -44,5 +54,5 @@ const (
 // FunctionOptions.Environment may not set them.
 func reservedEnv() []string {
 	return []string{EnvReportBatchItemFailures, EnvIdempotencyTable, EnvDLQURL, EnvMaxAttempts, EnvAttemptsTable, EnvMetricsNamespace,
-		EnvIdempotencyKey, EnvKafkaEventRecordFormat}
+		EnvIdempotencyKey, EnvIdempotencyKeyPrefix, EnvParallelizationFactor, EnvKafkaEventRecordFormat}
 }

@@ -157,12 +157,14 @@ func stacks(t *testing.T) *fixture {
 		s = stack("Existing")
 		NewQueueConsumer(s, jsii.String("Payments"), &QueueConsumerProps{
 			Queue:    awssqs.Queue_FromQueueArn(s, jsii.String("Live"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:payments.fifo")),
-			Function: fn(), IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), IdempotencyKey: jsii.String("payment-id")})
+			Function: fn(), IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil), IdempotencyKey: jsii.String("payment-id"),
+			IdempotencyKeyPrefix: jsii.String("payments")})
 		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
 			Table: awsdynamodb.Table_FromTableAttributes(s, jsii.String("Live"+"Table"), &awsdynamodb.TableAttributes{
 				TableArn:       jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts"),
 				TableStreamArn: jsii.String("arn:aws:dynamodb:eu-west-1:123456789012:table/accounts/stream/2026-01-01T00:00:00.000")}),
-			Function: fn()})
+			Function: fn(), ParallelizationFactor: jsii.Number(2),
+			IdempotencyTable: NewIdempotencyTable(s, jsii.String("ChangesIdempotency"), nil), IdempotencyKeyPrefix: jsii.String("changes")})
 
 		// What an operator looks at: dashboards, every mapping metric, S3
 		// on-failure destinations, shadow replays.
@@ -173,7 +175,7 @@ func stacks(t *testing.T) *fixture {
 				Environment: &map[string]*string{"SINK_TABLE": jsii.String("orders")}},
 			IdempotencyTable: NewIdempotencyTable(s, jsii.String("Idempotency"), nil),
 			OnFailureToS3:    jsii.Bool(true), OnFailureRetention: awscdk.Duration_Days(jsii.Number(30)),
-			ShadowReplay: &ShadowReplay{From: jsii.Number(1700000000), BatchSize: jsii.Number(1000),
+			ShadowReplay: &ShadowReplay{From: jsii.Number(1700000000), BatchSize: jsii.Number(1000), ParallelizationFactor: jsii.Number(3),
 				Environment: &map[string]*string{"SINK_TABLE": jsii.String("orders-shadow")}}})
 		NewStreamConsumer(s, jsii.String("Changes"), &StreamConsumerProps{
 			Table: awsdynamodb.NewTable(s, jsii.String("Source"), &awsdynamodb.TableProps{
@@ -285,7 +287,8 @@ func TestContractWithRuntime(t *testing.T) {
 		EnvIdempotencyTable: fromenv.EnvIdempotencyTable, EnvDLQURL: fromenv.EnvDLQURL,
 		EnvMaxAttempts: fromenv.EnvMaxAttempts, EnvAttemptsTable: fromenv.EnvAttemptsTable,
 		EnvMetricsNamespace: handlers.EnvMetricsNamespace, EnvIdempotencyKey: fromenv.EnvIdempotencyKey,
-		EnvKafkaEventRecordFormat: fromenv.EnvKafkaEventRecordFormat,
+		EnvKafkaEventRecordFormat: fromenv.EnvKafkaEventRecordFormat, EnvIdempotencyKeyPrefix: fromenv.EnvIdempotencyKeyPrefix,
+		EnvParallelizationFactor: handlers.EnvParallelizationFactor,
 	} {
 		if mine != theirs {
 			t.Errorf("the constructs set %q, the runtime reads %q", mine, theirs)
@@ -317,7 +320,7 @@ func TestKinesisDefaults(t *testing.T) {
 			"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3",
 			"SLUICE_DLQ_URL": like(map[string]any{"Ref": anyValue()}), "SLUICE_IDEMPOTENCY_TABLE": like(map[string]any{"Ref": anyValue()}),
 			"SLUICE_ATTEMPTS_TABLE": like(map[string]any{"Ref": anyValue()}), "SLUICE_METRICS_NAMESPACE": absent(),
-			"SLUICE_IDEMPOTENCY_KEY": absent(), "SLUICE_KAFKA_EVENT_RECORD_FORMAT": absent(),
+			"SLUICE_IDEMPOTENCY_KEY": absent(), "SLUICE_KAFKA_EVENT_RECORD_FORMAT": absent(), "SLUICE_IDEMPOTENCY_KEY_PREFIX": absent(),
 		}},
 		"LoggingConfig": map[string]any{"LogGroup": like(map[string]any{"Ref": anyValue()})},
 	})
@@ -648,7 +651,24 @@ func TestExisting(t *testing.T) {
 		"Dimensions": []any{map[string]any{"Name": "QueueName", "Value": "payments.fifo"}}})
 	// The business key reaches the function.
 	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
-		"SLUICE_IDEMPOTENCY_KEY": "payment-id", "SLUICE_IDEMPOTENCY_TABLE": map[string]any{"Ref": anyValue()}})}})
+		"SLUICE_IDEMPOTENCY_KEY": "payment-id", "SLUICE_IDEMPOTENCY_KEY_PREFIX": "payments",
+		"SLUICE_IDEMPOTENCY_TABLE": map[string]any{"Ref": anyValue()}})}})
+	// A stream read two batches a shard at once: the handler is told.
+	has(t, s, "AWS::Lambda::Function", map[string]any{"Environment": map[string]any{"Variables": like(map[string]any{
+		"SLUICE_PARALLELIZATION_FACTOR": "2", "SLUICE_IDEMPOTENCY_KEY_PREFIX": "changes"})}})
+	// A table without a key prefix: synth warns that a rename re-runs
+	// what the table holds; the consumer with one gets no warning.
+	prefixWarns := func(stack string) int {
+		w := assertions.Annotations_FromStack(stacks(t).stacks[stack]).FindWarning(jsii.String("*"),
+			assertions.Match_StringLikeRegexp(jsii.String("set IdempotencyKeyPrefix")))
+		return len(*w)
+	}
+	if n := prefixWarns("KinesisDefaults"); n != 1 {
+		t.Errorf("KinesisDefaults: %d warnings about the key prefix, want 1", n)
+	}
+	if n := prefixWarns(s); n != 0 {
+		t.Errorf("%s: %d warnings about the key prefix, want none (its table has a prefix)", s, n)
+	}
 	// The construct cannot check the given queue: synth says what to check.
 	warns := assertions.Annotations_FromStack(stacks(t).stacks[s]).FindWarning(jsii.String("*"),
 		assertions.Match_StringLikeRegexp(jsii.String("the source queue is given.*visibility timeout of at least 180 s")))
@@ -791,6 +811,13 @@ func TestRejected(t *testing.T) {
 		{"key without a table", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{IdempotencyKey: jsii.String("order-id"), Function: fn()})
 		}, `IdempotencyKey "order-id" needs IdempotencyTable`},
+		{"key prefix without a table", func(s awscdk.Stack) {
+			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{IdempotencyKeyPrefix: jsii.String("orders"), Function: fn()})
+		}, `IdempotencyKeyPrefix "orders" needs IdempotencyTable`},
+		{"empty key prefix", func(s awscdk.Stack) {
+			NewStreamConsumer(s, jsii.String("C"), &StreamConsumerProps{Stream: awskinesis.NewStream(s, jsii.String("S"), nil),
+				IdempotencyTable: NewIdempotencyTable(s, jsii.String("I"), nil), IdempotencyKeyPrefix: jsii.String(""), Function: fn()})
+		}, "IdempotencyKeyPrefix is empty"},
 		{"given queue and its shape", func(s awscdk.Stack) {
 			NewQueueConsumer(s, jsii.String("C"), &QueueConsumerProps{
 				Queue:    awssqs.Queue_FromQueueArn(s, jsii.String("Q"), jsii.String("arn:aws:sqs:eu-west-1:123456789012:jobs")),

@@ -156,8 +156,17 @@ type KafkaConsumerProps struct {
 	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default
 	// "<topic>-<partition>-<offset>". Needs IdempotencyTable.
 	IdempotencyKey *string
-	AttemptsTable  *AttemptsTable
-	Alarms         *AlarmOptions
+	// IdempotencyKeyPrefix comes before "#" in every idempotency key
+	// instead of the function's name (SLUICE_IDEMPOTENCY_KEY_PREFIX,
+	// handlers.WithIdempotencyKeyPrefix), so the keys survive a rename of
+	// the function: keys under its name would all be new after a rename,
+	// and every record still in the table's retention would run again.
+	// Default the function's name, as before (synth warns). To keep the
+	// keys a deployed table holds, set it to the function's current name.
+	// Needs IdempotencyTable.
+	IdempotencyKeyPrefix *string
+	AttemptsTable        *AttemptsTable
+	Alarms               *AlarmOptions
 	// Dashboard false leaves out the consumer's CloudWatch dashboard and its
 	// lines on the stack's: default true.
 	Dashboard *bool
@@ -273,6 +282,7 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 	problems = append(problems, functionProblems(&props.Function)...)
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	problems = append(problems, shadowProblems(props.ShadowReplay, sourceKafka, props.ConsumptionMode == KafkaConsumptionQueue)...)
+	problems = append(problems, prefixProblems(props.IdempotencyKeyPrefix, props.IdempotencyTable)...)
 	of := onFailureProblems(props.OnFailure, props.OnFailureBucket, props.OnFailureToS3, props.OnFailureRetention, &problems)
 	s, sp := kafkaSettings(props, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
@@ -287,7 +297,7 @@ func NewKafkaConsumer(scope constructs.Construct, id *string, props *KafkaConsum
 		format = string(props.SchemaRegistry.EventRecordFormat)
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey,
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey, prefix: props.IdempotencyKeyPrefix,
 		kafkaFormat: format})
 	var dest onFailureDestination
 	if !s.onDemand {

@@ -367,7 +367,7 @@ func TestShadowReplay(t *testing.T) {
 	has(t, s, "AWS::Lambda::EventSourceMapping", map[string]any{
 		"FunctionName":     shadowFn,
 		"EventSourceArn":   map[string]any{"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^Stream")), "Arn"}},
-		"StartingPosition": "AT_TIMESTAMP", "StartingPositionTimestamp": 1700000000, "Enabled": false, "BatchSize": 1000,
+		"StartingPosition": "AT_TIMESTAMP", "StartingPositionTimestamp": 1700000000, "Enabled": false, "BatchSize": 1000, "ParallelizationFactor": 3,
 		"BisectBatchOnFunctionError": true, "MaximumRetryAttempts": 5, "FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 		"DestinationConfig": map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{
 			"Fn::GetAtt": []any{assertions.Match_StringLikeRegexp(jsii.String("^OrdersShadowOnFailure")), "Arn"}}}},
@@ -379,12 +379,15 @@ func TestShadowReplay(t *testing.T) {
 	has(t, s, "AWS::Lambda::Function", map[string]any{"FunctionName": "orders-shadow", "Environment": map[string]any{"Variables": map[string]any{
 		"SLUICE_SHADOW": "1", "SINK_TABLE": "orders-shadow", "SLUICE_METRICS_NAMESPACE": "Shop", "SLUICE_MAX_ATTEMPTS": "3",
 		"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true",
-		"SLUICE_DLQ_URL":                    map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersShadowDeadLetters"))},
-		"SLUICE_IDEMPOTENCY_TABLE":          map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^IdempotencyTable"))},
-		"SLUICE_ATTEMPTS_TABLE":             map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersAttemptsTable"))},
+		// The replay reads three batches of a shard at once: its handler
+		// keeps a checkpoint per shard and partition key.
+		"SLUICE_PARALLELIZATION_FACTOR": "3",
+		"SLUICE_DLQ_URL":                map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersShadowDeadLetters"))},
+		"SLUICE_IDEMPOTENCY_TABLE":      map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^IdempotencyTable"))},
+		"SLUICE_ATTEMPTS_TABLE":         map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersAttemptsTable"))},
 	}}})
 	has(t, s, "AWS::Lambda::Function", map[string]any{"FunctionName": "orders", "Environment": map[string]any{"Variables": like(map[string]any{
-		"SLUICE_SHADOW": absent(), "SINK_TABLE": "orders",
+		"SLUICE_SHADOW": absent(), "SINK_TABLE": "orders", "SLUICE_PARALLELIZATION_FACTOR": "1", // its mapping's factor, declared
 		"SLUICE_DLQ_URL": map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("^OrdersDeadLettersQueue"))}})}})
 	// Its own role reads the stream and the tables and sends to its own
 	// queues.

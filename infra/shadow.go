@@ -155,6 +155,11 @@ func (c *Consumer) shadow(r *ShadowReplay, mp awslambda.CfnEventSourceMappingPro
 	env := maps.Clone(c.env)
 	env[EnvShadow] = "1"
 	env[EnvDLQURL] = *s.DeadLetters.QueueUrl()
+	if r.ParallelizationFactor != nil {
+		// The replay's mapping reads this many batches of a shard at
+		// once, not production's: its handler must be told its own.
+		parallelizationEnv(env, int(*r.ParallelizationFactor), c.IdempotencyTable != nil)
+	}
 	f := newFunction(s.Construct, &o, env)
 	s.Function, s.Role, s.LogGroup = f.fn, f.role, f.logGroup
 	s.DeadLetters.GrantSendMessages(f.role)

@@ -68,6 +68,15 @@ type QueueConsumerProps struct {
 	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default the
 	// message id. Needs IdempotencyTable.
 	IdempotencyKey *string
+	// IdempotencyKeyPrefix comes before "#" in every idempotency key
+	// instead of the function's name (SLUICE_IDEMPOTENCY_KEY_PREFIX,
+	// handlers.WithIdempotencyKeyPrefix), so the keys survive a rename of
+	// the function: keys under its name would all be new after a rename,
+	// and every record still in the table's retention would run again.
+	// Default the function's name, as before (synth warns). To keep the
+	// keys a deployed table holds, set it to the function's current name.
+	// Needs IdempotencyTable.
+	IdempotencyKeyPrefix *string
 	// AttemptsTable (FIFO only) counts each message's failures
 	// (SLUICE_ATTEMPTS_TABLE): a FIFO message's ApproximateReceiveCount also
 	// counts the deliveries in which it waited, unrun, behind a failing
@@ -155,6 +164,7 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 	problems := functionProblems(&props.Function)
 	s, sp := queueSettings(props, functionTimeout(&props.Function))
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
+	problems = append(problems, prefixProblems(props.IdempotencyKeyPrefix, props.IdempotencyTable)...)
 	invalid(path, append(problems, sp...))
 	c.source = s.source
 
@@ -187,7 +197,7 @@ func NewQueueConsumer(scope constructs.Construct, id *string, props *QueueConsum
 		}
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, fifo: fifo, key: props.IdempotencyKey})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, fifo: fifo, key: props.IdempotencyKey, prefix: props.IdempotencyKeyPrefix})
 	if c.Redrive != nil {
 		a.deadLetterAge("RedriveOldestMessage", c.Redrive, "the source queue's redrive queue")
 	}

@@ -74,6 +74,15 @@ type StreamConsumerProps struct {
 	// fromenv.IdempotencyKey (SLUICE_IDEMPOTENCY_KEY): default the
 	// record's event id. Needs IdempotencyTable.
 	IdempotencyKey *string
+	// IdempotencyKeyPrefix comes before "#" in every idempotency key
+	// instead of the function's name (SLUICE_IDEMPOTENCY_KEY_PREFIX,
+	// handlers.WithIdempotencyKeyPrefix), so the keys survive a rename of
+	// the function: keys under its name would all be new after a rename,
+	// and every record still in the table's retention would run again.
+	// Default the function's name, as before (synth warns). To keep the
+	// keys a deployed table holds, set it to the function's current name.
+	// Needs IdempotencyTable.
+	IdempotencyKeyPrefix *string
 	// AttemptsTable counts attempts: default a table of its own.
 	AttemptsTable *AttemptsTable
 	Alarms        *AlarmOptions
@@ -163,6 +172,7 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 	problems = append(problems, functionProblems(&props.Function)...)
 	problems = append(problems, keyProblems(props.IdempotencyKey, props.IdempotencyTable)...)
 	problems = append(problems, shadowProblems(props.ShadowReplay, source, false)...)
+	problems = append(problems, prefixProblems(props.IdempotencyKeyPrefix, props.IdempotencyTable)...)
 	of := onFailureProblems(props.OnFailure, props.OnFailureBucket, props.OnFailureToS3, props.OnFailureRetention, &problems)
 	s, sp := streamSettings(props, source, functionTimeout(&props.Function))
 	invalid(path, append(problems, sp...))
@@ -173,7 +183,7 @@ func NewStreamConsumer(scope constructs.Construct, id *string, props *StreamCons
 		c.AttemptsTable = NewAttemptsTable(c.Construct, jsii.String("Attempts"), nil)
 	}
 	a := c.build(commonProps{fn: &props.Function, deadLetters: props.DeadLetters, idempotency: props.IdempotencyTable,
-		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey})
+		attempts: c.AttemptsTable, maxAttempts: s.maxAttempts, report: s.report, alarms: props.Alarms, key: props.IdempotencyKey, prefix: props.IdempotencyKeyPrefix, pf: s.parallelization})
 	dest := c.onFailure(of, a)
 	c.OnFailure, c.OnFailureBucket = dest.queue, dest.bucket
 	a.iteratorAge(c.Function)

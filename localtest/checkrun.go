@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/checks"
 )
@@ -30,6 +32,12 @@ func (r *runner) checkRun(ctx context.Context) {
 			in.Killed[k.RequestID] = true
 		}
 	}
+	// An invocation that ran into its deadline was killed wherever it was,
+	// as Lambda kills it: a slow batch under load is cut short as an
+	// injected mid-batch kill is.
+	for id := range r.timedOut {
+		in.Killed[id] = true
+	}
 	if in.Have {
 		in.effects, in.Err = r.opts.Effects()
 		if in.Err == nil {
@@ -44,7 +52,7 @@ func (r *runner) checkRun(ctx context.Context) {
 		}
 		claims := make([]checks.Claim, len(skips))
 		for i, s := range skips {
-			claims[i] = checks.Claim{Record: s.Record, Reason: s.Reason, Key: s.Key, Request: s.Request}
+			claims[i] = checks.Claim{Record: s.Record, Reason: s.Reason, Key: s.Key, Request: s.Request, Lane: s.Lane, Position: s.Position}
 		}
 		var took func(string) bool
 		if in.Have && in.Err == nil {
@@ -60,9 +68,9 @@ func (r *runner) checkRun(ctx context.Context) {
 		}
 		in.Claims, in.Stray = checks.MarkSkipped(fates, claims, took)
 		in.Shows = func(i int, reason string) bool { return payloadShows(recs[i].payload, reason) }
+		in.Position = func(i int) (string, bool) { return recs[i].position(r.s.source) }
 		if r.opts.Idempotency != nil {
-			in.Store = &checks.Store{Before: r.completedBefore, BeforeErr: r.completedBeforeErr,
-				After: func() (map[string]bool, error) { return r.opts.Idempotency.CompletedKeys(ctx) }}
+			in.Store = r.idempotencyStore(ctx)
 		}
 	}
 	in.Unknown = unknown
@@ -104,14 +112,15 @@ func (r *runner) checkRun(ctx context.Context) {
 	for _, ref := range recs {
 		if c, ok := claimed[ref.id]; ok {
 			r.report.Skipped = append(r.report.Skipped, SkippedRecord{RecordFate: ref.fate(FateSkipped), Reason: c.Reason,
-				IdempotencyKey: c.Key, Checked: c.Checked, Problem: c.Problem})
+				IdempotencyKey: c.Key, IdempotencyLane: c.Lane, LanePosition: c.Position, Checked: c.Checked, Problem: c.Problem})
 		}
 	}
 	r.checkFates(recs, fates, unknown)
 }
 
 // readCompletedBefore reads, before the first invocation, the keys the
-// function's idempotency store holds completed (Options.Idempotency).
+// function's idempotency store holds completed (Options.Idempotency), and
+// its lanes when it reads them (IdempotencyLanes).
 func (r *runner) readCompletedBefore(ctx context.Context) {
 	if r.opts.Idempotency == nil || r.opts.Skips == nil {
 		return
@@ -120,6 +129,44 @@ func (r *runner) readCompletedBefore(ctx context.Context) {
 	if r.completedBeforeErr != nil {
 		r.completedBefore = nil
 	}
+	if l, ok := r.opts.Idempotency.(IdempotencyLanes); ok {
+		r.lanesBeforeAt = time.Now()
+		r.lanesBefore, r.lanesBeforeErr = l.Lanes(ctx)
+	}
+}
+
+// idempotencyStore is what the claims of skipped duplicates are checked
+// against: the keys and lanes read before the run, and how to read them
+// after it. A lane's expiry is the function's wall clock, so the lanes
+// are judged at the wall-clock time they were read.
+func (r *runner) idempotencyStore(ctx context.Context) *checks.Store {
+	st := &checks.Store{Before: r.completedBefore, BeforeErr: r.completedBeforeErr,
+		After: func() (map[string]bool, error) { return r.opts.Idempotency.CompletedKeys(ctx) }}
+	if s, ok := r.opts.Idempotency.(IdempotencyStoredKeys); ok {
+		st.Stored = s.StoredKey
+	}
+	l, ok := r.opts.Idempotency.(IdempotencyLanes)
+	if !ok {
+		return st
+	}
+	at := func(lanes map[string]*idempotency.LaneRecord, now time.Time) checks.Lanes {
+		return func(lane, pos string) (bool, bool, error) {
+			return idempotency.LaneCovers(lanes[lane], pos, now)
+		}
+	}
+	if r.lanesBeforeErr == nil {
+		st.LanesBefore = at(r.lanesBefore, r.lanesBeforeAt)
+	}
+	st.LanesBeforeErr = r.lanesBeforeErr
+	st.LanesAfter = func() (checks.Lanes, error) {
+		now := time.Now()
+		lanes, err := l.Lanes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return at(lanes, now), nil
+	}
+	return st
 }
 
 // joinWhy joins two reasons, either of which may be "".

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 )
@@ -273,6 +274,7 @@ func newMemQueue(m *Mapping, s settings, in []InputRecord, start time.Time, c cl
 		}
 		q.Add(msg)
 		refs[i] = newRef(i, r, id, key, []byte(body))
+		refs[i].seq = msg.Seq
 	}
 	return q, refs, nil
 }
@@ -377,6 +379,38 @@ type inputRef struct {
 	// only, so a KPL user record's ordering key is its own partition key
 	// in its aggregate's lane (userRefs). "" when unknown.
 	lane string
+	// seq is an SQS FIFO message's SequenceNumber, when the runner gave
+	// it (the emulated queue).
+	seq string
+}
+
+// position is the record's position in its ordered lane as the handlers
+// name it (idempotency.Position), from its id: a Kinesis or DynamoDB
+// Streams sequence number (and a KPL user record's sub-sequence number),
+// a Kafka offset, an SQS FIFO message's sequence number. false when the
+// source has no lanes or the runner does not know it.
+func (r inputRef) position(source sevents.Source) (string, bool) {
+	switch source {
+	case sevents.SourceKinesis:
+		if seq, sub, ok := strings.Cut(r.id, ":"); ok {
+			return idempotency.Position(seq, sub)
+		}
+		return idempotency.Position(r.id)
+	case sevents.SourceDynamoDB:
+		return idempotency.Position(r.id)
+	case sevents.SourceKafka:
+		at := strings.LastIndexByte(r.id, '@')
+		if at < 0 {
+			return "", false
+		}
+		return idempotency.Position(r.id[at+1:])
+	case sevents.SourceSQSFIFO:
+		if r.seq == "" {
+			return "", false
+		}
+		return idempotency.Position(r.seq)
+	}
+	return "", false
 }
 
 // name is how reports name the record (see RecordFate.Name).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/internal/emuqueue"
 	"github.com/sluicehq/sluice/localtest/internal/killplan"
@@ -182,6 +183,11 @@ type runner struct {
 	// they could not be read.
 	completedBefore    map[string]bool
 	completedBeforeErr error
+	// lanesBefore are the lanes it held (IdempotencyLanes), read at the
+	// same time, and when.
+	lanesBefore    map[string]*idempotency.LaneRecord
+	lanesBeforeErr error
+	lanesBeforeAt  time.Time
 	// shardOrder lists, per shard or partition, record ids in order.
 	shardOrder map[string][]string
 	// recent are the durations and payload sizes of the last invocations
@@ -189,6 +195,10 @@ type runner struct {
 	// kill moments are drawn.
 	recent  []killplan.Pace
 	recentN int
+	// timedOut holds the request ids of the invocations that ran into
+	// their deadline uninjected: the invoker killed their process (as
+	// Lambda does) wherever it was in the batch.
+	timedOut map[string]bool
 }
 
 // recentKept is how many answered invocations' durations a mid-batch kill
@@ -423,6 +433,11 @@ func (r *runner) endInvoke(c *pendingInvoke) (invocation.Response, string, error
 		r.report.Kills = append(r.report.Kills, KilledInvocation{N: c.n, RequestID: c.reqID, Point: k.Point, Timeout: k.Timeout,
 			AfterMs: k.After.Milliseconds(), after: k.After, Effects: -1, What: killplan.Words(k, c.inv.Timeout, -1),
 			Env: resp.Environment, PID: resp.PID})
+	case resp.TimedOut && !resp.InitFailed:
+		if r.timedOut == nil {
+			r.timedOut = map[string]bool{}
+		}
+		r.timedOut[c.reqID] = true
 	case !resp.TimedOut && !resp.InitFailed && resp.ErrorType != "Runtime.ExitError":
 		p := killplan.Pace{D: resp.Duration, Bytes: len(c.inv.Payload)}
 		if len(r.recent) < recentKept {

@@ -28,15 +28,16 @@ type effectsInput struct {
 // killed mid-batch after a record's effect and before its completion was
 // stored leaves the record to run again, the window no idempotency store
 // closes, since the effect is outside it. Only the records running at the
-// kill, or whose completion was still in flight, can be in it: on an
-// ordered lane the last killWindowPerKey effects of each ordering key (the
-// record running and up to idempotency.DefaultOrderedDepth before it
-// whose completions were still in flight: the handlers let that many of a
-// lane's completes overlap its next records, and a key's records are in
-// one lane), on an unordered queue the last killWindowUnordered of the
-// invocation: the handler runs 8 records at once and, on an unordered
-// queue, sends each completion without waiting for it, with up to
-// idempotency.DefaultInFlight (128) store requests in flight.
+// kill, or whose completion was still waiting to be stored, can be in it:
+// on an ordered lane the last killWindowPerKey effects of each ordering
+// key (the record running and up to idempotency.DefaultOrderedDepth
+// before it: the handlers let that many of a lane's records wait for the
+// lane's checkpoint, or for their grouped completes, while its next
+// record runs, and a key's records are in one lane), on an unordered
+// queue the last killWindowUnordered of the invocation: the handler runs
+// 8 records at once and, on an unordered queue, sends each completion
+// without waiting for it, with up to idempotency.DefaultInFlight (128,
+// WithInFlight's default) store requests in flight.
 const (
 	killWindowPerKey    = idempotency.DefaultOrderedDepth + 1
 	killWindowUnordered = idempotency.DefaultInFlight + 8

@@ -261,14 +261,18 @@ const (
 
 // SkippedRecord is a record its handler acknowledged without running the
 // function (FateSkipped): why (Reason: "duplicate", "s3-test-event",
-// "control-message"), the idempotency key of a duplicate, and how the
-// runner checked the claim (Checked), or why it could not (Problem).
+// "control-message"), the idempotency key of a duplicate (and, when its
+// ordered lane's checkpoint answered it, the lane's key and the record's
+// position there), and how the runner checked the claim (Checked), or
+// why it could not (Problem).
 type SkippedRecord struct {
 	RecordFate
-	Reason         string `json:"reason"`
-	IdempotencyKey string `json:"idempotencyKey,omitempty"`
-	Checked        string `json:"checked,omitempty"`
-	Problem        string `json:"problem,omitempty"`
+	Reason          string `json:"reason"`
+	IdempotencyKey  string `json:"idempotencyKey,omitempty"`
+	IdempotencyLane string `json:"idempotencyLane,omitempty"`
+	LanePosition    string `json:"lanePosition,omitempty"`
+	Checked         string `json:"checked,omitempty"`
+	Problem         string `json:"problem,omitempty"`
 }
 
 // Name names the record for people: by its records-file line (or its

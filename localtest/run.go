@@ -55,8 +55,10 @@ type Options struct {
 	// function that makes its effects idempotent (package idempotency).
 	ExactlyOnce bool
 	// AllowKillRepeats lets effect-once hold when a record's extra effects
-	// each came from an invocation the runner killed (an injected crash or
-	// timeout) after the effect: the process died before the record's
+	// each came from an invocation that was killed after the effect (an
+	// injected crash or timeout, or an invocation that ran into its
+	// deadline, whose process is killed as Lambda kills it): the process
+	// died before the record's
 	// completion was stored, so the record ran again. No idempotency store
 	// closes that window, since the effect is outside it; allow it when the
 	// effect's own destination drops repeats (the record's idempotency key

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/localtest/internal/checks"
 )
 
@@ -42,13 +43,20 @@ const (
 // Skip is one line of the skips file: a record its handler answered
 // without running the function, named by its id (a KPL user record's
 // "<sequenceNumber>:<subSequenceNumber>"), the reason, the idempotency
-// key of a duplicate (as the store holds it, the function name prefix
-// included), and the invocation's request id when the handler knew it.
+// key of a duplicate (the function name prefix included), and the
+// invocation's request id when the handler knew it. A duplicate that the
+// checkpoint of its ordered lane answered (a Kinesis shard, a DynamoDB
+// item, a Kafka partition, a FIFO message group: handlers.WithIdempotency)
+// also names the lane's key and the record's position there
+// (idempotency.Position): the store holds the lane, not the key, and the
+// runner checks the lane (IdempotencyLanes).
 type Skip struct {
-	Record  string `json:"record"`
-	Reason  string `json:"reason"`
-	Key     string `json:"key,omitempty"`
-	Request string `json:"request,omitempty"`
+	Record   string `json:"record"`
+	Reason   string `json:"reason"`
+	Key      string `json:"key,omitempty"`
+	Lane     string `json:"lane,omitempty"`
+	Position string `json:"position,omitempty"`
+	Request  string `json:"request,omitempty"`
 }
 
 // ReadSkips reads a skips file (SLUICE_SKIPS_FILE): one Skip a line. A
@@ -96,4 +104,24 @@ func ReadSkips(path string) ([]Skip, error) {
 type IdempotencyKeys interface {
 	// CompletedKeys returns the keys whose record is completed now.
 	CompletedKeys(ctx context.Context) (map[string]bool, error)
+}
+
+// IdempotencyLanes is what an IdempotencyKeys also implements when it can
+// read the lane checkpoints the handlers keep on ordered sources
+// (idempotency.LaneStore), to check a duplicate its lane's checkpoint
+// answered (Skip.Lane): the lane must have covered the record's position
+// before the run (idempotency.LaneCovers). Without it such a claim cannot
+// be checked. Run reads the lanes when it reads the completed keys.
+type IdempotencyLanes interface {
+	// Lanes returns the lanes the store holds, by their key.
+	Lanes(ctx context.Context) (map[string]*idempotency.LaneRecord, error)
+}
+
+// IdempotencyStoredKeys is what an IdempotencyKeys also implements when
+// its store keeps a long key in another form (idempotency.StoredKey: the
+// DynamoDB store past 2,048 bytes) and its CompletedKeys and Lanes name
+// keys in that form: the runner looks a claim's key and lane up as
+// StoredKey gives them.
+type IdempotencyStoredKeys interface {
+	StoredKey(key string) string
 }

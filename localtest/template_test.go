@@ -54,7 +54,7 @@ func TestMappingFromTemplateKinesis(t *testing.T) {
 			if tm.FunctionTimeout != 30*time.Second || tm.FunctionLogicalID != "OrdersFunction520DBA95" || tm.LogicalID != "OrdersMappingD4FD638A" {
 				t.Errorf("timeout %v, function %s, mapping %s", tm.FunctionTimeout, tm.FunctionLogicalID, tm.LogicalID)
 			}
-			if want := map[string]string{"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3"}; !reflect.DeepEqual(tm.Environment, want) {
+			if want := map[string]string{"SLUICE_REPORT_BATCH_ITEM_FAILURES": "true", "SLUICE_MAX_ATTEMPTS": "3", "SLUICE_PARALLELIZATION_FACTOR": "1"}; !reflect.DeepEqual(tm.Environment, want) {
 				t.Errorf("environment %v, want %v", tm.Environment, want)
 			}
 			for _, k := range []string{"SLUICE_DLQ_URL", "SLUICE_IDEMPOTENCY_TABLE", "SLUICE_ATTEMPTS_TABLE"} {

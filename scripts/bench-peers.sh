@@ -35,9 +35,11 @@
 # latencyproxy delay lines of that round trip; Sluice's
 # bench/idemlatency benchmarks (on the DynamoDB and the Redis store) and
 # Powertools' idem.mjs (on DynamoDB, through the same proxy) run SQS
-# standard, 100 messages, and Kinesis, 40 records of one shard, each first
-# pass (new keys) and replay; it prints wall ms, the store's requests and writes
-# per record, and round trips on the critical path (wall / RTT), median of
+# standard, 10 and 100 messages, and Kinesis, 40 and 200 records of one
+# shard, each first pass (new keys) and replay (and for Sluice's streams
+# next: new records on an established lane); it prints wall ms, the
+# store's requests, writes and (DynamoDB) write and read units per record,
+# and round trips on the critical path (wall / RTT), median of
 # IDEM_REPEATS after one warm-up; then DynamoDB Local's write rate (Sluice's
 # SQS first pass again with no delay: writes/s, and so the floor its 200
 # writes put under any round trip). IDEM_RTT_VARIANTS picks the peer's SQS
@@ -173,13 +175,17 @@ if [[ -n "${IDEM_RTT:-}" ]]; then
 		END {
 			for (nm in w) {
 				split(nm, p, "/")
-				bench = (p[1] ~ /SQS100$/) ? "sqs-100-idem-rtt" : "kinesis-40-idem-rtt"
+				# BenchmarkLatencySQS10 -> sqs-10-idem-rtt, BenchmarkLatencyKinesis200 -> kinesis-200-idem-rtt
+				src = p[1]; sub(/^BenchmarkLatency/, "", src)
+				size = src; gsub(/[^0-9]/, "", size); sub(/[0-9]+$/, "", src)
+				bench = tolower(src) "-" size "-idem-rtt"
 				k = split(substr(w[nm], 2), x, " ")
 				for (i = 2; i <= k; i++) { y = x[i] + 0; j = i - 1; while (j >= 1 && x[j] + 0 > y) { x[j+1] = x[j]; j-- } x[j+1] = y }
 				med = (k % 2) ? x[(k+1)/2] : (x[k/2] + x[k/2+1]) / 2
 				n = m[nm, "records"]
-				printf "peer=sluice-%s bench=%s variant=default phase=%s wall_ms_median=%.1f wall_ms_min=%.1f wall_ms_max=%.1f rtts=%.2f requests_per_record=%.3f writes_per_record=%.3f allocs_per_record=%.1f records=%d repeats=%d rtt_ms=%s\n",
-					p[2], bench, p[3], med, x[1], x[k], med / rtt, m[nm, "requests/record"], m[nm, "writes/record"], m[nm, "allocs/op"] / n, n, k, rtt
+				units = (p[2] == "dynamodb") ? sprintf(" wcu_per_record=%.3f rcu_per_record=%.3f", m[nm, "WCU/record"], m[nm, "RCU/record"]) : ""
+				printf "peer=sluice-%s bench=%s variant=default phase=%s wall_ms_median=%.1f wall_ms_min=%.1f wall_ms_max=%.1f rtts=%.2f requests_per_record=%.3f writes_per_record=%.3f%s allocs_per_record=%.1f records=%d repeats=%d rtt_ms=%s\n",
+					p[2], bench, p[3], med, x[1], x[k], med / rtt, m[nm, "requests/record"], m[nm, "writes/record"], units, m[nm, "allocs/op"] / n, n, k, rtt
 			}
 		}' "$raw" | sort | emit
 
@@ -210,24 +216,29 @@ if [[ -n "${IDEM_RTT:-}" ]]; then
 		}' "$raw0" | emit
 
 	step "latency mode: Powertools for AWS Lambda (TypeScript), idem.mjs through the proxy"
-	(cd bench/powertools-ts &&
-		SLUICE_BENCH_DYNAMODB="$proxy" SLUICE_BENCH_DYNAMODB_ADMIN="$ddb" RTT_MS="$rtt_ms" REPEATS="$reps" WARMUP=1 \
-			SOURCE=sqs BATCH=100 BENCH=sqs-100-idem-rtt VARIANTS="${IDEM_RTT_VARIANTS:-parallel,sdk-floor}" node idem.mjs "$out" &&
-		SLUICE_BENCH_DYNAMODB="$proxy" SLUICE_BENCH_DYNAMODB_ADMIN="$ddb" RTT_MS="$rtt_ms" REPEATS="$reps" WARMUP=1 \
-			SOURCE=kinesis BATCH=40 BENCH=kinesis-40-idem-rtt VARIANTS=sequential node idem.mjs "$out") 2>>"$log" | emit
+	peer() { # SOURCE BATCH VARIANTS
+		(cd bench/powertools-ts &&
+			SLUICE_BENCH_DYNAMODB="$proxy" SLUICE_BENCH_DYNAMODB_ADMIN="$ddb" RTT_MS="$rtt_ms" REPEATS="$reps" WARMUP=1 \
+				SOURCE="$1" BATCH="$2" BENCH="$1-$2-idem-rtt" VARIANTS="$3" node idem.mjs "$out") 2>>"$log" | emit
+	}
+	peer sqs 10 "${IDEM_RTT_VARIANTS:-parallel,sdk-floor}"
+	peer sqs 100 "${IDEM_RTT_VARIANTS:-parallel,sdk-floor}"
+	peer kinesis 40 sequential
+	peer kinesis 200 sequential
 	kill "$proxy_pid" "$ddb_pid" 2>/dev/null || true
 	wait "$proxy_pid" "$ddb_pid" 2>/dev/null || true
 	trap - EXIT
 
 	step "latency mode: summary"
 	awk '
-		/^peer=.* bench=(sqs-100|kinesis-40)-idem-rtt / {
+		/^peer=.* bench=(sqs|kinesis)-[0-9]+-idem-rtt / {
 			delete f
 			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 			id = f["peer"] " " f["variant"]; b = f["bench"] " " f["phase"]
 			if (!(b in knownb)) { knownb[b] = 1; bs[++nb] = b }
 			if (!((b, id) in known)) { known[b, id] = 1; ids[b] = ids[b] "|" id }
 			ms[b, id] = f["wall_ms_median"]; rt[b, id] = f["rtts"]; rq[b, id] = f["requests_per_record"]; wr[b, id] = f["writes_per_record"]
+			wc[b, id] = f["wcu_per_record"]; rc[b, id] = f["rcu_per_record"]
 			rtt = f["rtt_ms"]
 		}
 		END {
@@ -235,15 +246,16 @@ if [[ -n "${IDEM_RTT:-}" ]]; then
 			for (i = 1; i <= nb; i++) {
 				b = bs[i]
 				s = ms[b, "sluice-dynamodb default"]
-				printf "\n%-30s %-28s %10s %8s %13s %11s %16s\n", b " (RTT " rtt " ms)", "contender", "wall ms", "RTTs", "requests/rec", "writes/rec", "wall/Sluice-ddb"
+				printf "\n%-30s %-28s %10s %8s %13s %11s %8s %8s %16s\n", b " (RTT " rtt " ms)", "contender", "wall ms", "RTTs", "requests/rec", "writes/rec", "WCU/rec", "RCU/rec", "wall/Sluice-ddb"
 				k = split(substr(ids[b], 2), list, "|")
 				for (j = 1; j <= k; j++) {
 					id = list[j]
 					r = (s > 0) ? sprintf("%.2f", ms[b, id] / s) : ""
-					printf "%-30s %-28s %10s %8s %13s %11s %16s\n", "", id, ms[b, id], rt[b, id], rq[b, id], wr[b, id], r
+					printf "%-30s %-28s %10s %8s %13s %11s %8s %8s %16s\n", "", id, ms[b, id], rt[b, id], rq[b, id], wr[b, id], wc[b, id], rc[b, id], r
 				}
 			}
 			print "\nRTTs: wall time over the round trip, the round trips on the critical path. wall/Sluice-ddb: the contender'"'"'s wall time over Sluice'"'"'s on DynamoDB (above 1: Sluice is faster). Same servers, same proxy round trip, one run."
+			print "Phases: first, a batch of new records on a fresh table (for Sluice on a stream, a lane'"'"'s first batch, which also reads its records'"'"' own keys once); next (Sluice, streams), new records on a lane that ran earlier ones, what a shard pays batch after batch; replay, the batch again (Sluice on SQS: redelivered, ApproximateReceiveCount 2). Units as billed for 1 KB items (Sluice: counted by request, AWS'"'"'s rules; Powertools: DynamoDB Local'"'"'s ConsumedCapacity, plus one per refused write)."
 		}' "$results" | tee "$out/summary-$stamp.txt"
 	echo "results: $results $out/summary-$stamp.txt  log: $log" >&2
 	exit 0

@@ -77,33 +77,131 @@ func orderJSON(i int, rnd *rand.Rand) []byte {
 	return fmt.Appendf(nil, `{"orderId":"ord-%08d","customerId":"cust-%06d","amount":12.5,"currency":"EUR"}`, i, rnd.IntN(50000))
 }
 
-func sqsEvent(b testing.TB) []byte {
-	return firstRecords(b, "SLUICE_BENCH_SQS", 100, func() ([]byte, error) {
+func sqsEvent(b testing.TB) []byte { return sqsEventN(b, 100) }
+
+// sqsEventN is the first n messages of the SQS event (n at most 1,000).
+func sqsEventN(b testing.TB, n int) []byte {
+	return firstRecords(b, "SLUICE_BENCH_SQS", n, func() ([]byte, error) {
 		rnd := rand.New(rand.NewPCG(3, 4))
 		sb := &sevents.SQSBuilder{QueueARN: "arn:aws:sqs:us-east-1:123456789012:orders"}
-		for i := range 100 {
+		for i := range 1000 {
 			sb.Add(string(orderJSON(i, rnd)))
 		}
 		return sevents.MarshalEvent(sb.Event())
 	})
 }
 
-func kinesisEvent(b *testing.B) []byte {
-	return firstRecords(b, "SLUICE_BENCH_KINESIS", 40, func() ([]byte, error) {
+// kinesisEvent is the first n records of the Kinesis event (one shard; n
+// at most 1,000), from offset on: a lane's earlier records (offset 0) or
+// its next ones.
+func kinesisEvent(b testing.TB, offset, n int) []byte {
+	raw := firstRecords(b, "SLUICE_BENCH_KINESIS", offset+n, func() ([]byte, error) {
 		rnd := rand.New(rand.NewPCG(1, 2))
 		kb := &sevents.KinesisBuilder{}
-		for i := range 40 {
+		for i := range 1000 {
 			kb.Add(fmt.Sprintf("cust-%d", rnd.IntN(50)), orderJSON(i, rnd))
 		}
 		return sevents.MarshalEvent(kb.Event())
 	})
+	var ev struct{ Records []json.RawMessage }
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		b.Fatal(err)
+	}
+	ev.Records = ev.Records[offset:]
+	out, err := json.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// redelivered is the SQS event raw as its messages look when SQS delivers
+// them again (ApproximateReceiveCount 2): what a replay of a batch is in
+// production.
+func redelivered(b testing.TB, raw []byte) []byte {
+	var ev struct{ Records []map[string]any }
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range ev.Records {
+		attrs, _ := r["attributes"].(map[string]any)
+		if attrs == nil {
+			b.Fatalf("an SQS record without attributes: %v", r)
+		}
+		attrs["ApproximateReceiveCount"] = "2"
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // counter counts a store's requests and its write requests (a
-// transaction of several completes counts once).
-type counter struct{ requests, writes atomic.Int64 }
+// transaction of several completes counts once), and on DynamoDB the
+// write and read units each request is billed as AWS prices them for
+// items under 1 KB (every item here is): a PutItem, UpdateItem or
+// DeleteItem one write unit, refused or not; a TransactWriteItems two per
+// item; an eventually consistent BatchGetItem half a read unit per key
+// asked for, found or not. (DynamoDB Local's own ConsumedCapacity counts
+// a transaction's items as one unit each, and a read of no item as none.)
+type counter struct {
+	requests, writes atomic.Int64
+	mu               sync.Mutex
+	wcu, rcu         float64
+}
 
-func (c *counter) reset() { c.requests.Store(0); c.writes.Store(0) }
+func (c *counter) reset() {
+	c.requests.Store(0)
+	c.writes.Store(0)
+	c.mu.Lock()
+	c.wcu, c.rcu = 0, 0
+	c.mu.Unlock()
+}
+
+func (c *counter) units() (wcu, rcu float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wcu, c.rcu
+}
+
+func (c *counter) add(wcu, rcu float64) {
+	c.mu.Lock()
+	c.wcu += wcu
+	c.rcu += rcu
+	c.mu.Unlock()
+}
+
+// billed is the units a DynamoDB request is billed (see counter).
+func billed(params any) (wcu, rcu float64) {
+	switch p := params.(type) {
+	case *dynamodb.PutItemInput, *dynamodb.UpdateItemInput, *dynamodb.DeleteItemInput:
+		return 1, 0
+	case *dynamodb.TransactWriteItemsInput:
+		return 2 * float64(len(p.TransactItems)), 0
+	case *dynamodb.BatchGetItemInput:
+		for _, ka := range p.RequestItems {
+			per := 0.5
+			if aws.ToBool(ka.ConsistentRead) {
+				per = 1
+			}
+			rcu += per * float64(len(ka.Keys))
+		}
+		return 0, rcu
+	case *dynamodb.GetItemInput:
+		if aws.ToBool(p.ConsistentRead) {
+			return 0, 1
+		}
+		return 0, 0.5
+	}
+	return 0, 0
+}
+
+// capacity adds what each request is billed to c.
+func (c *counter) capacity(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	c.add(billed(in.Parameters))
+	return next.HandleInitialize(ctx, in)
+}
 
 // backend is one store behind a latency proxy; fresh returns a store with
 // no records, setup outside the timer.
@@ -130,6 +228,9 @@ func dynamoBackend(b testing.TB, d time.Duration) backend {
 	c := &counter{}
 	db := dynamodb.NewFromConfig(cfg("http://"+p.Addr()), func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			if err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("benchCapacity", c.capacity), middleware.After); err != nil {
+				return err
+			}
 			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("benchRequests",
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 					c.requests.Add(1)
@@ -224,11 +325,22 @@ func backends(b testing.TB, d time.Duration) []backend {
 // invoker is a handler built on a store, and how many times its function ran.
 type invoker func(store idempotency.Store) (func(context.Context, []byte) ([]byte, error), *atomic.Int64)
 
-// run times one batch per iteration on a fresh store (replay: after an
-// untimed first pass) and reports the wall time in round trips and the
-// store's requests per record.
-func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, replay bool, build invoker, okOut string) {
+// phase is what a benchmark times: a batch of new records on a fresh
+// store (first), the same batch again (replay), or, for an ordered
+// source, a batch of new records on a lane that ran earlier records
+// (next: prior is that earlier batch, run untimed first).
+type phase struct {
+	name   string
+	prior  [][]byte // run untimed before the timed batch, on the same store
+	replay bool     // the timed batch is a replay: nothing runs
+}
+
+// run times one batch per iteration on a fresh store and reports the
+// wall time in round trips, and the store's requests, writes and (on
+// DynamoDB) write and read units per record.
+func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, ph phase, build invoker, okOut string) {
 	var reqs, writes int64
+	var wcu, rcu float64
 	iter := 0
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -236,9 +348,9 @@ func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, replay bo
 		b.StopTimer()
 		iter++
 		invoke, calls := build(be.fresh(b))
-		if replay {
-			if out, err := invoke(ctx, raw); err != nil || string(out) != okOut {
-				b.Fatalf("first pass: %s %v", out, err)
+		for _, ev := range ph.prior {
+			if out, err := invoke(ctx, ev); err != nil || string(out) != okOut {
+				b.Fatalf("untimed pass before %s: %s %v", ph.name, out, err)
 			}
 		}
 		be.count.reset()
@@ -250,7 +362,7 @@ func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, replay bo
 			b.Fatalf("%s: %s %v", be.name, out, err)
 		}
 		want := int64(n)
-		if replay {
+		if ph.replay {
 			want = 0
 		}
 		if c := calls.Load(); c != want {
@@ -258,12 +370,18 @@ func run(b *testing.B, be backend, d time.Duration, raw []byte, n int, replay bo
 		}
 		reqs += be.count.requests.Load()
 		writes += be.count.writes.Load()
+		w, r := be.count.units()
+		wcu, rcu = wcu+w, rcu+r
 		b.StartTimer()
 	}
 	b.StopTimer()
 	k := float64(iter * n)
 	b.ReportMetric(float64(reqs)/k, "requests/record")
 	b.ReportMetric(float64(writes)/k, "writes/record")
+	if be.name == "dynamodb" {
+		b.ReportMetric(wcu/k, "WCU/record")
+		b.ReportMetric(rcu/k, "RCU/record")
+	}
 	b.ReportMetric(float64(n), "records")
 	if d > 0 {
 		b.ReportMetric(float64(b.Elapsed())/float64(iter)/float64(d), "RTTs")
@@ -291,7 +409,7 @@ func sqsHandler(b testing.TB) invoker {
 	}
 }
 
-func kinesisHandler(b *testing.B) invoker {
+func kinesisHandler(b testing.TB) invoker {
 	return func(store idempotency.Store) (func(context.Context, []byte) ([]byte, error), *atomic.Int64) {
 		calls := &atomic.Int64{}
 		var sum float64
@@ -307,16 +425,28 @@ func kinesisHandler(b *testing.B) invoker {
 	}
 }
 
-// BenchmarkLatencySQS100: SQS standard, 100 messages, first pass and
-// replay, on each store behind the proxy.
-func BenchmarkLatencySQS100(b *testing.B) {
+// BenchmarkLatencySQS10 and BenchmarkLatencySQS100: SQS standard, 10
+// messages (SQS's default batch size) and 100, first pass and replay, on
+// each store behind the proxy.
+func BenchmarkLatencySQS10(b *testing.B)  { benchSQS(b, 10) }
+func BenchmarkLatencySQS100(b *testing.B) { benchSQS(b, 100) }
+
+func benchSQS(b *testing.B, n int) {
 	d := rtt(b)
-	raw := sqsEvent(b)
+	raw := sqsEventN(b, n)
 	for _, be := range backends(b, d) {
 		b.Run(be.name, func(b *testing.B) {
-			for _, phase := range []string{"first", "replay"} {
-				b.Run(phase, func(b *testing.B) {
-					run(b, be, d, raw, 100, phase == "replay", sqsHandler(b), `{"batchItemFailures":[]}`)
+			// The replay is the batch delivered again, as SQS redelivers
+			// it (ApproximateReceiveCount 2).
+			for _, ph := range []struct {
+				phase
+				raw []byte
+			}{
+				{phase{name: "first"}, raw},
+				{phase{name: "replay", prior: [][]byte{raw}, replay: true}, redelivered(b, raw)},
+			} {
+				b.Run(ph.name, func(b *testing.B) {
+					run(b, be, d, ph.raw, n, ph.phase, sqsHandler(b), `{"batchItemFailures":[]}`)
 				})
 			}
 		})
@@ -324,16 +454,29 @@ func BenchmarkLatencySQS100(b *testing.B) {
 	}
 }
 
-// BenchmarkLatencyKinesis40: Kinesis, 40 records of one shard, first pass
-// and replay, on each store behind the proxy.
-func BenchmarkLatencyKinesis40(b *testing.B) {
+// BenchmarkLatencyKinesis40 and BenchmarkLatencyKinesis200: Kinesis, 40
+// and 200 records of one shard, in order, on each store behind the
+// proxy: first (a lane's first batch, on a fresh store), next (new
+// records on a lane that ran as many earlier ones: what a shard pays
+// batch after batch) and replay (the next batch again).
+func BenchmarkLatencyKinesis40(b *testing.B)  { benchKinesis(b, 40) }
+func BenchmarkLatencyKinesis200(b *testing.B) { benchKinesis(b, 200) }
+
+func benchKinesis(b *testing.B, n int) {
 	d := rtt(b)
-	raw := kinesisEvent(b)
+	earlier, next := kinesisEvent(b, 0, n), kinesisEvent(b, n, n)
 	for _, be := range backends(b, d) {
 		b.Run(be.name, func(b *testing.B) {
-			for _, phase := range []string{"first", "replay"} {
-				b.Run(phase, func(b *testing.B) {
-					run(b, be, d, raw, 40, phase == "replay", kinesisHandler(b), `{"batchItemFailures":[]}`)
+			for _, ph := range []struct {
+				phase
+				raw []byte
+			}{
+				{phase{name: "first"}, earlier},
+				{phase{name: "next", prior: [][]byte{earlier}}, next},
+				{phase{name: "replay", prior: [][]byte{earlier, next}, replay: true}, next},
+			} {
+				b.Run(ph.name, func(b *testing.B) {
+					run(b, be, d, ph.raw, n, ph.phase, kinesisHandler(b), `{"batchItemFailures":[]}`)
 				})
 			}
 		})

@@ -171,10 +171,11 @@ func TestRunKPLExactlyOnceAndQuarantine(t *testing.T) {
 	}
 	// The same records again, in a new run over the same table: every
 	// effect already happened, so every record is skipped as a duplicate
-	// of a key completed before the run, which the runner reads from the
-	// table. The quarantined one runs (and is parked) again.
+	// its shard's checkpoint covered before the run, which the runner
+	// reads from the table (the lane's item: the records' own keys hold
+	// nothing). The quarantined one runs (and is parked) again.
 	code, out, errs = runCLI(t, append(args, "--expect", "3:2=quarantined")...)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("skipped %d", n-1)) || !strings.Contains(out, "had completed before the run") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("skipped %d", n-1)) || !strings.Contains(out, "covered its position before the run") {
 		t.Fatalf("second run: exit %d, want 0\n%s\n%s", code, out, errs)
 	}
 	if code, out, errs := runCLI(t, append(args, "--expect", "3:9=quarantined")...); code != 2 || !strings.Contains(errs, "line 3 holds no user record 9 (it holds 4)") {

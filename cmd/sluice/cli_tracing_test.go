@@ -43,21 +43,27 @@ func TestTracedRunAndInvoke(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
-		spans, err := j.Spans(ctx, "run-consumer", 12)
-		if err != nil {
-			t.Fatalf("%v\n%s\n%s", err, out, errs)
-		}
-		records12, batches, retried := map[string]bool{}, 0, 0
-		for _, s := range spans {
-			if s.Attr("messaging.batch.message_count") != "" {
-				batches++
-			}
-			if id := s.Attr("messaging.message.id"); id != "" {
-				records12[id] = true
-				if len(s.Events) > 0 && s.Events[0].Name == "sluice.retry" {
-					retried++
+		var records12 map[string]bool
+		var batches, retried int
+		count := func(spans []jaeger.Span) bool {
+			records12, batches, retried = map[string]bool{}, 0, 0
+			for _, s := range spans {
+				if s.Attr("messaging.batch.message_count") != "" {
+					batches++
+				}
+				if id := s.Attr("messaging.message.id"); id != "" {
+					records12[id] = true
+					if len(s.Events) > 0 && s.Events[0].Name == "sluice.retry" {
+						retried++
+					}
 				}
 			}
+			return len(records12) >= 12 && batches >= 3
+		}
+		// Jaeger indexes what it receives over time: ask until every
+		// record's and batch's span is there.
+		if _, err := j.SpansUntil(ctx, "run-consumer", "12 record spans and 3 batch spans", count); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, errs)
 		}
 		if len(records12) != 12 || batches < 3 || retried != 1 {
 			t.Errorf("Jaeger has %d records, %d batches, %d retried; want 12, at least 3, 1\n%s", len(records12), batches, retried, out)
@@ -69,15 +75,18 @@ func TestTracedRunAndInvoke(t *testing.T) {
 		if code != 1 { // the failing message is reported: sluice invoke exits 1
 			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 		}
-		spans, err := j.Spans(ctx, "invoke-consumer", 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, s := range spans {
-			if id := s.Attr("messaging.message.id"); id != "" {
-				got[id] = s.Attr("sluice.outcome")
+		var got map[string]string
+		both := func(spans []jaeger.Span) bool {
+			got = map[string]string{}
+			for _, s := range spans {
+				if id := s.Attr("messaging.message.id"); id != "" {
+					got[id] = s.Attr("sluice.outcome")
+				}
 			}
+			return got[ids[0]] != "" && got[ids[1]] != ""
+		}
+		if _, err := j.SpansUntil(ctx, "invoke-consumer", "both records' spans", both); err != nil {
+			t.Fatal(err)
 		}
 		if got[ids[0]] != "succeeded" || got[ids[1]] != "failed" {
 			t.Errorf("record spans %v, want %s succeeded and %s failed", got, ids[0], ids[1])

@@ -48,6 +48,8 @@ func replayCommand(args []string, stdout, stderr io.Writer) int {
 	maxBatches := fs.Int("max-batches", 0, "stop after this many events (0: no limit); run again with the same --checkpoint to go on")
 	shadow := fs.Bool("shadow", false, "a shadow replay: the function runs with "+handlers.EnvShadow+"=1 (handlers.Shadow(ctx) is true; it should write to a shadow sink) and claims its idempotency keys under "+handlers.ShadowKeyPrefix+"; "+
 		"a function behind an Invoke API endpoint must be deployed with "+handlers.EnvShadow+"=1")
+	pf := fs.Int("parallelization-factor", 1, "a Kinesis replay into a bootstrap: the ParallelizationFactor the function declares in production ("+
+		handlers.EnvParallelizationFactor+", which the CDK constructs set from its mapping), so its handler finds its own idempotency checkpoints (--env still wins)")
 	logs := fs.Bool("logs", false, "stream the bootstrap's output to stderr")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	var env multiFlag
@@ -100,6 +102,8 @@ func replayCommand(args []string, stdout, stderr io.Writer) int {
 		return usageError("--batch-size %d: must be 1 to %d", *batchSize, replay.MaxBatchSize)
 	case *maxBatches < 0:
 		return usageError("--max-batches must not be negative")
+	case *pf < 1 || *pf > 10:
+		return usageError("--parallelization-factor %d: must be 1 to 10", *pf)
 	case rateErr != nil:
 		return usageError("%v", rateErr)
 	case batchRateErr != nil:
@@ -121,7 +125,14 @@ func replayCommand(args []string, stdout, stderr io.Writer) int {
 			return usageError("--env %s: pass --shadow instead (the checkpoint records which replay it is)", kv)
 		}
 	}
-	fenv := append(os.Environ(), env...)
+	fenv := os.Environ()
+	if *kinesisStream != "" {
+		// The lanes of a Kinesis handler's checkpoints follow the factor
+		// it is told: told what production declares, a replay into
+		// production finds production's checkpoints.
+		fenv = append(fenv, handlers.EnvParallelizationFactor+"="+strconv.Itoa(*pf))
+	}
+	fenv = append(fenv, env...)
 	if v := envValue(fenv, handlers.EnvShadow); !*shadow && v != "" && v != "0" && !strings.EqualFold(v, "false") {
 		return usageError("%s=%s is in the environment, but this is not a --shadow replay: unset it, or pass --shadow", handlers.EnvShadow, v)
 	}

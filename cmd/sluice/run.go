@@ -246,9 +246,20 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// The function's environment: sluice's own, then what the mapping says
-	// (as Sluice's CDK constructs set it), then the template's, then --env,
+	// (as Sluice's CDK constructs set it: the report switch, a stream's
+	// parallelization factor), then the template's, then --env,
 	// the last one winning.
 	fenv := append(os.Environ(), handlers.EnvReportBatchItemFailures+"="+strconv.FormatBool(mapping.ReportsBatchItemFailures()))
+	if mapping.EventSource == events.SourceKinesis || mapping.EventSource == events.SourceDynamoDB {
+		// The mapping's factor, declared as the constructs declare it: a
+		// Kinesis handler keeps its idempotency checkpoints per shard
+		// only when told 1.
+		pf := 1
+		if mapping.ParallelizationFactor != nil {
+			pf = *mapping.ParallelizationFactor
+		}
+		fenv = append(fenv, handlers.EnvParallelizationFactor+"="+strconv.Itoa(pf))
+	}
 	fenv = append(fenv, templateEnv...)
 	if mapping.FunctionName != "" {
 		fenv = append(fenv, "AWS_LAMBDA_FUNCTION_NAME="+functionNameOf(mapping.FunctionName))

@@ -72,8 +72,15 @@ func (s *Store) Get(ctx context.Context, keys []string) (map[string]*idempotency
 
 func (s *Store) getChunk(ctx context.Context, bg BatchGetter, keys []string) ([]*idempotency.Record, error) {
 	req := make([]map[string]types.AttributeValue, len(keys))
+	var long map[string]string // stored form -> key, for the keys kept by a digest
 	for i, k := range keys {
 		req[i] = s.layout.key(k)
+		if st := s.layout.stored(k); st != k {
+			if long == nil {
+				long = map[string]string{}
+			}
+			long[st] = k
+		}
 	}
 	var recs []*idempotency.Record
 	for try := 0; len(req) > 0; try++ {
@@ -98,6 +105,9 @@ func (s *Store) getChunk(ctx context.Context, bg BatchGetter, keys []string) ([]
 		}
 		for _, item := range outp.Responses[s.table] {
 			k := s.itemKey(item)
+			if orig, ok := long[k]; ok {
+				k = orig
+			}
 			rec, err := s.record(k, item)
 			if err != nil {
 				return recs, &idempotency.StoreError{Op: "get", Key: k, Err: err}

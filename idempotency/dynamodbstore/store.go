@@ -7,6 +7,12 @@
 //	id                      S  partition key (name set by WithPartitionKey; default "id"):
 //	                           the idempotency key, or, with WithSortKey, a fixed value
 //	<sort key>              S  optional (WithSortKey): the idempotency key
+//
+// A key longer than its attribute allows (2,048 bytes for a partition
+// key, 1,024 for a sort key) is kept as idempotency.StoredKey gives it:
+// its head and the hex SHA-256 of the whole key, so no key a user can
+// produce is refused. The other attributes:
+//
 //	status                  S  INPROGRESS or COMPLETED
 //	expiration              N  epoch seconds; the table's TTL attribute
 //	in_progress_expiration  N  epoch milliseconds; the in-progress lease (INPROGRESS only)
@@ -111,18 +117,34 @@ func newLayout(opts []Option) (layout, error) {
 	}
 	for _, n := range []string{l.pk, l.sk} {
 		switch n {
-		case AttrStatus, AttrExpiration, AttrInProgressExpiration, AttrOwner, AttrData, AttrValidation:
+		case AttrStatus, AttrExpiration, AttrInProgressExpiration, AttrOwner, AttrData, AttrValidation, AttrPosition, AttrState:
 			return l, fmt.Errorf("dynamodbstore: key attribute %q clashes with a record attribute; choose another name", n)
 		}
 	}
 	return l, nil
 }
 
+// Key limits: DynamoDB refuses a partition key over 2,048 bytes and a
+// sort key over 1,024.
+const (
+	PartitionKeyLimit = 2048
+	SortKeyLimit      = 1024
+)
+
+// stored is the form in which the table keeps idempotency key k
+// (idempotency.StoredKey under the limit of the attribute that holds it).
+func (l layout) stored(k string) string {
+	if l.sk == "" {
+		return idempotency.StoredKey(k, PartitionKeyLimit)
+	}
+	return idempotency.StoredKey(k, SortKeyLimit)
+}
+
 func (l layout) key(k string) map[string]types.AttributeValue {
 	if l.sk == "" {
-		return map[string]types.AttributeValue{l.pk: str(k)}
+		return map[string]types.AttributeValue{l.pk: str(l.stored(k))}
 	}
-	return map[string]types.AttributeValue{l.pk: str(l.pkValue), l.sk: str(k)}
+	return map[string]types.AttributeValue{l.pk: str(l.pkValue), l.sk: str(l.stored(k))}
 }
 
 // Store is an idempotency.Store on one DynamoDB table.

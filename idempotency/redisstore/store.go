@@ -14,6 +14,9 @@
 //	data                    the stored result (COMPLETED, when not empty)
 //	validation              hex SHA-256 of the payload (when WithPayload is used)
 //
+// A Redis key holds up to 512 MB, so every idempotency key is kept as it
+// is (idempotency.StoredKey is for stores with a smaller limit).
+//
 // The key carries Redis's own expiry (PEXPIREAT) at the end of the second
 // named by expiration, for in-progress and completed records alike, so the
 // server drops a record once no claim can find it live, and a dead owner's

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"DoWaitsForLapse", testDoWaitsForLapse},
 		{"DoWaitsForCompletion", testDoWaitsForCompletion},
 		{"DoRenewsLease", testDoRenewsLease},
+		{"LongKeys", testLongKeys},
 	}
 	// A store that reads many keys at once (idempotency.Getter) is held
 	// to it too.
@@ -74,6 +76,24 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 			{"CompleteAllOneLost", testCompleteAllOneLost},
 			{"CompleteAllMany", testCompleteAllMany},
 			{"CompleteAllManyOneLost", testCompleteAllManyOneLost},
+		}...)
+	}
+	// A store that keeps lane checkpoints (idempotency.LaneStore) is held
+	// to them too.
+	if _, ok := newStore(t).(idempotency.LaneStore); ok {
+		tests = append(tests, []struct {
+			name string
+			fn   func(t *testing.T, s idempotency.Store)
+		}{
+			{"LaneClaimFree", testLaneClaimFree},
+			{"LaneSaveThenRefused", testLaneSaveThenRefused},
+			{"LaneRelease", testLaneRelease},
+			{"LaneLapseAndFencing", testLaneLapseAndFencing},
+			{"LaneUpto", testLaneUpto},
+			{"LaneExpired", testLaneExpired},
+			{"LaneExtend", testLaneExtend},
+			{"LaneOwnerAgain", testLaneOwnerAgain},
+			{"LaneLongKey", testLaneLongKey},
 		}...)
 	}
 	for _, tc := range tests {
@@ -479,6 +499,69 @@ func testGetMany(t *testing.T, s idempotency.Store) {
 	}
 }
 
+// longKeys are keys no store may refuse: an S3 notification's default key
+// for a 1,000-byte object key of three-byte characters, URL-encoded
+// (about 9,000 bytes), the same raw (about 3,000 bytes of UTF-8), and two
+// keys of 4,000 bytes that differ only in their last byte.
+func longKeys(t *testing.T) []string {
+	base := key(t)
+	name := strings.Repeat("\u7ea2", 333) + "x" // 1,000 bytes of UTF-8
+	encoded := strings.ReplaceAll(url.QueryEscape(name), "+", "%20")
+	long := base + "#" + strings.Repeat("k", 4000)
+	return []string{
+		base + "#bucket/" + encoded + "@0055AED6DCD90281E5",
+		base + "#bucket/" + name + "@0055AED6DCD90281E5",
+		long + "a", long + "b",
+	}
+}
+
+// testLongKeys: keys far longer than any database's key limit are
+// claimed, completed, found again and kept apart (a store keeps them by
+// a digest, idempotency.StoredKey), and a Getter reads them back under
+// the keys as given.
+func testLongKeys(t *testing.T, s idempotency.Store) {
+	now := base()
+	keys := longKeys(t)
+	for i, k := range keys {
+		mustClaim(t, s, claim(k, "a", now, time.Minute))
+		if err := s.Complete(ctx(t), k, "a", []byte(fmt.Sprint("r", i)), now.Add(time.Hour)); err != nil {
+			t.Fatalf("Complete of a %d-byte key: %v", len(k), err)
+		}
+	}
+	for i, k := range keys {
+		rec := mustFind(t, s, claim(k, "b", now.Add(time.Second), time.Minute))
+		if rec.Status != idempotency.StatusCompleted || string(rec.Result) != fmt.Sprint("r", i) {
+			t.Errorf("key %d (%d bytes): found %v %q, want COMPLETED r%d: long keys must not share a record", i, len(k), rec.Status, rec.Result, i)
+		}
+	}
+	// A claim refused and released under a long key.
+	k := keys[0] + "#released"
+	mustClaim(t, s, claim(k, "a", now, time.Minute))
+	if err := s.Extend(ctx(t), k, "a", now.Add(2*time.Minute)); err != nil {
+		t.Fatalf("Extend of a long key: %v", err)
+	}
+	if err := s.Release(ctx(t), k, "a"); err != nil {
+		t.Fatalf("Release of a long key: %v", err)
+	}
+	mustClaim(t, s, claim(k, "b", now, time.Minute))
+	g, ok := s.(idempotency.Getter)
+	if !ok {
+		return
+	}
+	got, err := g.Get(ctx(t), append(keys, k))
+	if err != nil {
+		t.Fatalf("Get of long keys: %v", err)
+	}
+	for i, k := range keys {
+		if r := got[k]; r == nil || r.Key != k || string(r.Result) != fmt.Sprint("r", i) {
+			t.Errorf("Get: key %d (%d bytes) read back as %+v, want its completed record under the key as given", i, len(k), r)
+		}
+	}
+	if r := got[k]; r == nil || r.Status != idempotency.StatusInProgress {
+		t.Errorf("Get: the claimed long key read back as %+v, want in progress", r)
+	}
+}
+
 // testDoWaitsForLapse: the claim of an owner that died lapses at the end of
 // its lease, on the real clock; Do, started before, waits and then runs fn.
 func testDoWaitsForLapse(t *testing.T, s idempotency.Store) {
@@ -677,4 +760,207 @@ func testCompleteAllManyOneLost(t *testing.T, s idempotency.Store) {
 		t.Fatalf("keys 0 to %d completed, past the lost key 150", prefix-1)
 	}
 	t.Logf("a prefix of %d keys was written", prefix)
+}
+
+func pos(n int) string {
+	p, ok := idempotency.Position(fmt.Sprint(n))
+	if !ok {
+		panic(n)
+	}
+	return p
+}
+
+func laneClaim(lane, owner, upto string, now time.Time, lease time.Duration) idempotency.LaneClaim {
+	return idempotency.LaneClaim{Lane: lane, Owner: owner, Upto: upto, Now: now, LeaseUntil: now.Add(lease), Expires: now.Add(time.Hour)}
+}
+
+func mustClaimLane(t *testing.T, s idempotency.Store, c idempotency.LaneClaim) idempotency.LaneRecord {
+	t.Helper()
+	rec, err := s.(idempotency.LaneStore).ClaimLane(ctx(t), c)
+	if err != nil {
+		t.Fatalf("ClaimLane(%s by %s): %v", c.Lane, c.Owner, err)
+	}
+	if rec == nil || rec.Lane != c.Lane {
+		t.Fatalf("ClaimLane(%s by %s) = %+v, want the lane's record", c.Lane, c.Owner, rec)
+	}
+	return *rec
+}
+
+func taken(t *testing.T, s idempotency.Store, c idempotency.LaneClaim) idempotency.LaneRecord {
+	t.Helper()
+	rec := mustClaimLane(t, s, c)
+	if rec.Owner != c.Owner {
+		t.Fatalf("ClaimLane(%s by %s, upto %q) refused (held by %q until %v, position %q); want it taken",
+			c.Lane, c.Owner, c.Upto, rec.Owner, rec.LeaseUntil, rec.Position)
+	}
+	return rec
+}
+
+func refused(t *testing.T, s idempotency.Store, c idempotency.LaneClaim) idempotency.LaneRecord {
+	t.Helper()
+	rec := mustClaimLane(t, s, c)
+	if rec.Owner == c.Owner {
+		t.Fatalf("ClaimLane(%s by %s, upto %q) taken; want it refused", c.Lane, c.Owner, c.Upto)
+	}
+	return rec
+}
+
+func save(t *testing.T, s idempotency.Store, sv idempotency.LaneSave) error {
+	t.Helper()
+	return s.(idempotency.LaneStore).SaveLane(ctx(t), sv)
+}
+
+// testLaneClaimFree: a lane never written is taken, and has no state.
+func testLaneClaimFree(t *testing.T, s idempotency.Store) {
+	rec := taken(t, s, laneClaim(key(t), "a", pos(5), base(), time.Minute))
+	if rec.Position != "" || rec.State != nil {
+		t.Errorf("a new lane has position %q and state %q, want none", rec.Position, rec.State)
+	}
+}
+
+// testLaneSaveThenRefused: a saved checkpoint is what a refused claim
+// returns, with the live lease (milliseconds) and the item's expiry
+// (seconds); positions compare as strings.
+func testLaneSaveThenRefused(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", pos(9), now, time.Minute))
+	lease, exp := now.Add(1500*time.Millisecond), now.Add(2*time.Hour)
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(10), State: []byte(`{"v":1}`), LeaseUntil: lease, Expires: exp}); err != nil {
+		t.Fatalf("SaveLane by the owner: %v", err)
+	}
+	rec := refused(t, s, laneClaim(lane, "b", pos(11), now.Add(time.Second), time.Minute))
+	if rec.Owner != "a" || rec.Position != pos(10) || string(rec.State) != `{"v":1}` || !rec.LeaseUntil.Equal(lease) || !rec.Expires.Equal(exp) {
+		t.Errorf("refused claim found %+v (state %q), want a's lease until %v, position %q, state {\"v\":1}, expiry %v",
+			rec, rec.State, lease, pos(10), exp)
+	}
+	// At the lease's last millisecond it still holds; after, it is free.
+	refused(t, s, laneClaim(lane, "b", pos(11), lease, time.Minute))
+	rec = taken(t, s, laneClaim(lane, "b", pos(11), lease.Add(time.Millisecond), time.Minute))
+	if rec.Position != pos(10) || string(rec.State) != `{"v":1}` {
+		t.Errorf("taken after the lapse, the lane was %+v, want a's checkpoint", rec)
+	}
+}
+
+// testLaneRelease: a released lease is free at once, and the checkpoint
+// written with the release stays.
+func testLaneRelease(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", pos(3), now, time.Minute))
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(3), State: []byte("s1"), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", State: nil, LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)}); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("SaveLane after the release: %v, want ErrLeaseLost (the lease is no longer held)", err)
+	}
+	rec := taken(t, s, laneClaim(lane, "b", pos(4), now.Add(time.Second), time.Minute))
+	if rec.Position != pos(3) || string(rec.State) != "s1" || !rec.LeaseUntil.IsZero() {
+		t.Errorf("after a release the lane was %+v, want position %q, state s1, no lease", rec, pos(3))
+	}
+}
+
+// testLaneLapseAndFencing: a lease that ran out is taken by another owner;
+// the old owner's save is then refused and changes nothing.
+func testLaneLapseAndFencing(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", "", now, time.Second))
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(1), State: []byte("a1"), LeaseUntil: now.Add(time.Second), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	// Unrenewed, a's lease lapses; a save of a's that nobody overtook
+	// still lands.
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(2), State: []byte("a2"), LeaseUntil: now.Add(time.Second), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatalf("a save after the lease ran out, nobody else holding it: %v", err)
+	}
+	taken(t, s, laneClaim(lane, "b", "", now.Add(2*time.Second), time.Minute))
+	err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(9), State: []byte("a9"), LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)})
+	if !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Fatalf("the old owner's save: %v, want ErrLeaseLost", err)
+	}
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "b", Position: pos(3), State: []byte("b3"), LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatalf("the new owner's save: %v", err)
+	}
+	rec := refused(t, s, laneClaim(lane, "c", "", now.Add(3*time.Second), time.Minute))
+	if rec.Owner != "b" || rec.Position != pos(3) || string(rec.State) != "b3" {
+		t.Errorf("the lane is %+v, want b's checkpoint: the stale owner changed it", rec)
+	}
+	if err := save(t, s, idempotency.LaneSave{Lane: key(t) + "#never", Owner: "a", State: []byte("x"), LeaseUntil: now.Add(time.Minute), Expires: now.Add(time.Hour)}); !errors.Is(err, idempotency.ErrLeaseLost) {
+		t.Errorf("a save of a lane never claimed: %v, want ErrLeaseLost", err)
+	}
+}
+
+// testLaneUpto: a claim whose records are all at or below the lane's
+// position is refused and returns the checkpoint, leaving the lease as
+// it is (free or held); one with a record above it takes a free lease.
+func testLaneUpto(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", pos(9), now, time.Minute))
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(100), State: []byte("s"), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, upto := range []string{pos(7), pos(100)} {
+		rec := refused(t, s, laneClaim(lane, "b", upto, now.Add(time.Second), time.Minute))
+		if rec.Position != pos(100) || string(rec.State) != "s" || rec.Owner != "a" || !rec.LeaseUntil.IsZero() {
+			t.Errorf("upto %q: the refused claim found %+v, want the released lane at %q", upto, rec, pos(100))
+		}
+	}
+	// "100" < "99" as strings, but not as positions.
+	taken(t, s, laneClaim(lane, "b", pos(101), now.Add(time.Second), time.Minute))
+	// Held by b: a claim of records at or below the position is refused
+	// with the checkpoint, and one above it too (b's lease is live).
+	if rec := refused(t, s, laneClaim(lane, "c", pos(50), now.Add(2*time.Second), time.Minute)); rec.Position != pos(100) || rec.Owner != "b" {
+		t.Errorf("held: found %+v", rec)
+	}
+	refused(t, s, laneClaim(lane, "c", pos(200), now.Add(2*time.Second), time.Minute))
+}
+
+// testLaneExpired: an item past its expiry is taken whatever its lease
+// and position (a store that deletes expired items may not have yet).
+func testLaneExpired(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, idempotency.LaneClaim{Lane: lane, Owner: "a", Now: now, LeaseUntil: now.Add(time.Hour), Expires: now.Add(10 * time.Second)})
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(100), State: []byte("s"), LeaseUntil: now.Add(time.Hour), Expires: now.Add(10 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, s, laneClaim(lane, "b", pos(5), now.Add(10*time.Second+999*time.Millisecond), time.Minute))
+	taken(t, s, laneClaim(lane, "b", pos(5), now.Add(11*time.Second), time.Minute))
+}
+
+// testLaneExtend: a save without a state moves the lease and expiry only.
+func testLaneExtend(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", "", now, time.Second))
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(4), State: []byte("s4"), LeaseUntil: now.Add(time.Second), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", LeaseUntil: now.Add(time.Minute), Expires: now.Add(2 * time.Hour)}); err != nil {
+		t.Fatalf("extend: %v", err)
+	}
+	rec := refused(t, s, laneClaim(lane, "b", "", now.Add(30*time.Second), time.Minute))
+	if rec.Position != pos(4) || string(rec.State) != "s4" || !rec.LeaseUntil.Equal(now.Add(time.Minute)) || !rec.Expires.Equal(now.Add(2*time.Hour)) {
+		t.Errorf("after extend the lane is %+v, want position and state kept, lease and expiry moved", rec)
+	}
+}
+
+// testLaneOwnerAgain: the owner's own claim of its live lease takes it
+// again (a record's claim retried after a lost answer).
+func testLaneOwnerAgain(t *testing.T, s idempotency.Store) {
+	lane, now := key(t), base()
+	taken(t, s, laneClaim(lane, "a", "", now, time.Minute))
+	taken(t, s, laneClaim(lane, "a", "", now.Add(time.Second), time.Minute))
+}
+
+// testLaneLongKey: a lane's key longer than any database's key limit.
+func testLaneLongKey(t *testing.T, s idempotency.Store) {
+	lane, now := key(t)+"#"+strings.Repeat("\u00e9", 3000), base()
+	taken(t, s, laneClaim(lane, "a", "", now, time.Minute))
+	if err := save(t, s, idempotency.LaneSave{Lane: lane, Owner: "a", Position: pos(1), State: []byte("s"), Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	other := taken(t, s, laneClaim(lane+"x", "a", "", now, time.Minute))
+	if other.Position != "" {
+		t.Errorf("two long lane keys share an item")
+	}
+	if rec := taken(t, s, laneClaim(lane, "b", "", now, time.Minute)); rec.Position != pos(1) {
+		t.Errorf("the long lane read back as %+v", rec)
+	}
 }

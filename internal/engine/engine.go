@@ -481,9 +481,12 @@ func NoteRetry(ctx context.Context, retry int, err error, wait time.Duration) {
 }
 
 // Skip says why a record was answered without the user's function:
-// Reason, and for a duplicate the idempotency key that had completed.
+// Reason, and for a duplicate the idempotency key that had completed, or,
+// when its lane's checkpoint answered it, that lane's key and the
+// record's position in it.
 type Skip struct {
-	Reason, Key string
+	Reason, Key    string
+	Lane, Position string
 }
 
 // SkipDuplicate is the Reason of a record skipped because its effect had

@@ -1,5 +1,5 @@
 // Package idemlink hands package handlers the batch machinery of package
-// idempotency (the claims of a batch taken ahead, the batch-level lookup)
+// idempotency (the claims of a batch taken ahead, its lanes' checkpoints)
 // without making it part of idempotency's API: a user calls
 // idempotency.Do, or handlers.WithIdempotency, never this.
 //
@@ -12,7 +12,6 @@ package idemlink
 
 import (
 	"context"
-	"time"
 )
 
 // Ahead is one key a batch claims ahead, with the payload its record
@@ -21,6 +20,17 @@ type Ahead struct {
 	Key        string
 	Payload    []byte
 	HasPayload bool
+	// Lookup reads the key (one batch read with the batch's other
+	// lookups) before claiming it, for a record that was probably
+	// completed before: a redelivery. A first delivery is claimed at once,
+	// its duplicate answered by the refused claim.
+	Lookup bool
+	// Lane and Pos, when both are set (and the store keeps lanes), put
+	// the record in a checkpointed lane: Lane is the lane's key, Pos the
+	// record's position in it (idempotency.Position). Order is its
+	// ordering key, what DoLane is given: the records of one order run
+	// one at a time, in order.
+	Lane, Pos, Order string
 }
 
 // Batch is what package handlers uses of a batch whose claims were taken
@@ -34,11 +44,17 @@ type Batch[O any] interface {
 	// for it, as a record of lane (an ordering key; "" for the whole
 	// batch).
 	DoLane(ctx context.Context, lane, key string, fn func(context.Context) ([]byte, error), opts ...O) ([]byte, error)
+	// Covered returns the checkpointed lane and position of key's record
+	// when DoLane answered it as a duplicate by its lane's checkpoint
+	// (Ahead.Lane), rather than by an item of its own key.
+	Covered(key string) (lane, pos string, ok bool)
 	// Ordered makes the batch's lanes ordered. Call it before any DoLane.
 	Ordered()
-	// Finish waits for the completes and releases in flight and returns
-	// the keys whose complete failed.
-	Finish() map[string]error
+	// Finish waits for the completes and releases in flight, writes the
+	// lanes' last checkpoints (handled says which records the batch
+	// answered as handled without completing them) and returns the keys
+	// whose complete or checkpoint failed.
+	Finish(handled func(key string) bool) map[string]error
 }
 
 // Funcs are package idempotency's batch functions; S is
@@ -46,9 +62,6 @@ type Batch[O any] interface {
 type Funcs[S, O, C any] struct {
 	// NewBatch claims keys ahead, with Do's options.
 	NewBatch func(ctx context.Context, store S, keys []Ahead, opts ...O) (Batch[O], error)
-	// Lookup reads which of keys completed into cache, and returns how
-	// many did.
-	Lookup func(ctx context.Context, store S, cache C, keys []string, now time.Time) (int, error)
 	// CacheOf returns the cache opts set (idempotency.WithCache), or nil.
 	CacheOf func(opts ...O) C
 }

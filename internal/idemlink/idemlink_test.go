@@ -1,9 +1,7 @@
 package idemlink
 
 import (
-	"context"
 	"testing"
-	"time"
 )
 
 func mustPanic(t *testing.T, what string, f func()) {
@@ -22,15 +20,9 @@ func TestSetGet(t *testing.T) {
 
 	cache := new(bool)
 	Set(Funcs[string, int, *bool]{
-		Lookup: func(_ context.Context, store string, c *bool, keys []string, _ time.Time) (int, error) {
-			return len(store) + len(keys), nil
-		},
 		CacheOf: func(opts ...int) *bool { return cache },
 	})
 	f := Get[string, int, *bool]()
-	if n, err := f.Lookup(context.Background(), "abc", nil, []string{"k"}, time.Time{}); n != 4 || err != nil {
-		t.Fatalf("Lookup = %d, %v; want the function Set recorded", n, err)
-	}
 	if f.CacheOf() != cache {
 		t.Fatal("CacheOf is not the function Set recorded")
 	}

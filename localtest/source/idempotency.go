@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/idempotency/dynamodbstore"
 	"github.com/sluicehq/sluice/localtest/internal/remote"
 )
@@ -22,9 +23,10 @@ type dynamoDBScanAPI interface {
 
 // IdempotencyTableReader is a function's idempotency table (package
 // idempotency/dynamodbstore's default layout: the key in "id", as sluice
-// tables create --idempotency makes it) as a localtest.IdempotencyKeys: the
-// runner reads which keys are completed, to check the claims of records a
-// handler skipped as duplicates.
+// tables create --idempotency makes it) as a localtest.IdempotencyKeys,
+// IdempotencyLanes and IdempotencyStoredKeys: the runner reads which keys
+// are completed, and the lanes' checkpoints, to check the claims of
+// records a handler skipped as duplicates.
 type IdempotencyTableReader struct {
 	api   dynamoDBScanAPI
 	table string
@@ -80,4 +82,81 @@ func (r *IdempotencyTableReader) CompletedKeys(ctx context.Context) (map[string]
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+}
+
+// StoredKey is the form in which the table keeps key (and a lane's key):
+// idempotency.StoredKey under the partition key's limit.
+func (r *IdempotencyTableReader) StoredKey(key string) string {
+	return idempotency.StoredKey(key, dynamodbstore.PartitionKeyLimit)
+}
+
+// Lanes scans the table for the lanes' items (status
+// idempotency.LaneStatus): their checkpoints, as the handlers keep them on
+// ordered sources, by their key as stored.
+func (r *IdempotencyTableReader) Lanes(ctx context.Context) (map[string]*idempotency.LaneRecord, error) {
+	where := "idempotency table " + r.table
+	out := map[string]*idempotency.LaneRecord{}
+	in := &dynamodb.ScanInput{TableName: &r.table, FilterExpression: aws.String("#s = :lane"),
+		ProjectionExpression: aws.String("#k, #s, #e, #l, #o, #p, #st"),
+		ExpressionAttributeNames: map[string]string{"#k": dynamodbstore.DefaultPartitionKey, "#s": dynamodbstore.AttrStatus,
+			"#e": dynamodbstore.AttrExpiration, "#l": dynamodbstore.AttrInProgressExpiration, "#o": dynamodbstore.AttrOwner,
+			"#p": dynamodbstore.AttrPosition, "#st": dynamodbstore.AttrState},
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":lane": &ddbtypes.AttributeValueMemberS{Value: idempotency.LaneStatus}}}
+	for {
+		page, err := r.api.Scan(ctx, in)
+		if err != nil {
+			return nil, remote.Err(ctx, where+": Scan", err)
+		}
+		for _, item := range page.Items {
+			rec, err := laneRecord(item)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out[rec.Lane] = rec
+			if len(out) > maxScannedKeys {
+				return nil, fmt.Errorf("%s holds more than %d lanes: too many to read for a local run; use a table of its own for the run", where, maxScannedKeys)
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// laneRecord reads a lane's item in dynamodbstore's layout.
+func laneRecord(item map[string]ddbtypes.AttributeValue) (*idempotency.LaneRecord, error) {
+	s := func(name string) string {
+		v, _ := item[name].(*ddbtypes.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	n := func(name string) (int64, bool, error) {
+		v, ok := item[name].(*ddbtypes.AttributeValueMemberN)
+		if !ok {
+			return 0, false, nil
+		}
+		x, err := strconv.ParseInt(v.Value, 10, 64)
+		return x, true, err
+	}
+	rec := &idempotency.LaneRecord{Lane: s(dynamodbstore.DefaultPartitionKey), Owner: s(dynamodbstore.AttrOwner), Position: s(dynamodbstore.AttrPosition)}
+	if rec.Lane == "" {
+		return nil, fmt.Errorf("a lane's item has no string %q: the table is not in dynamodbstore's default layout", dynamodbstore.DefaultPartitionKey)
+	}
+	if st := s(dynamodbstore.AttrState); st != "" {
+		rec.State = []byte(st)
+	}
+	exp, ok, err := n(dynamodbstore.AttrExpiration)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("lane %q has no numeric %q", rec.Lane, dynamodbstore.AttrExpiration)
+	}
+	rec.Expires = time.Unix(exp, 0)
+	if ms, ok, err := n(dynamodbstore.AttrInProgressExpiration); err != nil {
+		return nil, fmt.Errorf("lane %q: %q is not a number", rec.Lane, dynamodbstore.AttrInProgressExpiration)
+	} else if ok {
+		rec.LeaseUntil = time.UnixMilli(ms)
+	}
+	return rec, nil
 }

@@ -335,6 +335,13 @@ type traces struct {
 // asking again until it has at least want of them or ctx ends. Trace and
 // span ids are hex, as OpenTelemetry prints them.
 func (s *Server) Spans(ctx context.Context, service string, want int) ([]Span, error) {
+	return s.SpansUntil(ctx, service, fmt.Sprintf("at least %d spans", want), func(spans []Span) bool { return len(spans) >= want })
+}
+
+// SpansUntil is Spans asking again until done holds of the spans Jaeger
+// has (it indexes a batch of spans over time, not at once), or ctx ends;
+// what names done in the error.
+func (s *Server) SpansUntil(ctx context.Context, service, what string, done func([]Span) bool) ([]Span, error) {
 	q := url.Values{}
 	q.Set("query.service_name", service)
 	q.Set("query.start_time_min", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano))
@@ -344,13 +351,13 @@ func (s *Server) Spans(ctx context.Context, service string, want int) ([]Span, e
 	var last error
 	for {
 		spans, last = s.get(ctx, "/api/v3/traces?"+q.Encode())
-		if last == nil && len(spans) >= want {
+		if last == nil && done(spans) {
 			return spans, nil
 		}
 		select {
 		case <-ctx.Done():
 			if last == nil {
-				last = fmt.Errorf("%d spans of service %s, want %d", len(spans), service, want)
+				last = fmt.Errorf("%d spans of service %s, want %s", len(spans), service, what)
 			}
 			return spans, fmt.Errorf("jaeger query: %w", last)
 		case <-time.After(100 * time.Millisecond):

@@ -142,6 +142,11 @@ type Input struct {
 	Stray  []Claim
 	Shows  func(i int, reason string) bool
 	Store  *Store
+	// Position, when set, is record i's position in its ordered lane as
+	// the handlers name it (idempotency.Position), and false when the
+	// runner cannot tell it: a duplicate a lane's checkpoint answered is
+	// checked at the record's own position.
+	Position func(i int) (string, bool)
 	// Aggregates is, per id of a Kinesis record that is a KPL aggregate,
 	// how many user records it holds: an effect naming the aggregate
 	// rather than one of its user records is told what to name.

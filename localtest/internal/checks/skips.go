@@ -20,9 +20,12 @@ func Reasons() []string { return []string{ReasonDuplicate, ReasonS3TestEvent, Re
 
 // Claim is what a handler said of one record it answered without the
 // user's function: the record (by its id), why, and for a duplicate the
-// idempotency key that had completed.
+// idempotency key that had completed, or, when the checkpoint of the
+// record's ordered lane answered it, that lane's key and the record's
+// position in it (the store then holds the lane, not the key).
 type Claim struct {
 	Record, Reason, Key, Request string
+	Lane, Position               string
 }
 
 // MarkSkipped turns into Skipped the fate of every processed record that a
@@ -60,11 +63,30 @@ type Store struct {
 	// After returns the keys completed now (called once, at the end, and
 	// only when a claim needs it).
 	After func() (map[string]bool, error)
+	// Stored, when set, is the form in which the store keeps a key or a
+	// lane (a long one by a digest): Before, After and the lanes name them
+	// in that form.
+	Stored func(key string) string
+	// LanesBefore says what the lanes' checkpoints held when the run
+	// started, LanesBeforeErr why they could not be read; LanesAfter
+	// reads them now (called once, at the end, and only when a claim needs
+	// it). All nil when the runner cannot read the store's lanes.
+	LanesBefore    Lanes
+	LanesBeforeErr error
+	LanesAfter     func() (Lanes, error)
 
-	after    map[string]bool
-	afterErr error
-	read     bool
+	after      map[string]bool
+	afterErr   error
+	read       bool
+	lanesAfter Lanes
+	lanesErr   error
+	lanesRead  bool
 }
+
+// Lanes says what a store's lane checkpoints hold of the record at
+// position pos of lane: covered (completed); when not, whether the lane
+// still tells (known false: it expired, or forgot positions that low).
+type Lanes func(lane, pos string) (covered, known bool, err error)
 
 func (s *Store) completedAfter() (map[string]bool, error) {
 	if !s.read {
@@ -72,6 +94,21 @@ func (s *Store) completedAfter() (map[string]bool, error) {
 		s.after, s.afterErr = s.After()
 	}
 	return s.after, s.afterErr
+}
+
+func (s *Store) lanesNow() (Lanes, error) {
+	if !s.lanesRead {
+		s.lanesRead = true
+		s.lanesAfter, s.lanesErr = s.LanesAfter()
+	}
+	return s.lanesAfter, s.lanesErr
+}
+
+func (s *Store) stored(k string) string {
+	if s.Stored == nil {
+		return k
+	}
+	return s.Stored(k)
 }
 
 // claimVerdict is how one claim checked out: held (Checked says how),
@@ -102,19 +139,22 @@ func checkClaim(in Input, i int, c Claim, tookEffect bool) claimVerdict {
 	if tookEffect {
 		return claimVerdict{held: true, checked: fmt.Sprintf("a duplicate: %s %q took effect in this run", in.Field, in.Records[i].Field)}
 	}
+	if c.Lane != "" {
+		return checkLaneClaim(in, i, c)
+	}
 	s := in.Store
 	if s == nil {
 		return claimVerdict{unknown: true, why: fmt.Sprintf("it was answered as a duplicate of idempotency key %q, but the runner was not given the function's "+
 			"idempotency store (SLUICE_IDEMPOTENCY_TABLE; Options.Idempotency) to check that the key had completed", c.Key)}
 	}
-	if s.Before[c.Key] {
+	if s.Before[s.stored(c.Key)] {
 		return claimVerdict{held: true, checked: fmt.Sprintf("a duplicate: idempotency key %q had completed before the run", c.Key)}
 	}
 	after, err := s.completedAfter()
 	switch {
 	case err != nil:
 		return claimVerdict{unknown: true, why: fmt.Sprintf("it was answered as a duplicate of idempotency key %q, and the idempotency store could not be read (%v)", c.Key, err)}
-	case !after[c.Key]:
+	case !after[s.stored(c.Key)]:
 		return claimVerdict{why: fmt.Sprintf("it was answered as a duplicate of idempotency key %q, but that key is not completed in the idempotency store: "+
 			"no record ever took effect under it", c.Key)}
 	case s.BeforeErr != nil:
@@ -127,6 +167,77 @@ func checkClaim(in Input, i int, c Claim, tookEffect bool) claimVerdict {
 	}
 	return claimVerdict{unknown: true, why: fmt.Sprintf("it was answered as a duplicate of idempotency key %q, completed during this run by a record "+
 		"the runner cannot name (the key is not the record's own): %s", c.Key, how)}
+}
+
+// checkLaneClaim checks claim c of record i, a duplicate its lane's
+// checkpoint answered: the position it names must be the record's own
+// (Input.Position), and the lane must hold it completed. Covered before
+// the run, the record's effect happened before it. Covered only now, its
+// effect happened in the run or never: with effects given, none names
+// the record (it would not have ended Skipped), so the checkpoint moved
+// past a record whose function never ran, as a checkpoint per shard does
+// when Lambda runs several batches of the shard at once.
+func checkLaneClaim(in Input, i int, c Claim) claimVerdict {
+	what := fmt.Sprintf("it was answered as a duplicate by the checkpoint of lane %q at position %s", c.Lane, c.Position)
+	if c.Position == "" {
+		return claimVerdict{why: fmt.Sprintf("it was answered as a duplicate by the checkpoint of lane %q, but its handler named no position in it", c.Lane)}
+	}
+	if in.Position == nil {
+		return claimVerdict{unknown: true, why: what + ", and the runner cannot tell the record's position in its lane to check that the position is its own"}
+	}
+	switch own, ok := in.Position(i); {
+	case !ok:
+		return claimVerdict{unknown: true, why: what + ", and the runner cannot tell the record's position in its lane to check that the position is its own"}
+	case own != c.Position:
+		return claimVerdict{why: fmt.Sprintf("%s, but the record's own position is %s", what, own)}
+	}
+	s := in.Store
+	if s == nil {
+		return claimVerdict{unknown: true, why: what + ", but the runner was not given the function's idempotency store " +
+			"(SLUICE_IDEMPOTENCY_TABLE; Options.Idempotency) to check that the lane holds it completed"}
+	}
+	if s.Before[s.stored(c.Key)] {
+		return claimVerdict{held: true, checked: fmt.Sprintf("a duplicate: idempotency key %q had completed before the run", c.Key)}
+	}
+	if s.LanesAfter == nil {
+		return claimVerdict{unknown: true, why: what + ", but the runner cannot read the lanes of the function's idempotency store"}
+	}
+	lane := s.stored(c.Lane)
+	if s.LanesBefore != nil && s.LanesBeforeErr == nil {
+		covered, _, err := s.LanesBefore(lane, c.Position)
+		if err != nil {
+			return claimVerdict{unknown: true, why: fmt.Sprintf("%s, and the lane as it was when the run started cannot be read (%v)", what, err)}
+		}
+		if covered {
+			return claimVerdict{held: true, checked: fmt.Sprintf("a duplicate: the checkpoint of lane %q covered its position before the run", c.Lane)}
+		}
+	}
+	lanes, err := s.lanesNow()
+	if err != nil {
+		return claimVerdict{unknown: true, why: fmt.Sprintf("%s, and the idempotency store's lanes could not be read (%v)", what, err)}
+	}
+	covered, known, err := lanes(lane, c.Position)
+	switch {
+	case err != nil:
+		return claimVerdict{unknown: true, why: fmt.Sprintf("%s, and the lane cannot be read (%v)", what, err)}
+	case !covered && !known:
+		return claimVerdict{unknown: true, why: what + ", and the lane no longer records that position (it expired, or forgot positions that low)"}
+	case !covered:
+		return claimVerdict{why: what + ", but the lane does not hold that position completed: no record ever completed there"}
+	case s.BeforeErr != nil || s.LanesBefore == nil || s.LanesBeforeErr != nil:
+		why := s.LanesBeforeErr
+		if why == nil {
+			why = s.BeforeErr
+		}
+		return claimVerdict{unknown: true, why: fmt.Sprintf("%s, which the lane holds completed, but the store could not be read when the run started (%v), "+
+			"so whether its effect happened before the run or in it is unknown", what, why)}
+	case !in.Have || in.Err != nil:
+		return claimVerdict{unknown: true, why: what + ", which the lane holds completed only since the run began: give the run the function's effects " +
+			"(--effects, Options.Effects) to tell a record that ran from one the checkpoint moved past"}
+	}
+	return claimVerdict{why: what + ", which the lane holds completed only since the run began, and no effect of this run names the record: " +
+		"the checkpoint moved past it without its function running (a checkpoint per shard does this when Lambda runs several batches of " +
+		"the shard at once: the function must be told the mapping's ParallelizationFactor)"}
 }
 
 // checkSkipped checks the claims of every record that ended Skipped, and
@@ -148,7 +259,7 @@ func checkSkipped(in Input, loss *Result, tookEffect func(i int) bool) (claimed 
 		for n, c := range claims {
 			v := checkClaim(in, i, c, tookEffect(i))
 			if n == 0 {
-				cl = Claimed{Reason: c.Reason, Key: c.Key, Checked: v.checked}
+				cl = Claimed{Reason: c.Reason, Key: c.Key, Lane: c.Lane, Position: c.Position, Checked: v.checked}
 			}
 			switch {
 			case v.unknown && unknown == "":
@@ -177,9 +288,10 @@ func checkSkipped(in Input, loss *Result, tookEffect func(i int) bool) (claimed 
 }
 
 // Claimed is how a skipped record's claims checked out, for the report:
-// the first claim's reason and key, how the claims were shown true
-// (Checked), or why they were not (Problem).
+// the first claim's reason, key, lane and position, how the claims were
+// shown true (Checked), or why they were not (Problem).
 type Claimed struct {
 	Reason, Key      string
+	Lane, Position   string
 	Checked, Problem string
 }

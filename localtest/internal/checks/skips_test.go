@@ -3,6 +3,7 @@ package checks
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,85 @@ func TestSkippedInInvariants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckLaneClaims: how the claim of a duplicate that its lane's
+// checkpoint answered checks out: at the record's own position, by what
+// the lane held before the run and holds after it.
+func TestCheckLaneClaims(t *testing.T) {
+	recs := []Record{{ID: "r"}}
+	// lanes is a store's lanes: the positions each covers, and those it
+	// no longer knows.
+	type lane struct{ covered, forgotten []string }
+	lanes := func(m map[string]lane) Lanes {
+		return func(name, pos string) (bool, bool, error) {
+			l := m[name]
+			if slices.Contains(l.covered, pos) {
+				return true, true, nil
+			}
+			return false, !slices.Contains(l.forgotten, pos), nil
+		}
+	}
+	store := func(before, after map[string]lane, beforeErr, afterErr error) *Store {
+		s := &Store{Before: map[string]bool{}, After: func() (map[string]bool, error) { return map[string]bool{}, nil },
+			LanesBeforeErr: beforeErr, LanesAfter: func() (Lanes, error) { return lanes(after), afterErr }}
+		if beforeErr == nil {
+			s.LanesBefore = lanes(before)
+		}
+		return s
+	}
+	covers := map[string]lane{"L": {covered: []string{"0017"}}}
+	none := map[string]lane{}
+	claim := Claim{Reason: ReasonDuplicate, Key: "f#r", Lane: "L", Position: "0017"}
+	for _, tt := range []struct {
+		name      string
+		claim     Claim
+		position  string // the record's own; "" unknown
+		effects   bool
+		store     *Store
+		want, say string
+	}{
+		{"covered before the run", claim, "0017", true, store(covers, covers, nil, nil), "held", `lane "L" covered its position before the run`},
+		{"covered before, no effects given", claim, "0017", false, store(covers, covers, nil, nil), "held", "before the run"},
+		{"another record's position", claim, "0018", true, store(covers, covers, nil, nil), "false", "the record's own position is 0018"},
+		{"no position named", Claim{Reason: ReasonDuplicate, Key: "f#r", Lane: "L"}, "0017", true, store(covers, covers, nil, nil), "false", "named no position"},
+		{"position unknown to the runner", claim, "", true, store(covers, covers, nil, nil), "unknown", "cannot tell the record's position"},
+		{"no store", claim, "0017", true, nil, "unknown", "was not given the function's idempotency store"},
+		{"lanes unreadable by the runner", claim, "0017", true, &Store{After: func() (map[string]bool, error) { return nil, nil }}, "unknown", "cannot read the lanes"},
+		{"never covered", claim, "0017", true, store(none, none, nil, nil), "false", "does not hold that position completed"},
+		{"forgotten", claim, "0017", true, store(none, map[string]lane{"L": {forgotten: []string{"0017"}}}, nil, nil), "unknown", "no longer records"},
+		{"covered only since the run began, effects given", claim, "0017", true, store(none, covers, nil, nil), "false",
+			"moved past it without its function running"},
+		{"covered only since the run began, no effects", claim, "0017", false, store(none, covers, nil, nil), "unknown", "--effects"},
+		{"lanes unreadable at the start", claim, "0017", true, store(nil, covers, errors.New("down"), nil), "unknown", "when the run started (down)"},
+		{"lanes unreadable at the end", claim, "0017", true, store(none, nil, nil, errors.New("gone")), "unknown", "could not be read (gone)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Records: recs, Have: tt.effects, Store: tt.store, Position: func(int) (string, bool) { return tt.position, tt.position != "" }}
+			v := checkClaim(in, 0, tt.claim, false)
+			got := "false"
+			switch {
+			case v.held:
+				got = "held"
+			case v.unknown:
+				got = "unknown"
+			}
+			says := v.checked + v.why
+			if got != tt.want || !strings.Contains(says, tt.say) {
+				t.Fatalf("%s: %q, want %s saying %q", got, says, tt.want, tt.say)
+			}
+		})
+	}
+}
+
+// TestStoredKeys: a claim's key is looked up in the form the store keeps
+// it (a long key by its digest).
+func TestStoredKeys(t *testing.T) {
+	s := &Store{Before: map[string]bool{"digest-of-k": true}, After: func() (map[string]bool, error) { return nil, nil },
+		Stored: func(k string) string { return "digest-of-" + k }}
+	v := checkClaim(Input{Records: []Record{{ID: "r"}}, Store: s}, 0, Claim{Reason: ReasonDuplicate, Key: "k"}, false)
+	if !v.held {
+		t.Fatalf("%+v: want held, the store keeping the key by its digest", v)
 	}
 }
