@@ -14,14 +14,16 @@ const emulator = "github.com/sluicehq/sluice/localtest"
 
 func linksEmulator(d string) bool { return d == emulator }
 
-// TestToolsLinkNoEmulator: no package under dlq links the local runner.
+// TestToolsLinkNoEmulator: no package under dlq, and none of the CLI's
+// operations tools (internal/redrive, internal/fetch, internal/replay,
+// internal/inbox), links the local runner.
 func TestToolsLinkNoEmulator(t *testing.T) {
-	out, err := exec.Command("go", "list", "./...").CombinedOutput()
+	out, err := exec.Command("go", "list", "./...", "../internal/redrive", "../internal/fetch", "../internal/replay", "../internal/inbox").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	pkgs := strings.Fields(string(out))
-	if len(pkgs) < 5 {
+	if len(pkgs) < 8 {
 		t.Fatalf("go list ./... returned only %d packages: %s", len(pkgs), out)
 	}
 	for _, pkg := range pkgs {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/redrive"
+	"github.com/sluicehq/sluice/internal/redrive"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"

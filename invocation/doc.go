@@ -1,7 +1,7 @@
 // Package invocation is the vocabulary shared by everything that invokes
 // a Lambda function the way an event source mapping does: the local
 // runner (localtest) and its invokers (localtest/invoke), and the
-// operations tools (dlq/redrive, dlq/fetch, dlq/replay, the sluice
+// operations tools (internal/redrive, internal/fetch, internal/replay, the sluice
 // command). It holds three things and no machinery:
 //
 //   - invocations: an Invoker makes one call of the function (Invocation)

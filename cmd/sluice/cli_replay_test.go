@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluicehq/sluice/dlq/replay"
+	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/internal/testsupport/servers"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/fetch"
+	"github.com/sluicehq/sluice/internal/fetch"
 )
 
 // fetchFailedCommand turns Lambda's on-failure records into envelopes.

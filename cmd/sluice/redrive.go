@@ -22,8 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sluicehq/sluice/dlq/dynamodbattempts"
-	"github.com/sluicehq/sluice/dlq/redrive"
 	"github.com/sluicehq/sluice/internal/ddbchecksum"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/dlq/replay"
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/localtest/invoke"
 )

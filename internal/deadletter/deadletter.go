@@ -6,7 +6,7 @@
 // package dlq build (NewConfig), a FIFO message's attempts (FIFOAttempts)
 // and the envelope's error text (CapText), for package handlers; and the
 // attempts key earlier versions gave a Kinesis record
-// (KinesisLegacyAttemptsKey), for package dlq/redrive. The vocabulary a user sees (the envelope, its
+// (KinesisLegacyAttemptsKey), for package internal/redrive. The vocabulary a user sees (the envelope, its
 // reasons, the options, the stores and destinations) is package dlq, whose
 // documentation states the rules.
 package deadletter

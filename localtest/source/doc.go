@@ -18,5 +18,5 @@
 // The package does not import localtest: it implements the runner's
 // interfaces by their shape, with the records of package invocation and
 // the destinations of localtest/onfailure, so the operations tools that
-// read streams with it (dlq/fetch, dlq/replay) do not link the emulator.
+// read streams with it (internal/fetch, internal/replay) do not link the emulator.
 package source

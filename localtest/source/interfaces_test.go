@@ -7,7 +7,7 @@ import (
 
 // The sources are what the runner takes. The assertions live in a test:
 // the package does not import the runner, so that the tools that read
-// streams with it (dlq/fetch, dlq/replay) do not link the emulator.
+// streams with it (internal/fetch, internal/replay) do not link the emulator.
 var (
 	_ localtest.StreamSource = (*source.KinesisStreamSource)(nil)
 	_ localtest.StreamSource = (*source.DynamoDBStreamSource)(nil)

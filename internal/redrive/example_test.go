@@ -10,9 +10,9 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/redrive"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/localtest"
 )
 

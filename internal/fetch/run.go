@@ -13,7 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/internal/inbox"
+	"github.com/sluicehq/sluice/internal/inbox"
 )
 
 // Source is where on-failure records come from: Queue or File.

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
-	"github.com/sluicehq/sluice/dlq/fetch"
+	"github.com/sluicehq/sluice/internal/fetch"
 )
 
 // onFailure is what a Kinesis mapping's on-failure destination receives

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/fetch"
-	"github.com/sluicehq/sluice/dlq/redrive"
 	"github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/internal/fetch"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/invocation"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/sluicehq/sluice/dlq/internal/inbox"
+	"github.com/sluicehq/sluice/internal/inbox"
 )
 
 // DefaultPrefix is where Lambda writes the objects of an S3 on-failure

@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/dlq/replay"
 	"github.com/sluicehq/sluice/handlers"
+	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/invocation"
 	"github.com/sluicehq/sluice/kafkacodec"
 	"github.com/sluicehq/sluice/localtest"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/internal/inbox"
 	"github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/inbox"
 	"github.com/sluicehq/sluice/invocation"
 )
 

@@ -22,7 +22,7 @@ import (
 	sevents "github.com/sluicehq/sluice/events"
 
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/dlq/redrive"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/localtest"
 	"github.com/sluicehq/sluice/localtest/destination"
 	"github.com/sluicehq/sluice/localtest/onfailure"

@@ -12,8 +12,8 @@ import (
 // invokers, or the clients of Kinesis, DynamoDB Streams and Kafka.
 func TestLambdaLinksNoReplay(t *testing.T) {
 	forbidden := []string{
-		"github.com/sluicehq/sluice/dlq/redrive",
-		"github.com/sluicehq/sluice/dlq/fetch",
+		"github.com/sluicehq/sluice/internal/redrive",
+		"github.com/sluicehq/sluice/internal/fetch",
 		"github.com/sluicehq/sluice/localtest",
 		"github.com/aws/aws-sdk-go-v2/service/kinesis",
 		"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams",
@@ -40,8 +40,8 @@ func TestLambdaLinksNoReplay(t *testing.T) {
 		}
 	}
 	// The check sees a forbidden package where there is one.
-	out, _ := exec.Command("go", "list", "-deps", "github.com/sluicehq/sluice/dlq/fetch").CombinedOutput()
+	out, _ := exec.Command("go", "list", "-deps", "github.com/sluicehq/sluice/internal/fetch").CombinedOutput()
 	if !strings.Contains(string(out), "github.com/aws/aws-sdk-go-v2/service/kinesis\n") {
-		t.Error("dlq/fetch does not link the Kinesis client: the check no longer matches")
+		t.Error("internal/fetch does not link the Kinesis client: the check no longer matches")
 	}
 }

@@ -19,13 +19,13 @@ func TestLambdaLinksNoReplay(t *testing.T) {
 			t.Fatalf("go list %s returned only %d packages", pkg, len(deps))
 		}
 		for _, d := range deps {
-			if d == "github.com/sluicehq/sluice/dlq/replay" {
+			if d == "github.com/sluicehq/sluice/internal/replay" {
 				t.Errorf("%s links %s: keep replay out of Lambda functions", pkg, d)
 			}
 		}
 	}
 	out, _ := exec.Command("go", "list", "-deps", "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput()
-	if !strings.Contains(string(out), "github.com/sluicehq/sluice/dlq/replay\n") {
-		t.Error("the sluice command does not link dlq/replay: the check no longer matches")
+	if !strings.Contains(string(out), "github.com/sluicehq/sluice/internal/replay\n") {
+		t.Error("the sluice command does not link internal/replay: the check no longer matches")
 	}
 }
