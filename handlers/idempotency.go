@@ -15,13 +15,7 @@ import (
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
 	"github.com/sluicehq/sluice/internal/engine"
-	"github.com/sluicehq/sluice/internal/idemlink"
 )
-
-// idem is package idempotency's batch machinery (idemlink: not part of
-// idempotency's API), set by idempotency's init before this package's
-// variables are.
-var idem = idemlink.Get[idempotency.Store, idempotency.Option, *idempotency.Cache]()
 
 // EnvFunctionName names the environment variable whose value (the Lambda
 // function's name) prefixes every idempotency key, so functions sharing a
@@ -285,7 +279,7 @@ func WithOnDuplicate[R any](f func(ctx context.Context, r R, result []byte) erro
 // idemLayer runs each record's chain at most once per key. Before the
 // batch runs, its hook hands the batch's keys (and, on an ordered source,
 // each record's lane and position) to the claims taken ahead
-// (idem.NewBatch), which claim them, or their lanes, at once.
+// (idempotency.ClaimBatch), which claim them, or their lanes, at once.
 type idemLayer[R any] struct {
 	next     batch.Handler[R]
 	key      func(R) string
@@ -293,7 +287,6 @@ type idemLayer[R any] struct {
 	onDup    func(context.Context, R, []byte) error
 	store    idempotency.Store
 	opts     []idempotency.Option
-	cache    *idempotency.Cache // the user's warm cache (WithCache), or nil
 	optional bool
 	valueKey bool // the key comes from the decoded value (WithIdempotencyKey)
 	prefix   string
@@ -304,10 +297,10 @@ type idemLayer[R any] struct {
 	noted    atomic.Bool // the undeclared factor's log line was written
 
 	// runAhead is the function every record run under the claims taken
-	// ahead gives DoLane: one for the layer, not a closure a record, since
-	// a function passed through idemlink's interface escapes (a closure
-	// would cost a record three allocations). It finds its record in the
-	// batch's runs.
+	// ahead gives DoLane: one for the layer, not a closure a record, so
+	// a record's run allocates nothing whatever DoLane does with its
+	// function (a closure capturing the record that escaped would cost a
+	// record three allocations). It finds its record in the batch's runs.
 	runAhead func(context.Context) ([]byte, error)
 	spare    atomic.Pointer[[]idemRun[R]] // a batch's runs, kept for the next
 }
@@ -315,14 +308,14 @@ type idemLayer[R any] struct {
 // idemBatchKey carries one invocation's idemBatch to the records.
 type idemBatchKey struct{}
 
-// idemBatch is what one invocation's records share: Do's options (with the
-// batch's cache) and the keys that more than one record of the batch has.
+// idemBatch is what one invocation's records share: the claims taken
+// ahead (whose cache, the user's or the batch's own, every record of the
+// batch shares) and the keys that more than one record of the batch has.
 type idemBatch[R any] struct {
-	opts   []idempotency.Option
 	shared map[string]bool
-	ahead  idemlink.Batch[idempotency.Option] // the claims taken ahead, or nil
-	lanes  []string                           // item index -> its ordered lane, when the policy keys lanes
-	runs   *[]idemRun[R]                      // item index -> its run, when ahead is set
+	ahead  *idempotency.Batch // the claims taken ahead, or nil
+	lanes  []string           // item index -> its ordered lane, when the policy keys lanes
+	runs   *[]idemRun[R]      // item index -> its run, when ahead is set
 	// keyIndex maps the key of a record in a checkpointed lane to its
 	// item index, for the lanes' last write.
 	keyIndex map[string]int
@@ -344,7 +337,7 @@ func idempotent[R any](c *config, defaultKey func(R) string) (*idemLayer[R], err
 	var r R
 	l := &idemLayer[R]{
 		key: defaultKey, store: c.idemStore, opts: c.idemOpts, optional: c.idemOptional,
-		cache: idem.CacheOf(c.idemOpts...), now: c.now, logger: c.logger,
+		now: c.now, logger: c.logger,
 	}
 	l.runAhead = l.runRecord
 	if k, ok := envelopeKeyFor(defaultKey); ok {
@@ -409,24 +402,20 @@ func (l *idemLayer[R]) recordKey(r R) string {
 }
 
 func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Context {
-	cache := l.cache
-	if cache == nil {
-		cache = idempotency.NewCache(len(b.items))
-	}
-	st := &idemBatch[R]{opts: append(l.opts[:len(l.opts):len(l.opts)], idempotency.WithCache(cache))}
+	st := &idemBatch[R]{}
 	ctx = context.WithValue(ctx, idemBatchKey{}, st)
 	lanes := l.lanes && checkpointed(b.policy)
 	if len(b.items) < 2 && !lanes {
 		return ctx // one claim answers as cheaply as one read
 	}
 	keys := make([]string, 0, len(b.items))
-	var ahead []idemlink.Ahead
+	var ahead []idempotency.BatchKey
 	for i := range b.items {
 		if !l.valueKey && l.payload == nil {
 			r := b.shell(i) // the default key: no need to decode the value
 			k := l.recordKey(r)
 			keys = append(keys, k)
-			a := idemlink.Ahead{Key: k, Lookup: lookupFirst(r)}
+			a := idempotency.BatchKey{Key: k, Lookup: lookupFirst(r)}
 			if lanes {
 				if lane, pos := laneOf(r, b.items[i], l.pf); lane != "" {
 					if l.pf == 0 && !l.noted.Load() && strings.HasPrefix(lane, "kinesis#") {
@@ -448,7 +437,7 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 		}
 		k := l.recordKey(r)
 		keys = append(keys, k)
-		a := idemlink.Ahead{Key: k, Lookup: lookupFirst(r)}
+		a := idempotency.BatchKey{Key: k, Lookup: lookupFirst(r)}
 		if l.payload != nil {
 			a.Payload, a.HasPayload = l.payload(r), true
 		}
@@ -457,15 +446,18 @@ func (l *idemLayer[R]) before(ctx context.Context, b *hookBatch[R]) context.Cont
 	if l.valueKey {
 		st.shared = sharedKeys(keys)
 		if st.shared != nil { // a key two records share is claimed by each, as it comes
-			ahead = slices.DeleteFunc(ahead, func(a idemlink.Ahead) bool { return st.shared[a.Key] })
+			ahead = slices.DeleteFunc(ahead, func(a idempotency.BatchKey) bool { return st.shared[a.Key] })
 		}
 	}
 	// Claim every key at once (those the warm cache holds are skipped):
 	// a refused claim answers a duplicate with the record it found, so a
 	// first delivery costs no read. A redelivery is read first, with the
 	// batch's other redeliveries in one request, and claimed only if it
-	// did not complete. Each record then finds its claim in.
-	if a, err := idem.NewBatch(ctx, l.store, ahead, st.opts...); err == nil {
+	// did not complete. Each record then finds its claim in. Without the
+	// user's warm cache (idempotency.WithCache) the batch keeps one of its
+	// own, so a record whose key another record of the batch completed
+	// needs no store request.
+	if a, err := idempotency.ClaimBatch(ctx, l.store, ahead, l.opts...); err == nil {
 		if b.policy != engine.Independent {
 			// A record's effect starts once at most the depth of its lane's
 			// earlier completes are still in flight.
@@ -571,9 +563,6 @@ func (l *idemLayer[R]) Handle(ctx context.Context, r R) error {
 	}
 	opts := l.opts
 	st, _ := ctx.Value(idemBatchKey{}).(*idemBatch[R])
-	if st != nil {
-		opts = st.opts
-	}
 	if l.payload != nil {
 		opts = append(opts[:len(opts):len(opts)], idempotency.WithPayload(l.payload(r)))
 	}

@@ -6,31 +6,13 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/sluicehq/sluice/internal/idemlink"
 )
-
-// init hands package handlers the batch machinery (a claimBatch, lookup,
-// cacheOf) through internal/idemlink, so it is not part of this
-// package's API.
-func init() {
-	idemlink.Set(idemlink.Funcs[Store, Option, *Cache]{
-		NewBatch: func(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (idemlink.Batch[Option], error) {
-			b, err := newClaimBatch(ctx, store, keys, opts...)
-			if err != nil {
-				return nil, err // not a nil *claimBatch in a non-nil interface
-			}
-			return b, nil
-		},
-		CacheOf: cacheOf,
-	})
-}
 
 // DefaultInFlight is WithInFlight's default: it bounds the store requests
 // in flight at once (claims, completes, releases and renewals together)
-// for a batch whose claims are taken ahead (package handlers' WithIdempotency claims every new key
-// of a batch at once), and the claims held for records that have not
-// started. The HTTP client of the store's SDK must allow that many
+// for a batch whose claims are taken ahead (ClaimBatch; package
+// handlers' WithIdempotency claims every new key of a batch at once), and
+// the claims held for records that have not started. The HTTP client of the store's SDK must allow that many
 // connections to the store's host, or the requests queue for a
 // connection: the AWS SDK for Go v2 opens any number (MaxConnsPerHost 0)
 // but keeps only 10 idle per host (MaxIdleConnsPerHost), so set
@@ -42,7 +24,7 @@ const DefaultInFlight = 128
 const MaxInFlight = 1024
 
 // DefaultOrderedDepth is how many of an ordered lane's records (a message
-// group, a shard, a partition, in a batch package handlers claims ahead)
+// group, a shard, a partition, in a batch claimed ahead: Batch.Ordered)
 // may wait, completed, for their completion to be stored while the
 // lane's next record runs (WithOrderedDepth): a record's function starts
 // only while at most d of its lane's records wait. It bounds what a
@@ -76,14 +58,18 @@ const DefaultOrderedDepth = 8
 // count it as an attempt).
 var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered lane ran but its completion was not stored; this record did not run")
 
-// claimBatch takes the claims of a batch's keys ahead, all at once, and runs
-// each record's function under its claim when the record comes (Do), so
-// the claim round trips of a whole batch overlap instead of one per
-// record; it sends each complete (or release) as soon as the function
+// Batch runs the records of one batch at most once per key, as Do runs
+// one record, with the claims of the batch's keys taken ahead, all at once
+// (ClaimBatch), so that the claim round trips of a whole batch overlap
+// instead of costing one per record. It is what package handlers'
+// WithIdempotency runs, for a caller that writes its own loop over a
+// batch. Each record runs with Do or DoLane when its turn comes, under the
+// claim taken for it; its complete (or release) is sent as its function
 // returns, without waiting for it, and Finish waits for them all. A
 // record's outcome is only final when Finish has returned: Finish reports
 // the keys whose complete failed, whose records must then fail as Do
-// would have failed them.
+// would have failed them (their effects ran but their completions are not
+// stored: report them, so they are delivered again).
 //
 // While a claim is held, for a record waiting for its turn or running,
 // one keeper per batch renews it (Store.Extend) when less than two thirds
@@ -94,14 +80,15 @@ var ErrLaneStopped = errors.New("idempotency: an earlier record of this ordered 
 // lane stopped at a failure, the deadline came): a crash instead leaves
 // them to lapse within one lease, as any claim.
 //
-// The records of a key that names a lane (Ahead.Lane, on a LaneStore)
+// The records of a key that names a lane (BatchKey.Lane, on a LaneStore)
 // are not claimed one by one: their lane is claimed once and keeps a
-// checkpoint (lanes.go).
+// checkpoint (see the package doc).
 //
-// A claimBatch is for renewed leases (the default): with WithLease it
-// claims nothing ahead and Do is the package's Do. It is package
-// handlers' (through internal/idemlink), not part of this package's API.
-type claimBatch struct {
+// A Batch is for renewed leases (the default): with WithLease it claims
+// nothing ahead and Do is the package's Do. Its Do and DoLane may be
+// called from several goroutines at once (a record each); Ordered comes
+// before any of them, and Finish once, after every record returned.
+type Batch struct {
 	store   Store
 	cfg     config
 	ordered bool            // records of a lane wait for its completes beyond depth (Ordered)
@@ -163,15 +150,58 @@ type entry struct {
 	cancel   context.CancelCauseFunc
 	running  bool
 	lane     *lane // its ordered lane, or nil
-	lookup   bool  // read before it is claimed (Ahead.Lookup)
+	lookup   bool  // read before it is claimed (BatchKey.Lookup)
 }
 
-// newClaimBatch claims keys ahead (an empty or repeated key is left out), at
-// most WithInFlight's number at once, in the order given; a key to look
-// up first (Ahead.Lookup) is read with the others in one Getter request,
-// sent with the first claims, and claimed only if it is not completed. opts are Do's (a
-// per-key WithPayload is in keys). Call Finish when the batch is done.
-func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts ...Option) (*claimBatch, error) {
+// BatchKey is a key that ClaimBatch claims ahead: a record of the batch.
+type BatchKey struct {
+	// Key is the record's idempotency key, as Do takes it. An empty key
+	// is not claimed ahead, and a key given twice is claimed once: its
+	// second record waits for the first's outcome (see Batch.Do).
+	Key string
+	// Payload, when HasPayload is set, is what the record hashes, as
+	// WithPayload's payload: the claim stores its hash, and a key
+	// completed with another payload fails with ErrPayloadMismatch.
+	Payload    []byte
+	HasPayload bool
+	// Lookup reads the key (one batch read with the batch's other
+	// lookups, on a store that is a Getter) before claiming it, for a
+	// record that was probably completed before: a redelivery. A first
+	// delivery is claimed at once, its duplicate answered by the refused
+	// claim.
+	Lookup bool
+	// Lane and Pos, when both are set and the store is a LaneStore, put
+	// the record in a checkpointed lane: Lane is the lane's key, Pos the
+	// record's position in it (Position). Order is its ordering key, the
+	// lane DoLane is given for it (the records of one order run one at a
+	// time, in order; "" for the whole batch). A lane's records must be
+	// run in their order, each under the lane's claim: a record at or
+	// below the lane's checkpoint is a duplicate. A checkpoint keeps
+	// neither a payload's hash nor a result (SetResult): give a key with a
+	// payload, or whose duplicate needs the stored result, no lane.
+	Lane, Pos, Order string
+}
+
+// ClaimBatch starts claiming keys ahead and returns at once: at most
+// WithInFlight's number of requests in flight, and of claims held for
+// records that have not started, in the order given. Each record then
+// runs with the batch's Do or DoLane, which waits for its claim's answer;
+// a record whose key was not given runs with the package's Do. A key to
+// look up first (BatchKey.Lookup) is read with the others in one Getter
+// request, sent with the first claims, and claimed only if it is not
+// completed; the keys of a lane (BatchKey.Lane) claim their lane once.
+//
+// opts are Do's, for every record (a record's own WithPayload goes in its
+// BatchKey, and to DoLane). A key the cache (WithCache) holds is not
+// claimed: its record is a duplicate. Without WithCache the batch keeps
+// what it completes, or finds completed, in a cache of its own for its
+// life, so a record whose key another record of the batch completed needs
+// no store request. ctx bounds the whole batch: the claims, the renewals
+// and the completes Finish waits for run under it.
+//
+// ClaimBatch fails only for options Do would refuse. Call Finish once
+// every record returned: it releases the claims not used.
+func ClaimBatch(ctx context.Context, store Store, keys []BatchKey, opts ...Option) (*Batch, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
@@ -179,7 +209,10 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	b := &claimBatch{
+	if cfg.cache == nil {
+		cfg.cache = newBatchCache(len(keys))
+	}
+	b := &Batch{
 		store: store, cfg: cfg, ctx: ctx, depth: cfg.depth,
 		sem: make(chan struct{}, cfg.inFlight), held: make(chan struct{}, cfg.inFlight),
 		entries: make(map[string]*entry, len(keys)), stop: make(chan struct{}),
@@ -219,7 +252,7 @@ func newClaimBatch(ctx context.Context, store Store, keys []idemlink.Ahead, opts
 // of claims of records that have not started; the keys to look up first
 // are read meanwhile, in one request, and those not completed are claimed
 // after the others.
-func (b *claimBatch) issue() {
+func (b *Batch) issue() {
 	b.claimLanes()
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -250,7 +283,7 @@ func (b *claimBatch) issue() {
 // unexpired record settles its entry as a duplicate (as its refused claim
 // would), and the entries left are returned, to be claimed. A failed read
 // leaves them all to their claims.
-func (b *claimBatch) lookAhead(look []*entry) []*entry {
+func (b *Batch) lookAhead(look []*entry) []*entry {
 	keys := make([]string, len(look))
 	for i, e := range look {
 		keys[i] = e.c.Key
@@ -279,7 +312,7 @@ func (b *claimBatch) lookAhead(look []*entry) []*entry {
 // claimAll claims the queued entries of es (skip: those looked up first
 // are left for later), in order; it returns false when the batch stopped
 // before it was through.
-func (b *claimBatch) claimAll(wg *sync.WaitGroup, es []*entry, skip bool) bool {
+func (b *Batch) claimAll(wg *sync.WaitGroup, es []*entry, skip bool) bool {
 	for _, e := range es {
 		if skip && e.lookup {
 			continue
@@ -325,7 +358,7 @@ func (b *claimBatch) claimAll(wg *sync.WaitGroup, es []*entry, skip bool) bool {
 
 // keep renews the held claims whose lease has less than two thirds left,
 // every sixth of the lease, until Finish.
-func (b *claimBatch) keep() {
+func (b *Batch) keep() {
 	every := b.cfg.lease / 6
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -386,18 +419,22 @@ func (b *claimBatch) keep() {
 // when Finish returns (see Finish). A second record with the same key
 // waits for the first's outcome, then is a duplicate of it (or runs, when
 // the first failed and gave the claim back).
-func (b *claimBatch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+func (b *Batch) Do(ctx context.Context, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
 	return b.DoLane(ctx, "", key, fn, opts...)
 }
 
 // DoLane is Do for a record of lane (an ordering key: a message group, a
 // Kafka partition, a partition key; "" for a lane that is the whole
-// batch). On an ordered claimBatch the records of one lane must come one at a
+// batch). On an ordered Batch the records of one lane must come one at a
 // time, in order: each waits, before its function runs, until at most the
 // batch's depth (WithOrderedDepth) of its lane's completes are unwritten,
 // and fails with ErrLaneStopped, without running, once a complete of its
-// lane has failed.
-func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
+// lane has failed. A record of a checkpointed lane (its BatchKey named
+// one) is given its BatchKey.Order as lane and runs under its lane's
+// claim; opts are not used for it (a checkpoint keeps no payload). A
+// duplicate returns the stored result without calling fn, so a caller
+// that must tell a duplicate from a run notes in fn that it ran.
+func (b *Batch) DoLane(ctx context.Context, laneKey, key string, fn func(context.Context) ([]byte, error), opts ...Option) ([]byte, error) {
 	if cl := b.byKey[key]; cl != nil {
 		return b.doLane(ctx, cl, laneKey, key, fn)
 	}
@@ -526,10 +563,10 @@ func (b *claimBatch) DoLane(ctx context.Context, laneKey, key string, fn func(co
 // record of its lane (the ordered policies report from the first failure
 // on); the later records that already ran completed, so the retry finds
 // them duplicates. Call it before any Do.
-func (b *claimBatch) Ordered() { b.ordered = true }
+func (b *Batch) Ordered() { b.ordered = true }
 
 // laneOf returns the state of the ordered lane named key.
-func (b *claimBatch) laneOf(key string) *lane {
+func (b *Batch) laneOf(key string) *lane {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.lanes[key]
@@ -545,7 +582,7 @@ func (b *claimBatch) laneOf(key string) *lane {
 
 // gate waits until at most the batch's depth of l's completes are
 // unwritten, or fails once one of them failed.
-func (b *claimBatch) gate(ctx context.Context, l *lane, key string) error {
+func (b *Batch) gate(ctx context.Context, l *lane, key string) error {
 	for {
 		b.mu.Lock()
 		err, n, wake := l.err, l.unwritten, l.wake
@@ -572,7 +609,7 @@ func stopped(key string, err error) error {
 }
 
 // hashOf is the payload hash of a record's own options, or its entry's.
-func (b *claimBatch) hashOf(opts []Option, e *entry) string {
+func (b *Batch) hashOf(opts []Option, e *entry) string {
 	cfg := b.cfg
 	for _, o := range opts {
 		o(&cfg)
@@ -585,7 +622,7 @@ func (b *claimBatch) hashOf(opts []Option, e *entry) string {
 
 // legacyOf is the hash of a record's payload as earlier versions stored
 // it (the bytes as they are), or "".
-func (b *claimBatch) legacyOf(opts []Option) string {
+func (b *Batch) legacyOf(opts []Option) string {
 	cfg := b.cfg
 	for _, o := range opts {
 		o(&cfg)
@@ -596,7 +633,7 @@ func (b *claimBatch) legacyOf(opts []Option) string {
 	return rawHash(cfg.payload)
 }
 
-func (b *claimBatch) optsOf() []Option {
+func (b *Batch) optsOf() []Option {
 	cfg := b.cfg
 	return []Option{func(c *config) { *c = cfg }}
 }
@@ -604,7 +641,7 @@ func (b *claimBatch) optsOf() []Option {
 // settle sends e's complete (ok) or release in the background; Finish
 // waits for it. A complete that fails is reported by Finish. The complete
 // of a record of an ordered lane joins its lane's group (writeLane).
-func (b *claimBatch) settle(e *entry, result []byte, ok bool, lost error) {
+func (b *Batch) settle(e *entry, result []byte, ok bool, lost error) {
 	b.mu.Lock()
 	if e.state == settled {
 		b.mu.Unlock()
@@ -651,7 +688,7 @@ func (b *claimBatch) settle(e *entry, result []byte, ok bool, lost error) {
 // are always a prefix of the lane, and what a kill leaves to run again is
 // the lane's last records (at most the batch's depth and the one
 // running), in order.
-func (b *claimBatch) writeLane(l *lane, group []completion) {
+func (b *Batch) writeLane(l *lane, group []completion) {
 	defer b.calls.Done()
 	for {
 		b.sem <- struct{}{}
@@ -691,7 +728,7 @@ func (b *claimBatch) writeLane(l *lane, group []completion) {
 // complete fails fail, as when every complete was written alone (a
 // CompleteAll is all-or-nothing: one key whose owner lost it, or one
 // result the store refuses, would fail the whole group).
-func (b *claimBatch) writeGroup(group []completion, expires time.Time) []error {
+func (b *Batch) writeGroup(group []completion, expires time.Time) []error {
 	errs := make([]error, len(group))
 	if gc, ok := b.store.(GroupCompleter); ok && len(group) > 1 {
 		cs := make([]Completion, len(group))
@@ -711,7 +748,7 @@ func (b *claimBatch) writeGroup(group []completion, expires time.Time) []error {
 // completed records the outcome of g's complete, written with expires
 // (err: the store's answer): its failure for Finish, which it returns, or
 // its completion in the cache.
-func (b *claimBatch) completed(g completion, expires time.Time, err error) error {
+func (b *Batch) completed(g completion, expires time.Time, err error) error {
 	if err != nil || g.lost != nil {
 		err = fmt.Errorf("idempotency: key %q: fn succeeded but its result was not stored: %w", g.c.Key, errors.Join(err, g.lost))
 		b.mu.Lock()
@@ -736,8 +773,10 @@ func (b *claimBatch) completed(g completion, expires time.Time, err error) error
 // returns the keys whose complete (or checkpoint) failed, each with the
 // error Do would have returned (their functions succeeded but their
 // results are not stored: fail those records, so they are delivered
-// again). It must be called once, after every record returned.
-func (b *claimBatch) Finish(handled func(key string) bool) map[string]error {
+// again). handled may be nil: the batch answered no record that way. It
+// must be called once, after every record returned, and also when no
+// record ran.
+func (b *Batch) Finish(handled func(key string) bool) map[string]error {
 	b.stopOnce.Do(func() { close(b.stop) })
 	b.keeper.Wait()
 	lanesFailed := b.finishLanes(handled)

@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 )
@@ -88,12 +89,9 @@ type Getter interface {
 	Get(ctx context.Context, keys []string) (map[string]*Record, error)
 }
 
-// cacheOf returns the cache opts set with WithCache, or nil, so package
-// handlers, which takes a user's options, can fill the same cache.
-func cacheOf(opts ...Option) *Cache {
-	var cfg config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return cfg.cache
+// newBatchCache returns the cache a Batch keeps for its life when it is
+// given none: sized for its keys, and never dropping one (a batch puts
+// only the completions of its own records).
+func newBatchCache(keys int) *Cache {
+	return &Cache{size: math.MaxInt, m: make(map[string]cached, min(max(keys, 1), 1024))}
 }

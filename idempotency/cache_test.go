@@ -145,11 +145,11 @@ func TestBatchReadsFirst(t *testing.T) {
 					idempotency.Getter
 				}{rec, store}
 			}
-			var ahead []idempotency.Ahead
+			var ahead []idempotency.BatchKey
 			for _, k := range []string{"done0", "done1", "new", "done2", "done3", "old"} {
-				ahead = append(ahead, idempotency.Ahead{Key: k, Lookup: true})
+				ahead = append(ahead, idempotency.BatchKey{Key: k, Lookup: true})
 			}
-			b, err := idempotency.NewBatch(context.Background(), s, ahead, idempotency.WithClock(clk.Now))
+			b, err := idempotency.ClaimBatch(context.Background(), s, ahead, idempotency.WithClock(clk.Now))
 			if err != nil {
 				t.Fatal(err)
 			}

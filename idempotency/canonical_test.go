@@ -90,7 +90,7 @@ func TestBatchKeepsClaimsAheadAlive(t *testing.T) {
 	ctx := context.Background()
 	store := idempotency.NewMemoryStore()
 	lease := 300 * time.Millisecond
-	b, err := idempotency.NewBatch(ctx, store, []idempotency.Ahead{{Key: "a"}, {Key: "b"}}, idempotency.WithRenewedLease(lease))
+	b, err := idempotency.ClaimBatch(ctx, store, []idempotency.BatchKey{{Key: "a"}, {Key: "b"}}, idempotency.WithRenewedLease(lease))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type config struct {
 	sleep    func(ctx context.Context, d time.Duration) error
 	newOwner func() string
 	cache    *Cache
-	depth    int // completes unwritten per ordered lane (claimBatch.Ordered)
+	depth    int // completes unwritten per ordered lane (Batch.Ordered)
 	inFlight int // store requests in flight for a batch (WithInFlight)
 }
 
@@ -140,8 +140,8 @@ func WithPayload(payload []byte) Option {
 func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 
 // WithOrderedDepth sets how many completes of an ordered lane (a message
-// group, a shard or a partition of a batch whose claims package handlers
-// takes ahead) go unwritten while the lane's next records run (default
+// group, a shard or a partition of a batch whose claims are taken ahead:
+// ClaimBatch, Batch.Ordered) go unwritten while the lane's next records run (default
 // DefaultOrderedDepth), which bounds both a group's size and
 // the records a kill can leave to run again per lane (n and the one
 // running). 0 waits for each record's complete before the next record's
@@ -150,8 +150,8 @@ func WithCache(c *Cache) Option { return func(cfg *config) { cfg.cache = c } }
 func WithOrderedDepth(n int) Option { return func(c *config) { c.depth = n } }
 
 // WithInFlight bounds the store requests a batch keeps in flight at once
-// (default DefaultInFlight): the claims package handlers takes for a
-// batch's records all at once, their completes and releases, lane
+// (default DefaultInFlight): the claims ClaimBatch (and so package
+// handlers) takes for a batch's records all at once, their completes and releases, lane
 // checkpoints and lease renewals together, and the claims held for
 // records that have not started. It is the store's concurrency, not the
 // function's (handlers.WithConcurrency): a batch of 100 records claims all

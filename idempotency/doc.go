@@ -68,8 +68,10 @@
 //
 // # Batches, lanes, caches and results
 //
-// Package handlers (WithIdempotency) claims a batch's keys at once, before
-// the records run, at most WithInFlight requests in flight: a refused
+// ClaimBatch claims a batch's keys at once, before the records run, at
+// most WithInFlight requests in flight; each record then runs with
+// Batch.DoLane, under its claim, and Batch.Finish waits for the completes
+// (package handlers' WithIdempotency does this for every batch). A refused
 // claim answers a duplicate, so a new record costs a claim and a complete
 // and no read; the keys of records that were probably completed (an SQS
 // message delivered again) are read first, in as few requests as the

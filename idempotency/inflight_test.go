@@ -41,12 +41,12 @@ func TestWithInFlight(t *testing.T) {
 	for _, limit := range []int{3, 40} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			store := &slowStore{MemoryStore: idempotency.NewMemoryStore()}
-			var ahead []idempotency.Ahead
+			var ahead []idempotency.BatchKey
 			for i := range 40 {
-				ahead = append(ahead, idempotency.Ahead{Key: fmt.Sprint("k", i)})
+				ahead = append(ahead, idempotency.BatchKey{Key: fmt.Sprint("k", i)})
 			}
 			ctx := context.Background()
-			b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithInFlight(limit))
+			b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithInFlight(limit))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestWithInFlight(t *testing.T) {
 		})
 	}
 	for _, n := range []int{0, idempotency.MaxInFlight + 1} {
-		if _, err := idempotency.NewBatch(context.Background(), idempotency.NewMemoryStore(), nil, idempotency.WithInFlight(n)); err == nil || !strings.Contains(err.Error(), "WithInFlight") {
+		if _, err := idempotency.ClaimBatch(context.Background(), idempotency.NewMemoryStore(), nil, idempotency.WithInFlight(n)); err == nil || !strings.Contains(err.Error(), "WithInFlight") {
 			t.Errorf("WithInFlight(%d): %v, want an error naming it", n, err)
 		}
 	}

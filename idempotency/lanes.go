@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/sluicehq/sluice/internal/idemlink"
 )
 
-// A batch's checkpointed lanes (Ahead.Lane, on a LaneStore): instead of a
+// A batch's checkpointed lanes (BatchKey.Lane, on a LaneStore): instead of a
 // claim and a complete per record, each lane of the batch is claimed once
 // (its lease, and its checkpoint in the same answer), a record at or
 // below the checkpoint is a duplicate, and the checkpoint is written once
@@ -94,11 +92,11 @@ func laneGate(unwritten, depth int, stopped bool) (start, wait bool) {
 
 // newLanes groups the keys of keys that name a lane (on a LaneStore)
 // into lanes, by position, and returns them and the rest.
-func (b *claimBatch) newLanes(keys []idemlink.Ahead) []idemlink.Ahead {
+func (b *Batch) newLanes(keys []BatchKey) []BatchKey {
 	if _, ok := b.store.(LaneStore); !ok {
 		return keys
 	}
-	var rest []idemlink.Ahead
+	var rest []BatchKey
 	byID := map[string]*ckLane{}
 	now := b.cfg.now()
 	for _, k := range keys {
@@ -141,7 +139,7 @@ func (b *claimBatch) newLanes(keys []idemlink.Ahead) []idemlink.Ahead {
 }
 
 // claimLanes claims every lane, at most WithInFlight at once.
-func (b *claimBatch) claimLanes() {
+func (b *Batch) claimLanes() {
 	for _, l := range b.lanesCk {
 		b.sem <- struct{}{}
 		b.calls.Add(1)
@@ -160,7 +158,7 @@ func (b *claimBatch) claimLanes() {
 // to lapse. A lane never written (or expired) is read from the records'
 // own keys too: records a version that claimed per record completed are
 // duplicates.
-func (b *claimBatch) claimLane(l *ckLane) {
+func (b *Batch) claimLane(l *ckLane) {
 	defer close(l.answered)
 	ctx := b.ctx
 	l.owner = b.cfg.newOwner()
@@ -241,7 +239,7 @@ func (b *claimBatch) claimLane(l *ckLane) {
 
 // pollDelay is how long a wait for a held lease sleeps before its nth
 // look: Do's back-off, or until the lease ends, within what is left.
-func (b *claimBatch) pollDelay(n int, leaseUntil time.Time, left time.Duration) time.Duration {
+func (b *Batch) pollDelay(n int, leaseUntil time.Time, left time.Duration) time.Duration {
 	poll := b.cfg.poll
 	if poll == nil {
 		poll = defaultPoll
@@ -259,7 +257,7 @@ func (b *claimBatch) pollDelay(n int, leaseUntil time.Time, left time.Duration) 
 // are in progress there (a version that claimed per record completed or
 // still runs them). A lane that never had records claimed per record
 // pays one read, in its first batch.
-func (b *claimBatch) readOwn(l *ckLane) {
+func (b *Batch) readOwn(l *ckLane) {
 	g, ok := b.store.(Getter)
 	if !ok {
 		return
@@ -291,7 +289,7 @@ func (b *claimBatch) readOwn(l *ckLane) {
 
 // doLane runs fn for the record of key in its lane l (order is its
 // ordering key: the records of one order come one at a time, in order).
-func (b *claimBatch) doLane(ctx context.Context, l *ckLane, order, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
+func (b *Batch) doLane(ctx context.Context, l *ckLane, order, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	select {
 	case <-l.answered:
 	case <-ctx.Done():
@@ -373,7 +371,7 @@ func (b *claimBatch) doLane(ctx context.Context, l *ckLane, order, key string, f
 // completed, not an item of the record's own key. ok is false for any
 // other record, a duplicate by its own key included (what a version that
 // claimed per record completed).
-func (b *claimBatch) Covered(key string) (lane, pos string, ok bool) {
+func (b *Batch) Covered(key string) (lane, pos string, ok bool) {
 	l := b.byKey[key]
 	if l == nil {
 		return "", "", false
@@ -392,14 +390,14 @@ func (b *claimBatch) Covered(key string) (lane, pos string, ok bool) {
 }
 
 // lostNow reports whether l's lane's lease was lost.
-func (l *ckLane) lostNow(b *claimBatch) bool {
+func (l *ckLane) lostNow(b *Batch) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return l.lost
 }
 
 // ranLane records the end of r's function: done (ok) or failed.
-func (b *claimBatch) ranLane(l *ckLane, r *ckRec, result []byte, ok bool) {
+func (b *Batch) ranLane(l *ckLane, r *ckRec, result []byte, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !r.running {
@@ -428,13 +426,13 @@ func settledAll(l *ckLane) bool {
 }
 
 // pass moves the lane past r, which did not complete. Under b.mu.
-func (b *claimBatch) pass(l *ckLane, r *ckRec) {
+func (b *Batch) pass(l *ckLane, r *ckRec) {
 	r.status = passed
 	b.changed(l)
 }
 
 // changed counts a record whose status changed. Under b.mu.
-func (b *claimBatch) changed(l *ckLane) {
+func (b *Batch) changed(l *ckLane) {
 	if l.unwritten == 0 {
 		l.oldest = time.Now()
 	}
@@ -444,7 +442,7 @@ func (b *claimBatch) changed(l *ckLane) {
 // writeIfDue starts a write of l's checkpoint when writeDue says so, or
 // sets a timer for when its oldest record will have waited a round
 // trip. Under b.mu.
-func (b *claimBatch) writeIfDue(l *ckLane, final bool) {
+func (b *Batch) writeIfDue(l *ckLane, final bool) {
 	if !l.held || l.released || l.stopped != nil {
 		return
 	}
@@ -469,7 +467,7 @@ func (b *claimBatch) writeIfDue(l *ckLane, final bool) {
 
 // startWrite sends l's checkpoint as its records stand now, with the
 // lease moved on (or released, final). Under b.mu.
-func (b *claimBatch) startWrite(l *ckLane, final bool) {
+func (b *Batch) startWrite(l *ckLane, final bool) {
 	l.writing = true
 	l.lastWrite = make(chan struct{})
 	var snap []laneRecord
@@ -503,7 +501,7 @@ func (b *claimBatch) startWrite(l *ckLane, final bool) {
 
 // wroteLane records the answer to a write of l's checkpoint that stored
 // the records in.
-func (b *claimBatch) wroteLane(l *ckLane, in []*ckRec, sv LaneSave, err error, took time.Duration) {
+func (b *Batch) wroteLane(l *ckLane, in []*ckRec, sv LaneSave, err error, took time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l.writing = false
@@ -542,7 +540,7 @@ func (b *claimBatch) wroteLane(l *ckLane, in []*ckRec, sv LaneSave, err error, t
 }
 
 // release gives back the lease of a lane that had nothing to run.
-func (b *claimBatch) release(l *ckLane) {
+func (b *Batch) release(l *ckLane) {
 	now := b.cfg.now()
 	sv := LaneSave{Lane: l.id, Owner: l.owner, Expires: now.Add(b.cfg.ttl)}
 	if b.cfg.retry(b.ctx, func() error { return b.store.(LaneStore).SaveLane(b.ctx, sv) }) == nil {
@@ -554,7 +552,7 @@ func (b *claimBatch) release(l *ckLane) {
 
 // renewLanes moves on the leases of the lanes whose lease has less than
 // two thirds left and no write in flight. Under b.mu.
-func (b *claimBatch) renewLanes(now time.Time) {
+func (b *Batch) renewLanes(now time.Time) {
 	for _, l := range b.lanesCk {
 		if l.held && !l.released && l.stopped == nil && !l.writing && l.lease.Sub(now) <= 2*b.cfg.lease/3 {
 			if until := b.cfg.leaseUntil(b.ctx, now); until.After(l.lease) {
@@ -570,7 +568,7 @@ func (b *claimBatch) renewLanes(now time.Time) {
 // write stores the rest and releases the lease. It returns the keys of
 // the records that completed but whose completion is not stored, with
 // the error their record fails with.
-func (b *claimBatch) finishLanes(handled func(key string) bool) map[string]error {
+func (b *Batch) finishLanes(handled func(key string) bool) map[string]error {
 	for _, l := range b.lanesCk {
 		<-l.answered
 	}

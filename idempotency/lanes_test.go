@@ -94,10 +94,10 @@ func pos(n int) string {
 
 // laneBatch is records from..to of lane, each of order "" (one at a
 // time, in order) unless orders gives its order.
-func laneBatch(lane string, from, to int, orders ...string) []idempotency.Ahead {
-	var out []idempotency.Ahead
+func laneBatch(lane string, from, to int, orders ...string) []idempotency.BatchKey {
+	var out []idempotency.BatchKey
 	for n := from; n <= to; n++ {
-		a := idempotency.Ahead{Key: fmt.Sprintf("%s#%d", lane, n), Lane: lane, Pos: pos(n)}
+		a := idempotency.BatchKey{Key: fmt.Sprintf("%s#%d", lane, n), Lane: lane, Pos: pos(n)}
 		if i := n - from; i < len(orders) {
 			a.Order = orders[i]
 		}
@@ -112,10 +112,10 @@ func laneBatch(lane string, from, to int, orders ...string) []idempotency.Ahead 
 // engine's ordered policies do, a record's failure stops the later
 // records of its order, unless handled says the batch answered it as
 // handled (it was quarantined).
-func runLane(t *testing.T, store idempotency.Store, keys []idempotency.Ahead, fn func(key string) error, handled func(string) bool, opts ...idempotency.Option) (ran []string, errs map[string]error, failed map[string]error) {
+func runLane(t *testing.T, store idempotency.Store, keys []idempotency.BatchKey, fn func(key string) error, handled func(string) bool, opts ...idempotency.Option) (ran []string, errs map[string]error, failed map[string]error) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := idempotency.NewBatch(ctx, store, keys, opts...)
+	b, err := idempotency.ClaimBatch(ctx, store, keys, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func runLane(t *testing.T, store idempotency.Store, keys []idempotency.Ahead, fn
 	return ran, errs, b.Finish(handled)
 }
 
-func keysOf(keys []idempotency.Ahead) []string {
+func keysOf(keys []idempotency.BatchKey) []string {
 	out := make([]string, len(keys))
 	for i, a := range keys {
 		out[i] = a.Key
@@ -198,7 +198,7 @@ func TestLaneDepthBoundsTheWindow(t *testing.T) {
 			store := newLaneStore()
 			keys := laneBatch("lane-d", 1, 20)
 			ctx := context.Background()
-			b, err := idempotency.NewBatch(ctx, store, keys, idempotency.WithOrderedDepth(depth))
+			b, err := idempotency.ClaimBatch(ctx, store, keys, idempotency.WithOrderedDepth(depth))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +353,7 @@ func TestLaneFencing(t *testing.T) {
 	store := newLaneStore()
 	keys := laneBatch("lane-f", 1, 6)
 	ctx := context.Background()
-	old, err := idempotency.NewBatch(ctx, store, keys, idempotency.WithRenewedLease(60*time.Millisecond), idempotency.WithOrderedDepth(2))
+	old, err := idempotency.ClaimBatch(ctx, store, keys, idempotency.WithRenewedLease(60*time.Millisecond), idempotency.WithOrderedDepth(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestLaneCrash(t *testing.T) {
 	store := newLaneStore()
 	keys := laneBatch("lane-c", 1, 30)
 	ctx, kill := context.WithCancel(context.Background())
-	b, err := idempotency.NewBatch(ctx, store, keys, idempotency.WithRenewedLease(40*time.Millisecond))
+	b, err := idempotency.ClaimBatch(ctx, store, keys, idempotency.WithRenewedLease(40*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,8 +524,8 @@ func TestLaneCoveredNamesTheCheckpoint(t *testing.T) {
 	if err := store.Complete(ctx, keys[0].Key, "v1", nil, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	run := func(keys []idempotency.Ahead) (covered map[string]string, ran []string) {
-		b, err := idempotency.NewBatch(ctx, store, keys)
+	run := func(keys []idempotency.BatchKey) (covered map[string]string, ran []string) {
+		b, err := idempotency.ClaimBatch(ctx, store, keys)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,12 +68,12 @@ func (s *gatedStore) CompleteAll(ctx context.Context, cs []idempotency.Completio
 	return s.MemoryStore.CompleteAll(ctx, cs)
 }
 
-func laneKeys(n int) ([]string, []idempotency.Ahead) {
+func laneKeys(n int) ([]string, []idempotency.BatchKey) {
 	keys := make([]string, n)
-	ahead := make([]idempotency.Ahead, n)
+	ahead := make([]idempotency.BatchKey, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i+1)
-		ahead[i] = idempotency.Ahead{Key: keys[i]}
+		ahead[i] = idempotency.BatchKey{Key: keys[i]}
 	}
 	return keys, ahead
 }
@@ -111,7 +111,7 @@ func TestBatchOrderedDepth(t *testing.T) {
 			keys, ahead := laneKeys(6)
 			store := newGatedStore(keys)
 			ctx := context.Background()
-			b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(depth))
+			b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithOrderedDepth(depth))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestBatchOrderedCompleteFailureStopsLane(t *testing.T) {
 	store := newGatedStore(keys)
 	ctx := context.Background()
 	opts := []idempotency.Option{idempotency.WithOrderedDepth(2), idempotency.WithStoreRetries(0, noWait), idempotency.WithRenewedLease(200 * time.Millisecond)}
-	b, err := idempotency.NewBatch(ctx, store, ahead, opts...)
+	b, err := idempotency.ClaimBatch(ctx, store, ahead, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestBatchOrderedCompleteFailureStopsLane(t *testing.T) {
 	// The retry: the lane from k1 on again.
 	close(store.gates["k1"])
 	close(store.gates["k4"])
-	b, err = idempotency.NewBatch(ctx, store, ahead, opts...)
+	b, err = idempotency.ClaimBatch(ctx, store, ahead, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestBatchOrderedLanesIndependent(t *testing.T) {
 	keys, ahead := laneKeys(4)
 	store := newGatedStore(keys)
 	ctx := context.Background()
-	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(0))
+	b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithOrderedDepth(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestBatchOrderedLanesIndependent(t *testing.T) {
 
 func TestWithOrderedDepthValidated(t *testing.T) {
 	for _, d := range []int{-1, idempotency.DefaultInFlight + 1} {
-		if _, err := idempotency.NewBatch(context.Background(), idempotency.NewMemoryStore(), nil, idempotency.WithOrderedDepth(d)); err == nil {
+		if _, err := idempotency.ClaimBatch(context.Background(), idempotency.NewMemoryStore(), nil, idempotency.WithOrderedDepth(d)); err == nil {
 			t.Fatalf("WithOrderedDepth(%d): no error", d)
 		}
 	}
@@ -287,7 +287,7 @@ func TestBatchOrderedCompletesInLaneOrder(t *testing.T) {
 	keys, ahead := laneKeys(3)
 	store := newGatedStore(keys)
 	ctx := context.Background()
-	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(3))
+	b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithOrderedDepth(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestBatchOrderedGroupsArePrefixes(t *testing.T) {
 	keys, ahead := laneKeys(5)
 	store := newGatedStore(keys)
 	ctx := context.Background()
-	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8))
+	b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestBatchOrderedGroupFailureFailsOnlyItsKey(t *testing.T) {
 	keys, ahead := laneKeys(5)
 	store := newGatedStore(keys)
 	ctx := context.Background()
-	b, err := idempotency.NewBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8), idempotency.WithStoreRetries(0, noWait))
+	b, err := idempotency.ClaimBatch(ctx, store, ahead, idempotency.WithOrderedDepth(8), idempotency.WithStoreRetries(0, noWait))
 	if err != nil {
 		t.Fatal(err)
 	}
