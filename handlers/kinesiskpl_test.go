@@ -16,10 +16,10 @@ import (
 
 	"github.com/sluicehq/sluice/batch"
 	"github.com/sluicehq/sluice/dlq"
-	"github.com/sluicehq/sluice/internal/redrive"
 	sevents "github.com/sluicehq/sluice/events"
 	"github.com/sluicehq/sluice/events/kpl"
 	"github.com/sluicehq/sluice/idempotency"
+	"github.com/sluicehq/sluice/internal/redrive"
 )
 
 // The aggregates in these tests are the bytes the Kinesis Producer Library
