@@ -14,6 +14,8 @@ import (
 var (
 	sqsMessageTable   *jsonread.Table[events.SQSMessage]
 	sqsAttributeTable *jsonread.Table[events.SQSMessageAttribute]
+	// The system attributes Lambda writes: their map keys cost nothing.
+	sqsAttributeNames *jsonread.Names
 	sqsOnce           sync.Once
 )
 
@@ -21,12 +23,15 @@ var (
 // tables of the sources it reads, no others.
 func sqsTables() {
 	sqsOnce.Do(func() {
+		sqsAttributeNames = jsonread.NewNames("ApproximateReceiveCount", "SentTimestamp", "SenderId",
+			"ApproximateFirstReceiveTimestamp", "SequenceNumber", "MessageGroupId", "MessageDeduplicationId",
+			"AWSTraceHeader", "DeadLetterQueueSourceArn")
 		sqsMessageTable = jsonread.NewTable("an SQS message",
 			jsonread.Str("messageId", func(m *events.SQSMessage) *string { return &m.MessageId }),
 			jsonread.Str("receiptHandle", func(m *events.SQSMessage) *string { return &m.ReceiptHandle }),
 			jsonread.Str("body", func(m *events.SQSMessage) *string { return &m.Body }),
 			jsonread.Field[events.SQSMessage]{Name: "attributes", Read: func(r *jsonread.Reader, m *events.SQSMessage) error {
-				return jsonread.StringMap(r, &m.Attributes, 4, sqsAttributeName)
+				return jsonread.StringMap(r, &m.Attributes, 4, sqsAttributeNames)
 			}},
 			jsonread.Field[events.SQSMessage]{Name: "messageAttributes", Read: readSQSMessageAttributes},
 			jsonread.Str("md5OfBody", func(m *events.SQSMessage) *string { return &m.Md5OfBody }),
@@ -111,32 +116,6 @@ func readSQSMessageAttributes(r *jsonread.Reader, m *events.SQSMessage) error {
 		m.MessageAttributes[string(key)] = a
 		return nil
 	})
-}
-
-// sqsAttributeName returns the constant spelling of a system attribute's
-// name, so the map keys cost nothing; "" for others.
-func sqsAttributeName(b []byte) string {
-	switch string(b) {
-	case "ApproximateReceiveCount":
-		return "ApproximateReceiveCount"
-	case "SentTimestamp":
-		return "SentTimestamp"
-	case "SenderId":
-		return "SenderId"
-	case "ApproximateFirstReceiveTimestamp":
-		return "ApproximateFirstReceiveTimestamp"
-	case "SequenceNumber":
-		return "SequenceNumber"
-	case "MessageGroupId":
-		return "MessageGroupId"
-	case "MessageDeduplicationId":
-		return "MessageDeduplicationId"
-	case "AWSTraceHeader":
-		return "AWSTraceHeader"
-	case "DeadLetterQueueSourceArn":
-		return "DeadLetterQueueSourceArn"
-	}
-	return ""
 }
 
 // DecodeSQS decodes an SQS event into its messages. A message with a value
