@@ -50,8 +50,8 @@ func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 // decodes every payload with the full v1 options, in the two passes of
 // encoding/json. A type's UnmarshalJSON can run twice for a record that
 // fails to decode. FuzzJSONCodecAgrees and FuzzCodecProbesAgree keep the
-// result, and the error, equal to encoding/json's. Unmarshal itself, whose value need not be zero, is
-// jsonv1.Unmarshal.
+// result, and the error, equal to encoding/json's. Unmarshal itself,
+// whose value need not be zero, is jsonv1.Unmarshal.
 func JSON() Codec { return new(jsonCodec) }
 
 type jsonCodec struct {
@@ -84,15 +84,23 @@ func unmarshalZero[T any](c *jsonCodec, data []byte, v *T) error {
 	return jsonv1.Unmarshal(data, v)
 }
 
-// decodeStringValue decodes a payload held in a string (an SQS body). A
-// *string receives s itself; anything else decodes from a copy of its
-// bytes (a []byte target keeps that copy).
-func decodeStringValue[T any](c Codec, s string, v *T) error {
+// decodeStringValue decodes a payload held in a string (an SNS message):
+// decodeBodyValue with no bytes of its own.
+func decodeStringValue[T any](c Codec, s string, v *T) error { return decodeBodyValue(c, s, nil, v) }
+
+// decodeBodyValue decodes a payload held in a string (an SQS body). A
+// *string receives s itself; anything else decodes from data, s's text in
+// bytes of its own that nothing else uses, or when data is nil from a copy
+// of s (a []byte target keeps them).
+func decodeBodyValue[T any](c Codec, s string, data []byte, v *T) error {
 	if p, ok := any(v).(*string); ok {
 		*p = s
 		return nil
 	}
-	return decodeValue(c, []byte(s), v)
+	if data == nil {
+		data = []byte(s)
+	}
+	return decodeValue(c, data, v)
 }
 
 // decodeValue decodes data into v, which must be zero. A *[]byte receives

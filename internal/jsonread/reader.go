@@ -82,6 +82,7 @@ type Reader struct {
 	// event are alike, so the key to try first is the one that followed
 	// the same key in the record before.
 	orders []order
+	kept   keptText
 }
 
 // An order is the members' order of one shape: next[i] is the field
