@@ -91,8 +91,9 @@ func unquote(dst, b []byte, start, j int) (text []byte, end int, changed bool, e
 	from := len(dst)
 	dst = append(dst, b[start:j]...)
 	out, n := dst[:cap(dst)], len(dst)
+	var seen uint64 // the bytes copied from the input, or'd: is any 0x80 or above?
 	for {
-		j, n = unescapeRun(out, b, j, n)
+		j, n, seen = unescapeRun(out, b, j, n, seen)
 		if n+8 > len(out) {
 			out = slices.Grow(out[:n], 8+n-from)
 			out = out[:cap(out)]
@@ -103,14 +104,16 @@ func unquote(dst, b []byte, start, j int) (text []byte, end int, changed bool, e
 		}
 		c := b[j]
 		if !special[c] { // the last bytes of the input, a byte at a time
-			out[n] = c
+			out[n], seen = c, seen|uint64(c)
 			n, j = n+1, j+1
 			continue
 		}
 		if c == '"' {
 			text = out[:n]
 			changed = n-from != j-start // each escape is longer than its text
-			if !utf8.Valid(text[from:]) {
+			// Only bytes of the input can be invalid UTF-8 (an escape
+			// writes a valid rune), and plain ASCII is valid.
+			if seen&high != 0 && !utf8.Valid(text[from:]) {
 				text = appendFixed(text[:from], b[start:j])
 				changed = true
 			}
@@ -170,11 +173,13 @@ func unquote(dst, b []byte, start, j int) (text []byte, end int, changed bool, e
 // b or eight in out; it returns where it stopped in both. Each word is
 // stored whole and n moved past its plain bytes only, so a JSON body in an
 // SQS message, with an escape every few bytes, costs a word per run rather
-// than a step per byte.
-func unescapeRun(out, b []byte, j, n int) (int, int) {
+// than a step per byte. seen is or'd with every word copied (over the
+// text's end too, so a byte of 0x80 or above in it may not be the text's).
+func unescapeRun(out, b []byte, j, n int, seen uint64) (int, int, uint64) {
 	for j+9 <= len(b) && n+8 <= len(out) {
 		x := binary.LittleEndian.Uint64(b[j : j+8])
 		binary.LittleEndian.PutUint64(out[n:n+8], x)
+		seen |= x
 		m := escMask(x)
 		if m == 0 {
 			j, n = j+8, n+8
@@ -192,7 +197,7 @@ func unescapeRun(out, b []byte, j, n int) (int, int) {
 		out[n] = e
 		j, n = j+2, n+1
 	}
-	return j, n
+	return j, n, seen
 }
 
 // appendFixed appends the text of raw, a checked string's contents, with
