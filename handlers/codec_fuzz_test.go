@@ -65,6 +65,7 @@ type codecProbe struct {
 // two fields case-insensitively (the first declared wins), a string tag
 // on a string, a channel (null is all it takes).
 type codecClash struct {
+	//lint:ignore SA5008 the tag encoding/json reads as the name "-" is the point
 	Dash   int    `json:"-,"`
 	Quoted int    `json:"'q'"`
 	Name   string `json:"Name"`
