@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"encoding/json"
+	"sync/atomic"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -33,21 +35,72 @@ func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 // unsafe, and some from machine code generated at run time: choosing one is
 // a trade a user can make with WithCodec, not one Sluice makes for every
 // payload. StdJSON is encoding/json itself.
-func JSON() Codec { return jsonCodec{} }
+//
+// The handlers decode a payload, always into a zero value, in one pass:
+// with go-json-experiment's v1 options but ReportErrorsWithLegacySemantics,
+// which differs from them only in how errors are reported and in reading
+// the whole payload once before decoding it, to check it is JSON (which
+// keeps a value untouched by a payload that is not JSON: a handler never
+// keeps such a value, the record fails). When that pass fails, the value
+// is zeroed and decoded again with all of the v1 options, so a record that
+// does not decode fails with encoding/json's own error, and the rare type
+// or payload that only the v1 rules take (fields whose names clash, a key
+// matching two fields case-insensitively, a string tag where it means
+// nothing) decodes as encoding/json decodes it; from then on that codec
+// decodes every payload with the full v1 options, in the two passes of
+// encoding/json. A type's UnmarshalJSON can run twice for a record that
+// fails to decode. FuzzJSONCodecAgrees and FuzzCodecProbesAgree keep the
+// result, and the error, equal to encoding/json's. Unmarshal itself,
+// whose value need not be zero, is jsonv1.Unmarshal.
+func JSON() Codec { return new(jsonCodec) }
 
-type jsonCodec struct{}
+type jsonCodec struct {
+	// full: a payload failed the one pass and decoded with the v1 options
+	// (the type needs them): every later one goes straight there.
+	full atomic.Bool
+}
 
-func (jsonCodec) Unmarshal(data []byte, v any) error { return jsonv1.Unmarshal(data, v) }
+func (*jsonCodec) Unmarshal(data []byte, v any) error { return jsonv1.Unmarshal(data, v) }
 
-// decodeStringValue decodes a payload held in a string (an SQS body). A
-// *string receives s itself; anything else decodes from a copy of its
-// bytes (a []byte target keeps that copy).
-func decodeStringValue[T any](c Codec, s string, v *T) error {
+// onePass is the v1 options but for the error reporting (and the check
+// that goes with it).
+var onePass = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+
+// unmarshalZero decodes data into *v, which must be zero: in one pass,
+// else with the v1 options (JSON).
+func unmarshalZero[T any](c *jsonCodec, data []byte, v *T) error {
+	if !c.full.Load() {
+		if jsonv2.Unmarshal(data, v, onePass) == nil {
+			return nil
+		}
+		var zero T
+		*v = zero
+		if err := jsonv1.Unmarshal(data, v); err != nil {
+			return err
+		}
+		c.full.Store(true)
+		return nil
+	}
+	return jsonv1.Unmarshal(data, v)
+}
+
+// decodeStringValue decodes a payload held in a string (an SNS message):
+// decodeBodyValue with no bytes of its own.
+func decodeStringValue[T any](c Codec, s string, v *T) error { return decodeBodyValue(c, s, nil, v) }
+
+// decodeBodyValue decodes a payload held in a string (an SQS body). A
+// *string receives s itself; anything else decodes from data, s's text in
+// bytes of its own that nothing else uses, or when data is nil from a copy
+// of s (a []byte target keeps them).
+func decodeBodyValue[T any](c Codec, s string, data []byte, v *T) error {
 	if p, ok := any(v).(*string); ok {
 		*p = s
 		return nil
 	}
-	return decodeValue(c, []byte(s), v)
+	if data == nil {
+		data = []byte(s)
+	}
+	return decodeValue(c, data, v)
 }
 
 // decodeValue decodes data into v, which must be zero. A *[]byte receives
@@ -69,6 +122,9 @@ func decodeValue[T any](c Codec, data []byte, v *T) error {
 		return nil
 	case payloadEnvelope:
 		return p.decodeEnvelope(c, data)
+	}
+	if jc, ok := c.(*jsonCodec); ok {
+		return unmarshalZero(jc, data, v)
 	}
 	return c.Unmarshal(data, v)
 }

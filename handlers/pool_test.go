@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	sevents "github.com/sluicehq/sluice/events"
+	"github.com/sluicehq/sluice/idempotency"
 )
 
 type poolBody struct {
@@ -87,7 +88,7 @@ func TestKeptRecordsSurviveLaterInvocations(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The decoder's own result, from a copy: a slice never put back.
-			recs, _, err := decodeSQSEvent(append([]byte(nil), raw...))
+			recs, _, _, err := decodeSQSEvent(append([]byte(nil), raw...))
 			if err != nil || len(recs) != n {
 				t.Fatalf("decode: %d records, %v", len(recs), err)
 			}
@@ -121,4 +122,51 @@ func TestKeptRecordsSurviveLaterInvocations(t *testing.T) {
 				WithLogger(slog.New(slog.DiscardHandler)), withLookupEnv(noEnv))
 		}, func(r KinesisRecord[poolBody]) (events.KinesisEventRecord, poolBody) { return r.Raw, r.Value })
 	})
+}
+
+// bodySpy records the bytes each decoding hands its UnmarshalJSON, and
+// changes them, as a careless one may.
+type bodySpy struct{}
+
+var bodySpySeen []string
+
+func (*bodySpy) UnmarshalJSON(b []byte) error {
+	bodySpySeen = append(bodySpySeen, string(b))
+	b[1] = 'X'
+	return nil
+}
+
+// An SQS body is decoded from bytes the decoder kept for it, without a
+// copy, the first time; a second decoding of the same message (here the
+// idempotency keys read ahead, then the record itself) gets a copy, so an
+// UnmarshalJSON (or a []byte value) that changes its bytes changes no
+// other decoding's, and no message's Body.
+func TestSQSBodyBytesAreEachDecodingsOwn(t *testing.T) {
+	var rep BatchReport
+	var bodies []string
+	h, err := NewSQS(func(_ context.Context, r SQSRecord[bodySpy]) error {
+		bodies = append(bodies, r.Body())
+		return nil
+	}, idemOpts(idempotency.NewMemoryStore(), &rep, WithConcurrency(1),
+		WithIdempotencyKey(func(r SQSRecord[bodySpy]) string { return r.MessageID() }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodySpySeen = nil
+	in := []string{`{"a":"\u00e9"}`, `["plain"]`, `{"b":"\"q\""}`}
+	out, err := h.Invoke(context.Background(), sqsBodies(t, in...))
+	if err != nil || len(failures(t, out)) != 0 {
+		t.Fatalf("%s %v", out, err)
+	}
+	if !reflect.DeepEqual(bodies, in) {
+		t.Fatalf("the function saw bodies %q, want %q", bodies, in)
+	}
+	if len(bodySpySeen) != 2*len(in) {
+		t.Fatalf("%d decodings (%q), want two per message (the keys read ahead, then the record)", len(bodySpySeen), bodySpySeen)
+	}
+	for i, s := range bodySpySeen {
+		if s != in[i%len(in)] {
+			t.Fatalf("decoding %d got %q, want %q", i, s, in[i%len(in)])
+		}
+	}
 }

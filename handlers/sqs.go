@@ -46,15 +46,20 @@ func (r SQSRecord[T]) ReceiveCount() int {
 	return n
 }
 
-// decodeSQSEvent decodes an SQS event (eventscan.DecodeSQS). The result
-// shares no memory with payload, which the Lambda runtime reuses.
-func decodeSQSEvent(payload []byte) ([]events.SQSMessage, []error, error) {
-	return eventscan.DecodeSQS(payload, sqsMessages.Get())
+// decodeSQSEvent decodes an SQS event (eventscan.DecodeSQSBodies): the
+// messages, and each one's body as bytes of its own for the codec. The
+// result shares no memory with payload, which the Lambda runtime reuses.
+func decodeSQSEvent(payload []byte) ([]events.SQSMessage, [][]byte, []error, error) {
+	return eventscan.DecodeSQSBodies(payload, sqsMessages.Get(), sqsBodyBytes.Get())
 }
 
-// sqsMessages keeps the slice of one SQS invocation's messages for the
-// next (SQSHandler.Invoke puts it back).
-var sqsMessages slicepool.Pool[events.SQSMessage]
+// sqsMessages and sqsBodyBytes keep the slices of one SQS invocation's
+// messages and bodies for the next (SQSHandler.Invoke puts them back; the
+// bodies' bytes themselves are never reused).
+var (
+	sqsMessages  slicepool.Pool[events.SQSMessage]
+	sqsBodyBytes slicepool.Pool[[]byte]
+)
 
 // GroupID is the FIFO message group id ("" on a standard queue).
 func (r SQSRecord[T]) GroupID() string { return r.Raw.Attributes["MessageGroupId"] }
@@ -114,7 +119,7 @@ func MustSQSFIFO[T any](fn func(context.Context, SQSRecord[T]) error, opts ...Op
 
 // Invoke handles one SQS event and returns the partial batch response.
 func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	recs, decErrs, err := decodeSQSEvent(payload)
+	recs, bodies, decErrs, err := decodeSQSEvent(payload)
 	if err != nil || recs == nil {
 		if err := h.x.check(payload, err); err != nil {
 			return nil, err
@@ -151,7 +156,7 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	// Each worker decodes into a value of its own, and the record is put
 	// together on the way to the function: the message is not copied into
 	// the heap once more.
-	b := &sqsBatch[T]{recs: recs, errs: decErrs, items: items, codec: h.cfg.codec,
+	b := &sqsBatch[T]{recs: recs, bodies: bodies, errs: decErrs, items: items, codec: h.cfg.codec,
 		scratch: make([]T, max(workers, 1)), skip: skippable[T]()}
 	report, err := runBatch(ctx, &h.handler, b, payload, items, batchRun{source: source, policy: policy, workers: workers, resource: eventscan.SQSQueue(recs)})
 	if err != nil {
@@ -160,13 +165,21 @@ func (h *SQSHandler[T]) Invoke(ctx context.Context, payload []byte) ([]byte, err
 	out := batchresponse.AppendStringFailures(make([]byte, 0, 32+len(report)*64), report, func(i int) string { return items[i].ID })
 	// Invoke is done with both: nothing it started still runs.
 	sqsMessages.Put(recs)
+	sqsBodyBytes.Put(bodies)
 	engineItems.Put(items)
 	return out, nil
 }
 
 // sqsBatch is an SQS invocation's batch (batchOf).
 type sqsBatch[T any] struct {
-	recs    []events.SQSMessage
+	recs []events.SQSMessage
+	// bodies[i] is message i's body as bytes no string shares, for its
+	// first decoding (nil once used, or when it has none): the value is
+	// decoded from them without a copy; a later decoding of the same
+	// message (a retry, the idempotency keys read ahead) copies the body,
+	// so each gets bytes of its own, which a []byte value or a type's
+	// UnmarshalJSON may keep or change.
+	bodies  [][]byte
 	errs    []error // the messages that did not decode, or nil
 	items   []engine.Item
 	codec   Codec
@@ -179,7 +192,9 @@ func (b *sqsBatch[T]) decode(i int, v *T) error {
 	if b.errs != nil && b.errs[i] != nil {
 		return &batch.DecodeError{ID: b.items[i].ID, Err: b.errs[i]}
 	}
-	if err := decodeStringValue(b.codec, b.recs[i].Body, v); err != nil {
+	data := b.bodies[i]
+	b.bodies[i] = nil
+	if err := decodeBodyValue(b.codec, b.recs[i].Body, data, v); err != nil {
 		return &batch.DecodeError{ID: b.items[i].ID, Err: err}
 	}
 	return nil

@@ -15,9 +15,10 @@
 //
 // Decoded records share no memory with the payload (the Lambda runtime
 // reuses it): their strings are cut from one copy of the event, their
-// base64 payloads decoded into chunks of their own (Bytes). The records'
-// payloads themselves are not read here: the handlers decode them with
-// encoding/json (handlers.JSON).
+// base64 payloads decoded into chunks of their own (Bytes), SQS bodies
+// unescaped into one buffer per event that the handlers decode them from
+// (DecodeSQSBodies). The records' payloads themselves are not read here:
+// the handlers decode them with encoding/json's rules (handlers.JSON).
 //
 // Beside the readers is what else the handlers read from the wire: the
 // DynamoDB images (checked as aws-lambda-go takes attribute values,

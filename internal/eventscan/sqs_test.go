@@ -1,6 +1,7 @@
 package eventscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -54,7 +55,10 @@ func FuzzSQSDecode(f *testing.F) {
 	f.Add([]byte(`{"Records":[{"messageId":"m","newField":{"a":[1]},"attributes":{"SentTimestamp":"1","NewAttribute":"x"}}],"x":1}`))
 	f.Add([]byte(`{"Records":[{"messageId":"m","body":1},{"messageId":"n"}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fast, errs, err := DecodeSQS(in, nil)
+		fast, bodies, errs, err := DecodeSQSBodies(in, nil, nil)
+		if err == nil && fast != nil {
+			checkBodies(t, in, fast, bodies)
+		}
 		var ref struct {
 			Records []events.SQSMessage `json:"Records"`
 		}
@@ -126,5 +130,63 @@ func TestSQSLongStrings(t *testing.T) {
 		if err := json.Unmarshal([]byte(fast[i].Body), &v); err != nil {
 			t.Fatalf("record %d: the body is not the JSON it was: %v", i, err)
 		}
+	}
+}
+
+// checkBodies: each message's body bytes hold its Body's text, end where
+// it ends (a body's slice cannot grow into the next), and are nil only
+// for a message without a body.
+func checkBodies(t *testing.T, in []byte, recs []events.SQSMessage, bodies [][]byte) {
+	t.Helper()
+	if len(bodies) != len(recs) {
+		t.Fatalf("%q: %d bodies for %d messages", in, len(bodies), len(recs))
+	}
+	for i, b := range bodies {
+		if string(b) != recs[i].Body || cap(b) != len(b) || b == nil && recs[i].Body != "" {
+			t.Fatalf("%q: message %d: body bytes %q (cap %d, nil %t), Body %q", in, i, b, cap(b), b == nil, recs[i].Body)
+		}
+	}
+}
+
+// TestSQSBodies: the bodies come as bytes too, escaped or not, empty, null
+// (left as it was), absent, repeated (the last wins) and across a repeated
+// Records array (the message keeps what it had); into's and bodies' room
+// is reused.
+func TestSQSBodies(t *testing.T) {
+	in := []byte(`{"Records":[{"messageId":"a","body":"{\"k\":\"v\u00e9\"}"},{"messageId":"b","body":"plain"},` +
+		`{"messageId":"c","body":""},{"messageId":"d","body":null},{"messageId":"e"},{"messageId":"f","body":"x","body":"y"},` +
+		`{"messageId":"g","body":"kept","body":null}],"Records":[{"messageId":"a2"}]}`)
+	room := make([][]byte, 0, 16)
+	recs, bodies, errs, err := DecodeSQSBodies(in, make([]events.SQSMessage, 0, 16), room)
+	if err != nil || errs != nil {
+		t.Fatal(err, errs)
+	}
+	want := []string{`{"k":"vé"}`, "plain", "", "", "", "y", "kept"}
+	if len(recs) != 1 {
+		t.Fatalf("%d messages, want 1 (the second Records array has one)", len(recs))
+	}
+	if recs[0].MessageId != "a2" || recs[0].Body != want[0] {
+		t.Fatalf("message 0 after the second array: %+v", recs[0])
+	}
+	checkBodies(t, in, recs, bodies)
+	if &bodies[:1][0] != &room[:1][0] {
+		t.Fatal("the bodies' room was not reused")
+	}
+	recs, bodies, _, err = DecodeSQSBodies([]byte(string(in[:bytes.LastIndex(in, []byte(`,"Records"`))])+"}"), nil, nil)
+	if err != nil || len(recs) != len(want) {
+		t.Fatalf("%d messages, %v", len(recs), err)
+	}
+	checkBodies(t, in, recs, bodies)
+	for i, w := range want {
+		if recs[i].Body != w {
+			t.Fatalf("message %d: body %q, want %q", i, recs[i].Body, w)
+		}
+	}
+	if bodies[3] != nil || bodies[4] != nil || bodies[2] == nil {
+		t.Fatalf("null and absent bodies %q %q, empty %q (nil %t)", bodies[3], bodies[4], bodies[2], bodies[2] == nil)
+	}
+	bodies[1][0] = 'X' // the bytes are the decoder's, not the string's
+	if recs[1].Body != "plain" {
+		t.Fatalf("a body changed with its bytes: %q", recs[1].Body)
 	}
 }

@@ -77,6 +77,35 @@ type Reader struct {
 	kbuf  []byte
 	sbuf  []byte // a string's text, unescaped
 	saved error  // the first *TypeError since the last Saved
+	// orders holds, per table (or set of names) read, the order its
+	// members came in, as last met in this input: the records of one
+	// event are alike, so the key to try first is the one that followed
+	// the same key in the record before.
+	orders []order
+	kept   keptText
+}
+
+// An order is the members' order of one shape: next[i] is the field
+// that followed field i-1 (next[0] the first field), as last met.
+type order struct {
+	of   any // the *Table or *Names
+	next []int
+}
+
+// orderOf returns the order of the shape of, with n fields, made when
+// first asked for: in the table's own order.
+func (r *Reader) orderOf(of any, n int) []int {
+	for i := range r.orders {
+		if r.orders[i].of == of {
+			return r.orders[i].next
+		}
+	}
+	next := make([]int, n+1)
+	for i := range next {
+		next[i] = i
+	}
+	r.orders = append(r.orders, order{of, next})
+	return next
 }
 
 // New returns a Reader of b; strings it returns are copies.
@@ -194,50 +223,91 @@ func (r *Reader) lit(w string) error {
 // must consume. A value that is not an object is a *TypeError (want names
 // what was expected); null is the caller's to check first.
 func (r *Reader) Object(want string, fn func(key []byte) error) error {
+	more, err := r.openObject(want)
+	for more && err == nil {
+		var key []byte
+		if key, err = r.memberKey(); err != nil {
+			return err
+		}
+		if err = fn(key); err == nil {
+			more, err = r.nextMember()
+		}
+	}
+	return err
+}
+
+// openObject consumes the opening brace of an object and reports whether a
+// member follows (false for {}). A value that is not an object is a
+// *TypeError (want names what was expected), recorded and skipped.
+func (r *Reader) openObject(want string) (more bool, err error) {
 	c := r.Peek()
 	if c != '{' {
-		return r.mismatch(c, want)
+		return false, r.mismatch(c, want)
 	}
 	if r.depth++; r.depth > maxDepth {
-		return r.syntax("exceeded max depth")
+		return false, r.syntax("exceeded max depth")
 	}
 	r.i++
 	r.ws()
 	if r.i < len(r.b) && r.b[r.i] == '}' {
 		r.i++
 		r.depth--
-		return nil
+		return false, nil
 	}
-	for {
-		r.ws()
-		key, err := r.keyBytes()
-		if err != nil {
-			return err
-		}
-		r.ws()
-		if r.i >= len(r.b) || r.b[r.i] != ':' {
-			return r.syntax("no colon after an object key")
-		}
+	return true, nil
+}
+
+// memberKey reads a member's key (unescaped; valid until the next key is
+// read) and the colon after it.
+func (r *Reader) memberKey() ([]byte, error) {
+	r.ws()
+	key, err := r.keyBytes()
+	if err != nil {
+		return nil, err
+	}
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != ':' {
+		return nil, r.syntax("no colon after an object key")
+	}
+	r.i++
+	r.key = key
+	return key, nil
+}
+
+// knownKey consumes the next member's key and its colon when the key is
+// spelled as name, byte for byte, with the colon right after it: the
+// common case of an event whose members come in the same order in every
+// record, which costs one comparison instead of reading the key. name must
+// be plain ASCII without a quote or backslash. On false nothing is
+// consumed.
+func (r *Reader) knownKey(name string) bool {
+	b, i := r.b, r.i
+	end := i + 1 + len(name) // the closing quote
+	if end+1 >= len(b) || b[i] != '"' || b[end] != '"' || b[end+1] != ':' || string(b[i+1:end]) != name {
+		return false
+	}
+	r.key = b[i+1 : end]
+	r.i = end + 2
+	return true
+}
+
+// nextMember consumes the comma after a member (more true) or the
+// object's closing brace (more false).
+func (r *Reader) nextMember() (more bool, err error) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false, r.syntax("the object does not end")
+	}
+	switch r.b[r.i] {
+	case ',':
 		r.i++
-		r.key = key
-		if err := fn(key); err != nil {
-			return err
-		}
-		r.ws()
-		if r.i >= len(r.b) {
-			return r.syntax("the object does not end")
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
-			r.depth--
-			return nil
-		default:
-			return r.syntax("no comma or brace after an object member")
-		}
+		return true, nil
+	case '}':
+		r.i++
+		r.depth--
+		return false, nil
 	}
+	return false, r.syntax("no comma or brace after an object member")
 }
 
 // Array reads an array, calling fn with r at each element, which fn must

@@ -34,13 +34,13 @@ var innerTable = NewTable("an inner object",
 var sampleTable = NewTable("a sample",
 	Str("name", func(v *sample) *string { return &v.Name }),
 	Int64("count", func(v *sample) *int64 { return &v.Count }),
-	Field[sample]{"ratio", func(r *Reader, v *sample) error { return r.Float64Into(&v.Ratio) }},
-	Field[sample]{"on", func(r *Reader, v *sample) error { return r.BoolInto(&v.On) }},
-	Field[sample]{"data", func(r *Reader, v *sample) error { return r.Base64Into(&v.Data, nil) }},
+	Field[sample]{Name: "ratio", Read: func(r *Reader, v *sample) error { return r.Float64Into(&v.Ratio) }},
+	Field[sample]{Name: "on", Read: func(r *Reader, v *sample) error { return r.BoolInto(&v.On) }},
+	Field[sample]{Name: "data", Read: func(r *Reader, v *sample) error { return r.Base64Into(&v.Data, nil) }},
 	Obj("inner", innerTable, func(v *sample) *inner { return &v.Inner }),
 	Ptr("ptr", innerTable, func(v *sample) **inner { return &v.Ptr }),
-	Field[sample]{"attrs", func(r *Reader, v *sample) error { return StringMap(r, &v.Attrs, 0, nil) }},
-	Field[sample]{"list", func(r *Reader, v *sample) error { return StringSlice(r, &v.List) }},
+	Field[sample]{Name: "attrs", Read: func(r *Reader, v *sample) error { return StringMap(r, &v.Attrs, 0, nil) }},
+	Field[sample]{Name: "list", Read: func(r *Reader, v *sample) error { return StringSlice(r, &v.List) }},
 )
 
 // readSample decodes in as the table reads a top-level object.

@@ -1,8 +1,9 @@
 package jsonread
 
 import (
-	"bytes"
 	"encoding/binary"
+	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -16,42 +17,60 @@ var special = func() (t [256]bool) {
 	return t
 }()
 
-// plainSpan reports whether s holds only printable ASCII other than '"'
-// and '\\', eight bytes at a time: a word has a byte below 0x20, one of
-// 0x80 or above, or a backslash when these (exact) tests find one.
-func plainSpan(s []byte) bool {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	for len(s) >= 8 {
-		x := binary.LittleEndian.Uint64(s)
-		y := x ^ ('\\' * ones)
-		if ((x-0x20*ones)&^x|x|(y-ones)&^y)&high != 0 {
-			return false
+const ones, high = 0x0101010101010101, 0x8080808080808080
+
+// escMask marks, in the high bit of each of the eight bytes of x (read
+// little-endian), a quote, a backslash or a control character; a byte of
+// 0x80 or above is not marked. Only the lowest mark is sure to be right (a
+// borrow can mark a byte above it), and it is the one that is used.
+func escMask(x uint64) uint64 {
+	q, e := x^('"'*ones), x^('\\'*ones)
+	return ((q - ones) | (e - ones) | (x - 0x20*ones)) &^ x & high
+}
+
+// plainMask is escMask that marks the bytes of 0x80 and above too: the
+// bytes that end a plain ASCII run of a string's text.
+func plainMask(x uint64) uint64 {
+	q, e := x^('"'*ones), x^('\\'*ones)
+	return ((q - ones) | (e - ones) | (x - 0x20*ones) | x) & high
+}
+
+// plainEnd returns the index of the first byte at or after i that ends a
+// plain ASCII run of string text (a quote, a backslash, a control
+// character or a byte of 0x80 or above), len(b) if none does: eight bytes
+// at a time while eight remain.
+func plainEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := plainMask(binary.LittleEndian.Uint64(b[i : i+8])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
-		s = s[8:]
 	}
-	for _, c := range s {
-		if c < 0x20 || c >= 0x80 || c == '\\' {
-			return false
+	for ; i < len(b); i++ {
+		if c := b[i]; special[c] || c >= 0x80 {
+			return i
 		}
 	}
-	return true
+	return i
 }
 
 // readText consumes the string at r.i and returns its text: the input's
 // own bytes when it needs no unescaping (same true: they are the text as
 // it lies between the quotes), else the text unescaped into *buf. Most
-// strings are plain ASCII, found by their closing quote and checked a word
-// at a time; the others are unescaped and checked in one pass.
+// strings are plain ASCII, found by their closing quote a word at a time;
+// the others are unescaped and checked in one pass from the first byte
+// that is not plain.
 func (r *Reader) readText(buf *[]byte) (text []byte, same bool, err error) {
-	if r.i >= len(r.b) || r.b[r.i] != '"' {
+	b := r.b
+	if r.i >= len(b) || b[r.i] != '"' {
 		return nil, false, r.syntax("not a string")
 	}
-	b, start := r.b, r.i+1
-	if k := bytes.IndexByte(b[start:], '"'); k >= 0 && plainSpan(b[start:start+k]) {
-		r.i = start + k + 1
-		return b[start : start+k], true, nil
+	start := r.i + 1
+	k := plainEnd(b, start)
+	if k < len(b) && b[k] == '"' {
+		r.i = k + 1
+		return b[start:k], true, nil
 	}
-	out, end, changed, err := unquote((*buf)[:0], b, start)
+	out, end, changed, err := unquote((*buf)[:0], b, start, k)
 	if err != nil {
 		return nil, false, err
 	}
@@ -63,61 +82,64 @@ func (r *Reader) readText(buf *[]byte) (text []byte, same bool, err error) {
 	return out, false, nil
 }
 
-// unquote appends the text of the string whose contents start at b[j] to
-// dst, by encoding/json's rules: escapes undone, a surrogate pair joined, a
-// lone surrogate and each invalid UTF-8 byte turned into U+FFFD. end is
-// the index after the closing quote; changed says the text differs from
-// the bytes in the input.
-func unquote(dst, b []byte, j int) (out []byte, end int, changed bool, err error) {
-	start, from := j, len(dst)
-	// The text is copied as it is scanned, a byte at a time, into the
-	// buffer's spare room (grown as needed): a JSON body in an SQS message
-	// has an escape every few bytes, and a call per run between them costs
-	// more than the bytes.
-	out = dst[:cap(dst)]
-	n := from
+// unquote appends the text of the string whose contents start at b[start]
+// to dst, by encoding/json's rules: escapes undone, a surrogate pair
+// joined, a lone surrogate and each invalid UTF-8 byte turned into U+FFFD.
+// b[start:j] is known to be plain ASCII. end is the index after the closing
+// quote; changed says the text differs from the bytes in the input.
+func unquote(dst, b []byte, start, j int) (text []byte, end int, changed bool, err error) {
+	from := len(dst)
+	dst = append(dst, b[start:j]...)
+	out, n := dst[:cap(dst)], len(dst)
+	var seen uint64 // the bytes copied from the input, or'd: is any 0x80 or above?
 	for {
-		for j < len(b) && !special[b[j]] {
-			if n == len(out) {
-				out = append(out, 0)
-				out = out[:cap(out)]
-			}
-			out[n] = b[j]
-			n++
-			j++
+		j, n, seen = unescapeRun(out, b, j, n, seen)
+		if n+8 > len(out) {
+			out = slices.Grow(out[:n], 8+n-from)
+			out = out[:cap(out)]
+			continue
 		}
 		if j >= len(b) {
 			return nil, 0, false, &SyntaxError{Offset: len(b), Msg: "the string does not end"}
 		}
-		k := j
-		dst = out[:n]
-		if c := b[k]; c == '"' {
-			if !utf8.Valid(dst[from:]) {
-				dst = appendFixed(dst[:from], b[start:k])
+		c := b[j]
+		if !special[c] { // the last bytes of the input, a byte at a time
+			out[n], seen = c, seen|uint64(c)
+			n, j = n+1, j+1
+			continue
+		}
+		if c == '"' {
+			text = out[:n]
+			changed = n-from != j-start // each escape is longer than its text
+			// Only bytes of the input can be invalid UTF-8 (an escape
+			// writes a valid rune), and plain ASCII is valid.
+			if seen&high != 0 && !utf8.Valid(text[from:]) {
+				text = appendFixed(text[:from], b[start:j])
 				changed = true
 			}
-			return dst, k + 1, changed, nil
-		} else if c != '\\' {
-			return nil, 0, false, &SyntaxError{Offset: k, Msg: "a control character in a string"}
+			return text, j + 1, changed, nil
 		}
-		changed = true
-		if k+1 >= len(b) {
-			return nil, 0, false, &SyntaxError{Offset: k, Msg: "the string does not end"}
+		if c != '\\' {
+			return nil, 0, false, &SyntaxError{Offset: j, Msg: "a control character in a string"}
 		}
+		if j+1 >= len(b) {
+			return nil, 0, false, &SyntaxError{Offset: j, Msg: "the string does not end"}
+		}
+		k := j
 		j = k + 2
 		switch e := b[k+1]; e {
 		case '"', '\\', '/':
-			dst = append(dst, e)
+			out[n] = e
 		case 'b':
-			dst = append(dst, '\b')
+			out[n] = '\b'
 		case 'f':
-			dst = append(dst, '\f')
+			out[n] = '\f'
 		case 'n':
-			dst = append(dst, '\n')
+			out[n] = '\n'
 		case 'r':
-			dst = append(dst, '\r')
+			out[n] = '\r'
 		case 't':
-			dst = append(dst, '\t')
+			out[n] = '\t'
 		case 'u':
 			r, ok := hex4(b[k+2:])
 			if !ok {
@@ -136,12 +158,46 @@ func unquote(dst, b []byte, j int) (out []byte, end int, changed bool, err error
 					r = utf8.RuneError
 				}
 			}
-			dst = utf8.AppendRune(dst, r)
+			n += utf8.EncodeRune(out[n:], r) - 1
 		default:
 			return nil, 0, false, &SyntaxError{Offset: k, Msg: "an invalid escape"}
 		}
-		out, n = dst[:cap(dst)], len(dst)
+		n++
 	}
+}
+
+// unescapeRun copies the text of a string from b[j:] to out[n:], eight
+// bytes at a time, undoing the escapes of a JSON text inside a string (\",
+// \\ and \/) on the way, and stops at anything else (a quote, another
+// escape, a control character) or when fewer than nine bytes are left in
+// b or eight in out; it returns where it stopped in both. Each word is
+// stored whole and n moved past its plain bytes only, so a JSON body in an
+// SQS message, with an escape every few bytes, costs a word per run rather
+// than a step per byte. seen is or'd with every word copied (over the
+// text's end too, so a byte of 0x80 or above in it may not be the text's).
+func unescapeRun(out, b []byte, j, n int, seen uint64) (int, int, uint64) {
+	for j+9 <= len(b) && n+8 <= len(out) {
+		x := binary.LittleEndian.Uint64(b[j : j+8])
+		binary.LittleEndian.PutUint64(out[n:n+8], x)
+		seen |= x
+		m := escMask(x)
+		if m == 0 {
+			j, n = j+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3
+		j, n = j+k, n+k
+		if b[j] != '\\' {
+			break
+		}
+		e := b[j+1]
+		if e != '"' && e != '\\' && e != '/' {
+			break
+		}
+		out[n] = e
+		j, n = j+2, n+1
+	}
+	return j, n, seen
 }
 
 // appendFixed appends the text of raw, a checked string's contents, with
@@ -160,7 +216,7 @@ func appendFixed(dst, raw []byte) []byte {
 				}
 			}
 			esc := append(append(make([]byte, 0, n+1), raw[i:i+n]...), '"')
-			dst, _, _, _ = unquote(dst, esc, 0)
+			dst, _, _, _ = unquote(dst, esc, 0, 0)
 			i += n
 			continue
 		}

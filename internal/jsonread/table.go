@@ -7,6 +7,7 @@ import "bytes"
 type Field[T any] struct {
 	Name string
 	Read func(r *Reader, v *T) error
+	str  func(*T) *string // a string field's place (Str): read without a call through Read
 }
 
 // A Table is the fields of one object shape: the one place a shape's keys
@@ -14,14 +15,18 @@ type Field[T any] struct {
 type Table[T any] struct {
 	want   string // "an object" spelled for errors
 	fields []Field[T]
-	names  [][]byte // the fields' names, for bytes.EqualFold
+	keys   []string // the fields' names
+	names  [][]byte // the same, for bytes.EqualFold
+	plain  []bool   // the name can be matched by Reader.knownKey
 }
 
 // NewTable returns the table of fields; what names the object for errors.
 func NewTable[T any](what string, fields ...Field[T]) *Table[T] {
 	t := &Table[T]{want: what, fields: fields}
 	for _, f := range fields {
+		t.keys = append(t.keys, f.Name)
 		t.names = append(t.names, []byte(f.Name))
+		t.plain = append(t.plain, plainName(f.Name))
 	}
 	return t
 }
@@ -35,20 +40,70 @@ func (t *Table[T]) Names() []string {
 	return out
 }
 
-// lookup finds the field of key: exactly, trying hint first (members mostly
-// come in the same order in every record), else case-insensitively, as
-// encoding/json matches keys.
-func (t *Table[T]) lookup(key []byte, hint int) int {
-	fs := t.fields
-	if hint < len(fs) && string(key) == fs[hint].Name {
-		return hint
+// plainName reports whether a key can be matched by its bytes in the
+// input: printable ASCII without a quote or a backslash.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
 	}
-	for i := range fs {
-		if string(key) == fs[i].Name {
+	return true
+}
+
+// known returns the index of the name the next key spells exactly,
+// trying from hint on and then from the start, -1 if none does. plain
+// says which names can be matched by their bytes.
+func known(r *Reader, names []string, plain []bool, hint int) int {
+	n := len(names)
+	for k := 0; k < n; k++ {
+		i := hint + k
+		if i >= n {
+			i -= n
+		}
+		if plain[i] && r.knownKey(names[i]) {
 			return i
 		}
 	}
-	for i, n := range t.names {
+	return -1
+}
+
+// match finds the field of the next member and consumes its key and
+// colon: by the key's bytes, the name that followed the previous one in
+// the last record first (next[prev]), then the others; else the key is
+// read and looked up (an unknown key, an escaped one, one that matches
+// only case-insensitively). prev is updated to the field found, and the
+// order learnt. -1 means no field names the key.
+func match(r *Reader, names []string, plain []bool, folded [][]byte, next []int, prev *int) (int, error) {
+	r.ws()
+	h := next[*prev]
+	i := -1
+	if h < len(names) && plain[h] && r.knownKey(names[h]) {
+		i = h
+	} else if i = known(r, names, plain, h); i >= 0 {
+		next[*prev] = i
+	} else {
+		key, err := r.memberKey()
+		if err != nil {
+			return -1, err
+		}
+		i = lookup(key, names, folded)
+	}
+	if i >= 0 {
+		*prev = i + 1
+	}
+	return i, nil
+}
+
+// lookup finds the name of key: exactly, else case-insensitively, as
+// encoding/json matches keys.
+func lookup(key []byte, names []string, folded [][]byte) int {
+	for i, n := range names {
+		if string(key) == n {
+			return i
+		}
+	}
+	for i, n := range folded {
 		if bytes.EqualFold(key, n) { // encoding/json's folding is bytes.EqualFold
 			return i
 		}
@@ -59,32 +114,50 @@ func (t *Table[T]) lookup(key []byte, hint int) int {
 // Read reads an object into *v: each member a field names goes to its
 // Read, every other is skipped. The caller checks for null first. A value
 // that is not an object is a *TypeError, recorded and skipped.
+//
+// Members mostly come in the same order in every record: each key is
+// matched by its bytes, the one that followed the same key in the record
+// before first (match), and only a key that is none of the names is read.
 func (t *Table[T]) Read(r *Reader, v *T) error {
-	hint := 0
-	return r.Object(t.want, func(key []byte) error {
-		i := t.lookup(key, hint)
-		if i < 0 {
-			return r.Skip()
+	more, err := r.openObject(t.want)
+	if !more || err != nil {
+		return err
+	}
+	next, prev := r.orderOf(t, len(t.fields)), 0
+	for more && err == nil {
+		var i int
+		if i, err = match(r, t.keys, t.plain, t.names, next, &prev); err != nil {
+			return err
 		}
-		hint = i + 1
-		return t.fields[i].Read(r, v)
-	})
+		switch {
+		case i < 0:
+			err = r.Skip()
+		case t.fields[i].str != nil:
+			err = r.StringInto(t.fields[i].str(v))
+		default:
+			err = t.fields[i].Read(r, v)
+		}
+		if err == nil {
+			more, err = r.nextMember()
+		}
+	}
+	return err
 }
 
 // Str is a string field.
 func Str[T any](name string, at func(*T) *string) Field[T] {
-	return Field[T]{name, func(r *Reader, v *T) error { return r.StringInto(at(v)) }}
+	return Field[T]{Name: name, Read: func(r *Reader, v *T) error { return r.StringInto(at(v)) }, str: at}
 }
 
 // Int64 is an integer field.
 func Int64[T any](name string, at func(*T) *int64) Field[T] {
-	return Field[T]{name, func(r *Reader, v *T) error { return r.Int64Into(at(v)) }}
+	return Field[T]{Name: name, Read: func(r *Reader, v *T) error { return r.Int64Into(at(v)) }}
 }
 
 // Obj is an object field decoded by table t into the value at(v); null
 // leaves it as it was, as encoding/json leaves a struct.
 func Obj[T, U any](name string, t *Table[U], at func(*T) *U) Field[T] {
-	return Field[T]{name, func(r *Reader, v *T) error {
+	return Field[T]{Name: name, Read: func(r *Reader, v *T) error {
 		if null, err := r.Null(); null || err != nil {
 			return err
 		}
@@ -95,7 +168,7 @@ func Obj[T, U any](name string, t *Table[U], at func(*T) *U) Field[T] {
 // Ptr is a pointer-to-struct field decoded by table t: null makes it nil,
 // an object decodes into the struct it points to (a new one when nil).
 func Ptr[T, U any](name string, t *Table[U], at func(*T) **U) Field[T] {
-	return Field[T]{name, func(r *Reader, v *T) error {
+	return Field[T]{Name: name, Read: func(r *Reader, v *T) error {
 		p := at(v)
 		if null, err := r.Null(); null || err != nil {
 			*p = nil
@@ -111,36 +184,67 @@ func Ptr[T, U any](name string, t *Table[U], at func(*T) **U) Field[T] {
 	}}
 }
 
+// Names is a set of keys an object of strings often holds (StringMap):
+// a key spelled as one of them costs no allocation and is matched by its
+// bytes.
+type Names struct {
+	keys  []string
+	plain []bool
+}
+
+// NewNames returns the set of keys.
+func NewNames(keys ...string) *Names {
+	n := &Names{keys: keys}
+	for _, k := range keys {
+		n.plain = append(n.plain, plainName(k))
+	}
+	return n
+}
+
 // StringMap reads an object of strings into *m as encoding/json fills a
 // map[string]string: null makes it nil; an object adds to it (made when
-// nil), null values as "". names, when not nil, gives the constant
-// spelling of a key it knows, so common keys cost no allocation.
-func StringMap(r *Reader, m *map[string]string, size int, names func([]byte) string) error {
+// nil, with room for size), null values as "". A key of names (which may
+// be nil) is spelled by names' own string.
+func StringMap(r *Reader, m *map[string]string, size int, names *Names) error {
 	if null, err := r.Null(); null || err != nil {
 		*m = nil
 		return err
 	}
 	if r.Peek() != '{' {
-		return r.Object("an object of strings", nil) // records the mismatch
+		_, err := r.openObject("an object of strings") // records the mismatch
+		return err
 	}
 	if *m == nil {
 		*m = make(map[string]string, size)
 	}
-	return r.Object("an object of strings", func(key []byte) error {
-		k := ""
-		if names != nil {
-			k = names(key)
+	more, err := r.openObject("an object of strings")
+	if !more || err != nil {
+		return err
+	}
+	none := [1]int{}
+	keys, plain, next, prev := []string(nil), []bool(nil), none[:], 0
+	if names != nil {
+		keys, plain, next = names.keys, names.plain, r.orderOf(names, len(names.keys))
+	}
+	for more && err == nil {
+		var i int
+		if i, err = match(r, keys, plain, nil, next, &prev); err != nil {
+			return err
 		}
-		if k == "" {
-			k = string(key)
+		k := ""
+		if i >= 0 {
+			k = keys[i]
+		} else {
+			k = string(r.key)
 		}
 		var s string
-		if err := r.StringInto(&s); err != nil {
+		if err = r.StringInto(&s); err != nil {
 			return err
 		}
 		(*m)[k] = s
-		return nil
-	})
+		more, err = r.nextMember()
+	}
+	return err
 }
 
 // StringSlice reads an array of strings into *s as encoding/json fills a
