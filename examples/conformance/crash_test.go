@@ -86,7 +86,7 @@ func crashEvent(t *testing.T, source, crash string) (first, retry []byte, ids []
 // crashFunction starts the compiled conformance function under RIE (a 60 s
 // timeout: a claim that followed the deadline would hold its key that
 // long) with idempotency on table and dead letters on: SLUICE_DLQ_FILE and
-// SLUICE_MAX_ATTEMPTS=2, and, for a stream, attempts counted in the
+// SLUICE_MAX_ATTEMPTS=2, the parallelization factor declared 1, and, for a stream, attempts counted in the
 // DynamoDB table attempts.
 func crashFunction(t *testing.T, bin string, srv *servers.Server, source, table, attempts, effects, dlqFile string, extra ...string) *rie.Function {
 	t.Helper()
@@ -94,6 +94,9 @@ func crashFunction(t *testing.T, bin string, srv *servers.Server, source, table,
 		rie.Env("SLUICE_SOURCE", source), rie.Env("SLUICE_EFFECTS_FILE", effects),
 		rie.Env("SLUICE_IDEMPOTENCY_TABLE", table), rie.Env("AWS_LAMBDA_FUNCTION_NAME", "conformance"),
 		rie.Env("SLUICE_DLQ_FILE", dlqFile), rie.Env("SLUICE_MAX_ATTEMPTS", "2"),
+		// A mapping of factor 1, declared as the constructs declare it: a
+		// Kinesis shard keeps one checkpoint (laneItem reads it).
+		rie.Env("SLUICE_PARALLELIZATION_FACTOR", "1"),
 		rie.Env("AWS_ENDPOINT_URL_DYNAMODB", srv.Endpoint), rie.Env("AWS_REGION", servers.Region),
 		rie.Env("AWS_ACCESS_KEY_ID", servers.AccessKeyID), rie.Env("AWS_SECRET_ACCESS_KEY", servers.SecretAccessKey),
 		rie.Env("AWS_CONFIG_FILE", os.DevNull), rie.Env("AWS_SHARED_CREDENTIALS_FILE", os.DevNull),
