@@ -574,21 +574,7 @@ func (b *Batch) finishLanes(handled func(key string) bool) map[string]error {
 	}
 	// Let the writes in flight land, then write what is left, at once
 	// for every lane.
-	for {
-		b.mu.Lock()
-		var wait chan struct{}
-		for _, l := range b.lanesCk {
-			if l.writing {
-				wait = l.lastWrite
-				break
-			}
-		}
-		b.mu.Unlock()
-		if wait == nil {
-			break
-		}
-		<-wait
-	}
+	b.awaitLaneWrites()
 	b.mu.Lock()
 	for _, l := range b.lanesCk {
 		if l.timer != nil {
@@ -606,21 +592,7 @@ func (b *Batch) finishLanes(handled func(key string) bool) map[string]error {
 		b.startWrite(l, true)
 	}
 	b.mu.Unlock()
-	for {
-		b.mu.Lock()
-		var wait chan struct{}
-		for _, l := range b.lanesCk {
-			if l.writing {
-				wait = l.lastWrite
-				break
-			}
-		}
-		b.mu.Unlock()
-		if wait == nil {
-			break
-		}
-		<-wait
-	}
+	b.awaitLaneWrites()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var failed map[string]error
@@ -640,4 +612,24 @@ func (b *Batch) finishLanes(handled func(key string) bool) map[string]error {
 		}
 	}
 	return failed
+}
+
+// awaitLaneWrites returns once no lane of the batch has a checkpoint
+// write in flight.
+func (b *Batch) awaitLaneWrites() {
+	for {
+		b.mu.Lock()
+		var wait chan struct{}
+		for _, l := range b.lanesCk {
+			if l.writing {
+				wait = l.lastWrite
+				break
+			}
+		}
+		b.mu.Unlock()
+		if wait == nil {
+			return
+		}
+		<-wait
+	}
 }
