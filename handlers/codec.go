@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -48,7 +50,8 @@ func StdJSON() Codec { return CodecFunc(json.Unmarshal) }
 // matching two fields case-insensitively, a string tag where it means
 // nothing) decodes as encoding/json decodes it; from then on that codec
 // decodes every payload with the full v1 options, in the two passes of
-// encoding/json. A type's UnmarshalJSON can run twice for a record that
+// encoding/json (the handler's logger says so once, at WARN, naming the
+// type: a slower path is never silent). A type's UnmarshalJSON can run twice for a record that
 // fails to decode. FuzzJSONCodecAgrees and FuzzCodecProbesAgree keep the
 // result, and the error, equal to encoding/json's. Unmarshal itself,
 // whose value need not be zero, is jsonv1.Unmarshal.
@@ -58,7 +61,16 @@ type jsonCodec struct {
 	// full: a payload failed the one pass and decoded with the v1 options
 	// (the type needs them): every later one goes straight there.
 	full atomic.Bool
+	// logger, when a handler built with this codec set one, hears of the
+	// switch to the v1 options once (noteFull): a slower path is never
+	// taken silently.
+	logger atomic.Pointer[slog.Logger]
 }
+
+// noteFull makes the codec log its switch to the full v1 options with l,
+// unless a logger was set before (a codec shared by several handlers logs
+// with the first one's).
+func (c *jsonCodec) noteFull(l *slog.Logger) { c.logger.CompareAndSwap(nil, l) }
 
 func (*jsonCodec) Unmarshal(data []byte, v any) error { return jsonv1.Unmarshal(data, v) }
 
@@ -78,7 +90,14 @@ func unmarshalZero[T any](c *jsonCodec, data []byte, v *T) error {
 		if err := jsonv1.Unmarshal(data, v); err != nil {
 			return err
 		}
-		c.full.Store(true)
+		if !c.full.Swap(true) {
+			if l := c.logger.Load(); l != nil {
+				l.Warn("sluice: the payload type decodes only under encoding/json's full rules (a field name clash, "+
+					"a key that matches two fields case-insensitively, or a string tag where it means nothing): "+
+					"this codec now decodes every payload in encoding/json's two passes, about twice the time; "+
+					"fix the type's tags to keep the one-pass decoding", slog.String("type", fmt.Sprintf("%T", *v)))
+			}
+		}
 		return nil
 	}
 	return jsonv1.Unmarshal(data, v)

@@ -1,13 +1,19 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	sevents "github.com/sluicehq/sluice/events"
 )
 
 // probeInner, probeEmbedded and probeText are parts of codecProbe.
@@ -146,5 +152,33 @@ func TestCodecFullRulesOnlyWhenNeeded(t *testing.T) {
 	}
 	if !c.full.Load() {
 		t.Fatal("the codec did not turn to the full rules for a type that needs them")
+	}
+}
+
+// TestCodecFullRulesLogged: the switch to the full v1 rules is never
+// silent: a handler whose payload type needs them logs it once, naming the
+// type, however many payloads follow.
+func TestCodecFullRulesLogged(t *testing.T) {
+	var logs bytes.Buffer
+	h, err := NewSQS(func(context.Context, SQSRecord[codecClash]) error { return nil },
+		WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &sevents.SQSBuilder{}
+	for range 3 {
+		b.Add(`{"-":1,"nAmE":"n"}`)
+	}
+	for range 2 {
+		ev, err := sevents.MarshalEvent(b.Event())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Invoke(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "decodes only under encoding/json's full rules"); n != 1 || !strings.Contains(logs.String(), "codecClash") {
+		t.Fatalf("%d notes of the switch, want 1 naming the type:\n%s", n, logs.String())
 	}
 }

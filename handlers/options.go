@@ -349,6 +349,9 @@ func newConfig(kind sourceKind, name sevents.Source, opts []Option) (*config, er
 		c.logger = l
 	}
 	c.skips = newSkipLog(c)
+	if jc, ok := c.codec.(*jsonCodec); ok && c.logger != nil {
+		jc.noteFull(c.logger)
+	}
 	if err := errors.Join(c.errs...); err != nil {
 		return nil, fmt.Errorf("sluice: %s handler: %w", name, err)
 	}
