@@ -248,6 +248,9 @@ func (r *Reader) keyBytes() ([]byte, error) {
 // text returns the string of a text readText returned: cut from the
 // shared copy when it is the input's own.
 func (r *Reader) text(text []byte, same bool) string {
+	if r.built {
+		return r.Gather(text)
+	}
 	if same && r.s != "" {
 		end := r.i - 1 // the closing quote
 		return r.s[end-len(text) : end]

@@ -235,7 +235,7 @@ func StringMap(r *Reader, m *map[string]string, size int, names *Names) error {
 		if i >= 0 {
 			k = keys[i]
 		} else {
-			k = string(r.key)
+			k = r.Gather(r.key)
 		}
 		var s string
 		if err = r.StringInto(&s); err != nil {
