@@ -87,10 +87,10 @@ type Reader struct {
 	// the same key in the record before.
 	orders []order
 	kept   keptText
-	// built: the strings are written into strs one after another and cut
-	// from it (Gathered).
-	built bool
-	strs  strings.Builder
+	// strs, when not nil, is where the strings are written one after
+	// another and cut from (Gathered); a pointer, as DynamoDB's attribute
+	// values make a Reader each.
+	strs *strings.Builder
 }
 
 // An order is the members' order of one shape: next[i] is the field
@@ -129,7 +129,7 @@ func Shared(b []byte) *Reader { return &Reader{b: b, s: string(b)} }
 // its bodies) pays for that part once, not for a copy of the whole input.
 // A string keeps the Builder's buffer it lies in alive. GrowStrings makes
 // room for the strings to come.
-func Gathered(b []byte) *Reader { return &Reader{b: b, built: true} }
+func Gathered(b []byte) *Reader { return &Reader{b: b, strs: new(strings.Builder)} }
 
 // Offset is the index of the next byte to read.
 func (r *Reader) Offset() int { return r.i }

@@ -248,9 +248,6 @@ func (r *Reader) keyBytes() ([]byte, error) {
 // text returns the string of a text readText returned: cut from the
 // shared copy when it is the input's own.
 func (r *Reader) text(text []byte, same bool) string {
-	if r.built {
-		return r.Gather(text)
-	}
 	if same && r.s != "" {
 		end := r.i - 1 // the closing quote
 		return r.s[end-len(text) : end]
@@ -268,6 +265,9 @@ func (r *Reader) String() (s string, ok bool, err error) {
 	text, same, err := r.readText(&r.sbuf)
 	if err != nil {
 		return "", false, err
+	}
+	if r.strs != nil { // out of text, which stays small enough to inline
+		return r.Gather(text), true, nil
 	}
 	return r.text(text, same), true, nil
 }
@@ -293,7 +293,11 @@ func (r *Reader) TextInto(dst *string) (text []byte, null bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	*dst = r.text(text, same)
+	if r.strs != nil {
+		*dst = r.Gather(text)
+	} else {
+		*dst = r.text(text, same)
+	}
 	return text, false, nil
 }
 

@@ -234,8 +234,10 @@ func StringMap(r *Reader, m *map[string]string, size int, names *Names) error {
 		k := ""
 		if i >= 0 {
 			k = keys[i]
-		} else {
+		} else if r.strs != nil {
 			k = r.Gather(r.key)
+		} else {
+			k = string(r.key)
 		}
 		var s string
 		if err = r.StringInto(&s); err != nil {
