@@ -14,7 +14,8 @@
 // fails.
 //
 // Decoded records share no memory with the payload (the Lambda runtime
-// reuses it): their strings are cut from one copy of the event, their
+// reuses it): their strings are cut from one copy of the event (an SQS
+// event's from one string of its strings' texts alone), their
 // base64 payloads decoded into chunks of their own (Bytes), SQS bodies
 // unescaped into one buffer per event that the handlers decode them from
 // (DecodeSQSBodies). The records' payloads themselves are not read here:

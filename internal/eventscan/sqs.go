@@ -30,7 +30,7 @@ func sqsTables() {
 			jsonread.Str("messageId", func(m *events.SQSMessage) *string { return &m.MessageId }),
 			jsonread.Str("receiptHandle", func(m *events.SQSMessage) *string { return &m.ReceiptHandle }),
 			// The body's text is kept apart (DecodeSQSBodies): its string is
-			// cut at the end from one copy of all the bodies.
+			// cut at the end from one string of all the bodies.
 			jsonread.Field[events.SQSMessage]{Name: "body", Read: func(r *jsonread.Reader, _ *events.SQSMessage) error {
 				return r.KeepText()
 			}},
@@ -117,7 +117,7 @@ func readSQSMessageAttributes(r *jsonread.Reader, m *events.SQSMessage) error {
 		if m.MessageAttributes == nil {
 			m.MessageAttributes = make(map[string]events.SQSMessageAttribute, 1)
 		}
-		m.MessageAttributes[string(key)] = a
+		m.MessageAttributes[r.Gather(key)] = a
 		return nil
 	})
 }
@@ -126,7 +126,10 @@ func readSQSMessageAttributes(r *jsonread.Reader, m *events.SQSMessage) error {
 // of the wrong type fails alone (errs has an entry for it, nil when none
 // did) if it carries its messageId to be reported by; without one the
 // whole event fails. into is reused as DecodeKinesis reuses it. The result
-// shares no memory with payload (its strings are cut from one copy of it).
+// shares no memory with payload: its strings, the bodies' too, are
+// written one after another into one Builder and cut from it
+// (jsonread.Gathered), about two thirds of the event's bytes, not a copy
+// of all of them.
 func DecodeSQS(payload []byte, into []events.SQSMessage) (recs []events.SQSMessage, errs []error, err error) {
 	recs, _, errs, err = DecodeSQSBodies(payload, into, nil)
 	return recs, errs, err
@@ -142,12 +145,15 @@ type sqsSpan struct {
 // bytes: bodies[i] holds the text of recs[i].Body (nil when the message
 // has no body), in bodies' room when it has enough (a slice of length 0,
 // as into). The bodies' texts lie in one buffer made for this event and
-// their strings are cut from one copy of it: a batch costs two
-// allocations for its bodies, not two per message, and the bytes are
-// shared with no string (each body's slice ends where its text ends).
+// their strings are cut from one string of it, with the message's other
+// strings: a batch costs two allocations for its bodies, not two per
+// message, and the bytes are shared with no string (each body's slice
+// ends where its text ends).
 func DecodeSQSBodies(payload []byte, into []events.SQSMessage, bodies [][]byte) (recs []events.SQSMessage, _ [][]byte, errs []error, err error) {
 	sqsTables()
-	r := jsonread.Shared(payload)
+	r := jsonread.Gathered(payload)
+	// Room for the first message's strings; the others' is made from it.
+	r.GrowStrings(min(len(payload), 2048))
 	var bad error
 	var spans []sqsSpan
 	recs, err = readRecords(r, "Records", into, func(m *events.SQSMessage, i int) error {
@@ -163,6 +169,9 @@ func DecodeSQSBodies(payload []byte, into []events.SQSMessage, bodies [][]byte) 
 				n := max(len(payload)/max(r.Offset()-start, 1), 1)
 				spans = make([]sqsSpan, 0, n+n/16)
 				r.GrowKept((e - s) * (n + n/16))
+				// Its strings and, at the end, its body again (as a
+				// string) for each message to come.
+				r.GrowStrings((r.GatheredLen() + e - s) * (n - 1 + n/16))
 			}
 			spans = growTo(spans, i)
 			spans[i] = sqsSpan{s, e, true}
@@ -197,7 +206,7 @@ func DecodeSQSBodies(payload []byte, into []events.SQSMessage, bodies [][]byte) 
 		bodies = fit(bodies[:0], len(recs))
 	}
 	kept := r.Kept()
-	text := string(kept)
+	text := r.Gather(kept)
 	for i, sp := range spans[:min(len(spans), len(recs))] {
 		if sp.ok {
 			recs[i].Body = text[sp.start:sp.end]

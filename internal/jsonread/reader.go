@@ -17,7 +17,10 @@
 //
 // A Reader made with Shared returns strings cut from one copy of the whole
 // input (one allocation per event, not per field); those strings keep the
-// copy alive as long as any of them is kept.
+// copy alive as long as any of them is kept. One made with Gathered writes
+// its strings' texts one after another into a strings.Builder and cuts
+// them from it: no copy of the bytes between them (keys, numbers, the
+// members skipped).
 package jsonread
 
 import (
@@ -25,6 +28,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // maxDepth is encoding/json's nesting limit.
@@ -83,6 +87,10 @@ type Reader struct {
 	// the same key in the record before.
 	orders []order
 	kept   keptText
+	// strs, when not nil, is where the strings are written one after
+	// another and cut from (Gathered); a pointer, as DynamoDB's attribute
+	// values make a Reader each.
+	strs *strings.Builder
 }
 
 // An order is the members' order of one shape: next[i] is the field
@@ -114,6 +122,14 @@ func New(b []byte) *Reader { return &Reader{b: b} }
 // Shared returns a Reader of b whose strings are cut from one copy of b,
 // made here.
 func Shared(b []byte) *Reader { return &Reader{b: b, s: string(b)} }
+
+// Gathered returns a Reader of b whose strings are written one after
+// another into one strings.Builder and cut from the string it holds: an
+// event whose strings are a part of its bytes (an SQS message's envelope,
+// its bodies) pays for that part once, not for a copy of the whole input.
+// A string keeps the Builder's buffer it lies in alive. GrowStrings makes
+// room for the strings to come.
+func Gathered(b []byte) *Reader { return &Reader{b: b, strs: new(strings.Builder)} }
 
 // Offset is the index of the next byte to read.
 func (r *Reader) Offset() int { return r.i }

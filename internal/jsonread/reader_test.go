@@ -44,9 +44,11 @@ var sampleTable = NewTable("a sample",
 )
 
 // readSample decodes in as the table reads a top-level object.
-func readSample(in []byte) (sample, error) {
+func readSample(in []byte) (sample, error) { return readSampleWith(Shared(in)) }
+
+// readSampleWith decodes r's input as readSample does.
+func readSampleWith(r *Reader) (sample, error) {
 	var v sample
-	r := Shared(in)
 	if null, err := r.Null(); err != nil {
 		return v, err
 	} else if !null {
@@ -86,6 +88,11 @@ func FuzzTableAgrees(f *testing.F) {
 		got, err := readSample(in)
 		var want sample
 		jerr := json.Unmarshal(in, &want)
+		// A Reader gathering its strings into one Builder reads the same.
+		gathered, gerr := readSampleWith(Gathered(in))
+		if (gerr == nil) != (err == nil) || err == nil && !reflect.DeepEqual(gathered, got) {
+			t.Fatalf("%q: gathered %#v (%v), shared %#v (%v)", in, gathered, gerr, got, err)
+		}
 		if (err == nil) != (jerr == nil) {
 			t.Fatalf("%q: table error %v, encoding/json error %v", in, err, jerr)
 		}
@@ -121,7 +128,7 @@ func FuzzSkip(f *testing.F) {
 }
 
 // FuzzString keeps a string's text equal to encoding/json's, from a
-// shared and from a copying reader.
+// shared, a gathering and a copying reader.
 func FuzzString(f *testing.F) {
 	for _, s := range []string{`""`, `"a"`, `"\ud83d\ude00"`, `"\ud800"`, `"\udc00\ud800"`, "\"\xff\"", `"\u00e9\n\/\\"`, `"é"`, `"\ud800\u0041"`, "\"\xff\\n\\u00e9\\ud83d\\ude00\xc3\"", "\"\\ud800\\udc00\xe2\x82\"", "\"a\\\\\\\"b\""} {
 		f.Add([]byte(s))
@@ -131,7 +138,7 @@ func FuzzString(f *testing.F) {
 		if json.Unmarshal(in, &want) != nil {
 			return
 		}
-		for _, r := range []*Reader{New(in), Shared(in)} {
+		for _, r := range []*Reader{New(in), Shared(in), Gathered(in)} {
 			got, ok, err := r.String()
 			if err == nil {
 				err = r.End()
@@ -152,13 +159,30 @@ func TestTypeErrorNamesTheField(t *testing.T) {
 }
 
 func TestSharedStringsAreCutFromOneCopy(t *testing.T) {
-	in := []byte(`{"name":"abc","list":["de"]}`)
-	v, err := readSample(in)
-	if err != nil || v.Name != "abc" || v.List[0] != "de" {
-		t.Fatalf("%+v %v", v, err)
+	for _, mk := range []func([]byte) *Reader{Shared, Gathered} {
+		in := []byte(`{"name":"abc","list":["de"],"attrs":{"k\u0031":"v"}}`)
+		v, err := readSampleWith(mk(in))
+		if err != nil || v.Name != "abc" || v.List[0] != "de" || v.Attrs["k1"] != "v" {
+			t.Fatalf("%+v %v", v, err)
+		}
+		copy(in, strings.Repeat("x", len(in)))
+		if v.Name != "abc" || v.List[0] != "de" || v.Attrs["k1"] != "v" {
+			t.Fatalf("a string changed with the input: %+v", v)
+		}
 	}
-	copy(in, strings.Repeat("x", len(in)))
-	if v.Name != "abc" || v.List[0] != "de" {
-		t.Fatalf("a string changed with the input: %+v", v)
+}
+
+// TestGatheredStringsOutliveGrowth: a string cut from the Builder stays
+// what it was when the Builder outgrows its buffer.
+func TestGatheredStringsOutliveGrowth(t *testing.T) {
+	in := []byte(`["a","` + strings.Repeat("b", 5000) + `","c\n"]`)
+	r := Gathered(in)
+	r.GrowStrings(1)
+	var got []string
+	if err := StringSlice(r, &got); err != nil || r.End() != nil || r.GatheredLen() != 5003 {
+		t.Fatalf("%v %d", err, r.GatheredLen())
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != strings.Repeat("b", 5000) || got[2] != "c\n" {
+		t.Fatalf("%q", got)
 	}
 }

@@ -266,6 +266,9 @@ func (r *Reader) String() (s string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
+	if r.strs != nil { // out of text, which stays small enough to inline
+		return r.Gather(text), true, nil
+	}
 	return r.text(text, same), true, nil
 }
 
@@ -290,7 +293,11 @@ func (r *Reader) TextInto(dst *string) (text []byte, null bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	*dst = r.text(text, same)
+	if r.strs != nil {
+		*dst = r.Gather(text)
+	} else {
+		*dst = r.text(text, same)
+	}
 	return text, false, nil
 }
 

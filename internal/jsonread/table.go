@@ -234,6 +234,8 @@ func StringMap(r *Reader, m *map[string]string, size int, names *Names) error {
 		k := ""
 		if i >= 0 {
 			k = keys[i]
+		} else if r.strs != nil {
+			k = r.Gather(r.key)
 		} else {
 			k = string(r.key)
 		}
