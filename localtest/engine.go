@@ -1,7 +1,6 @@
 package localtest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -696,35 +695,19 @@ func (r *runner) records() []inputRef {
 // of that name instead (a string, or any other JSON value's text). A
 // missing file is no effects.
 func ReadEffects(path, key string) ([]Effect, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	idField := "id"
+	if key != "" {
+		idField = key
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []Effect
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err := readJSONLines(path, func(line []byte) error {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(line, &fields); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w (want one JSON object per line)", path, n, err)
-		}
-		idField := "id"
-		if key != "" {
-			idField = key
+			return fmt.Errorf("%w (want one JSON object per line)", err)
 		}
 		out = append(out, Effect{Record: jsonText(fields["record"]), ID: jsonText(fields[idField]), Key: jsonText(fields["key"]),
 			Request: jsonText(fields["request"])})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

@@ -63,35 +63,49 @@ type Skip struct {
 // missing file is no skips; a line that is not a Skip is an error naming
 // it.
 func ReadSkips(path string) ([]Skip, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []Skip
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err := readJSONLines(path, func(line []byte) error {
 		var s Skip
 		if err := json.Unmarshal(line, &s); err != nil || s.Record == "" || s.Reason == "" {
 			if err == nil {
 				err = errors.New(`a skip needs "record" and "reason"`)
 			}
-			return nil, fmt.Errorf("%s line %d: %w", path, n, err)
+			return err
 		}
 		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+// readJSONLines calls line for each non-blank line of the file at path (a
+// JSON-lines file the function writes: effects, skips), in order, up to
+// 1 MiB a line. A missing file has no lines; an error of line is returned
+// naming the file and the line's number.
+func readJSONLines(path string, line func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := line(b); err != nil {
+			return fmt.Errorf("%s line %d: %w", path, n, err)
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return out, nil
+	return nil
 }
 
 // IdempotencyKeys is the function's idempotency store as the runner reads
