@@ -154,7 +154,7 @@ func TestRunRequarantinedQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(ctx, Queue(client, url, time.Minute, 0), Options{Invoker: localtest.InProcess(h)})
+	sum, err := Run(ctx, Queue(client, url, time.Minute, time.Second), Options{Invoker: localtest.InProcess(h)})
 	if err != nil {
 		t.Fatal(err)
 	}

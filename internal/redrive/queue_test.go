@@ -85,7 +85,7 @@ func TestRunQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(ctx, Queue(client, url, time.Minute, 0), Options{Invoker: localtest.InProcess(h), BatchSize: 5})
+	sum, err := Run(ctx, Queue(client, url, time.Minute, time.Second), Options{Invoker: localtest.InProcess(h), BatchSize: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestRunQueueDryRun(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	sum, err := Run(ctx, Queue(client, url, time.Minute, 0), Options{DryRun: true, DryRunOut: &out})
+	sum, err := Run(ctx, Queue(client, url, time.Minute, time.Second), Options{DryRun: true, DryRunOut: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
